@@ -1,0 +1,115 @@
+"""The framework adapter contract: what ``rladapt_register_frameworks`` returns."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, ClassVar, Literal
+
+from packaging.version import InvalidVersion, Version
+
+from rladapt.primitives.errors import Problem, UnsupportedError, UsageError
+
+from .capabilities import job_requirements
+
+if TYPE_CHECKING:
+    from rladapt.primitives import RLJob
+
+    from .native import NativeLaunch
+
+
+@dataclass(frozen=True)
+class FrameworkVersion:
+    """One version an adapter supports, as listed in the compatibility matrix."""
+
+    version: str
+    capabilities: frozenset[str]
+    status: Literal["supported", "deprecated"] = "supported"
+    tested_with: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def parsed(self) -> Version:
+        return Version(self.version)
+
+
+@dataclass(frozen=True)
+class CheckpointLayout:
+    """Where a framework version writes checkpoints and how a resume point is found."""
+
+    root: str
+    step_dir_pattern: str
+    latest_marker: str | None
+    resume_args: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+
+class FrameworkAdapter(ABC):
+    """Translates an RLJob into one framework's native launch.
+
+    Subclasses set ``PLUGIN_NAME`` (unique across all plugins) and implement ``versions`` and ``translate``.
+    ``translate`` must be pure: same job and version, same NativeLaunch; it never changes the job.
+    """
+
+    PLUGIN_NAME: ClassVar[str]
+    DESCRIPTION: ClassVar[str] = ""
+
+    @abstractmethod
+    def versions(self) -> list[FrameworkVersion]:
+        """Every supported version, oldest first."""
+
+    @abstractmethod
+    def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
+        """The native launch of ``job`` on ``version``; raise ``UnsupportedError`` for what it cannot express."""
+
+    def validate_native(self, native: NativeLaunch) -> list[Problem]:
+        """Problems the framework's own schema finds in ``native`` (empty when the schema is unavailable)."""
+        return []
+
+    def checkpoint_layout(self, native: NativeLaunch) -> CheckpointLayout | None:
+        return None
+
+    # --- shared machinery --------------------------------------------------------------------------------
+
+    def resolve_version(self, requested: str | None) -> FrameworkVersion:
+        """The matrix entry for ``requested`` (newest supported when None); outside the matrix is an error."""
+        known = self.versions()
+        if not known:
+            raise UsageError(f"framework {self.PLUGIN_NAME!r} declares no versions")
+        if requested is None:
+            supported = [v for v in known if v.status == "supported"] or known
+            return max(supported, key=lambda v: v.parsed)
+        try:
+            wanted = Version(requested)
+        except InvalidVersion:
+            raise UsageError(f"--framework {self.PLUGIN_NAME}=={requested}: {requested!r} is not a version") from None
+        for entry in known:
+            if entry.parsed == wanted:
+                return entry
+        listed = ", ".join(v.version for v in known)
+        raise UsageError(
+            f"{self.PLUGIN_NAME}=={requested} is outside the compatibility matrix; expected one of: {listed}"
+        )
+
+    def check_capabilities(self, job: RLJob, version: FrameworkVersion) -> None:
+        """Raise one UnsupportedError listing everything ``job`` needs that ``version`` cannot express."""
+        problems = []
+        for req in job_requirements(job):
+            if req.capability in version.capabilities:
+                continue
+            later = [v.version for v in self.versions() if req.capability in v.capabilities and v.parsed > version.parsed]
+            earlier = [v.version for v in self.versions() if req.capability in v.capabilities and v.parsed < version.parsed]
+            if later:
+                hint = f"first supported in {self.PLUGIN_NAME} {later[0]}"
+            elif earlier:
+                hint = f"last supported in {self.PLUGIN_NAME} {earlier[-1]}"
+            else:
+                hint = f"no {self.PLUGIN_NAME} version supports it"
+            problems.append(
+                Problem(
+                    req.field,
+                    f"{self.PLUGIN_NAME} {version.version} cannot express {req.capability} ({hint})",
+                    found=req.found,
+                )
+            )
+        if problems:
+            raise UnsupportedError(problems)

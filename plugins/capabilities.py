@@ -1,0 +1,101 @@
+"""Capabilities: what a framework version can express, and what a job needs.
+
+Adapters declare a set of capability strings per version; the core derives what a job requires (each requirement
+tied to the spec field that asks for it) so that "this version cannot do that" is one uniform error naming the
+field, the version and the first version that can.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rladapt.primitives import RLJob
+
+#: The vocabulary. Third-party adapters may add their own strings; these are the ones the core asks about.
+KNOWN_CAPABILITIES: dict[str, str] = {
+    "placement.colocated": "actor and rollout share GPUs (hybrid engine)",
+    "placement.separate": "rollout on its own GPU pool",
+    "rollout.sync": "synchronous rollout mode",
+    "rollout.async": "asynchronous rollout mode",
+    "rollout.engine.vllm": "vLLM rollout",
+    "rollout.engine.sglang": "SGLang rollout",
+    "rollout.engine.hf": "HF transformers rollout",
+    "backend.fsdp": "FSDP training backend",
+    "backend.fsdp2": "FSDP2 training backend",
+    "backend.megatron": "Megatron training backend",
+    "backend.deepspeed": "DeepSpeed training backend",
+    "algorithm.grpo": "GRPO",
+    "algorithm.ppo": "PPO with a critic (GAE)",
+    "algorithm.rloo": "RLOO",
+    "algorithm.reinforce_pp": "REINFORCE++",
+    "algorithm.reinforce_pp_baseline": "REINFORCE++ with baseline",
+    "algorithm.dapo": "DAPO (clip-higher, dynamic sampling)",
+    "algorithm.remax": "ReMax",
+    "algorithm.gspo": "GSPO",
+    "kl.loss": "KL as a loss term",
+    "kl.reward": "KL penalty in the reward",
+    "reward.function": "custom reward function",
+    "reward.model": "reward model",
+    "reward.remote": "remote reward endpoint",
+    "lora": "LoRA",
+    "dynamic_batch": "token-based dynamic batching",
+    "weight_sync.off_policy": "bounded staleness (max_staleness > 0)",
+    "checkpoint.resume_path": "resume from a given checkpoint path",
+    "checkpoint.keep_last": "keep only the last N checkpoints",
+    "eval.before_training": "evaluate before the first step",
+    "logging.wandb": "Weights & Biases",
+    "logging.tensorboard": "TensorBoard",
+    "logging.mlflow": "MLflow",
+}
+
+
+@dataclass(frozen=True)
+class Requirement:
+    capability: str
+    field: str
+    found: str
+
+
+def job_requirements(job: RLJob) -> list[Requirement]:
+    """Every capability the job needs, each with the spec field that asks for it."""
+    spec = job.spec
+    req: list[Requirement] = []
+
+    def need(cap: str, field: str, found: object) -> None:
+        req.append(Requirement(cap, field, str(found)))
+
+    separate = not job.placement.colocated("actor", "rollout")
+    if separate:
+        need("placement.separate", "spec.placement", "rollout in its own pool")
+    else:
+        need("placement.colocated", "spec.placement", "actor and rollout colocated")
+    need(f"rollout.{spec.rollout.mode}", "spec.rollout.mode", spec.rollout.mode)
+    need(f"rollout.engine.{spec.rollout.engine}", "spec.rollout.engine", spec.rollout.engine)
+    need(f"backend.{spec.training.backend}", "spec.training.backend", spec.training.backend)
+    need(f"algorithm.{spec.algorithm.name}", "spec.algorithm.name", spec.algorithm.name)
+    if spec.algorithm.kl.coef > 0:
+        need(f"kl.{spec.algorithm.kl.in_}", "spec.algorithm.kl.in", spec.algorithm.kl.in_)
+    if spec.reward.function is not None:
+        need("reward.function", "spec.reward.function", spec.reward.function.path)
+    if spec.reward.model is not None:
+        need("reward.model", "spec.reward.model", spec.reward.model.path)
+    if spec.reward.remote is not None:
+        need("reward.remote", "spec.reward.remote", spec.reward.remote.url)
+    if spec.model.lora is not None:
+        need("lora", "spec.model.lora", f"rank {spec.model.lora.rank}")
+    if spec.training.dynamic_batch.enabled:
+        need("dynamic_batch", "spec.training.dynamic_batch.enabled", True)
+    if spec.weight_sync.max_staleness > 0:
+        need("weight_sync.off_policy", "spec.weight_sync.max_staleness", spec.weight_sync.max_staleness)
+    if spec.checkpoint.resume == "path":
+        need("checkpoint.resume_path", "spec.checkpoint.resume", "path")
+    if spec.checkpoint.keep_last is not None:
+        need("checkpoint.keep_last", "spec.checkpoint.keep_last", spec.checkpoint.keep_last)
+    if spec.eval.before_training:
+        need("eval.before_training", "spec.eval.before_training", True)
+    for backend in spec.logging.backends:
+        if backend != "console":
+            need(f"logging.{backend}", "spec.logging.backends", backend)
+    return req

@@ -1,0 +1,76 @@
+"""The launcher contract: what ``rladapt_register_launchers`` returns.
+
+Split as in TorchX's schedulers: ``render`` is pure and returns exactly what would be submitted (the dry run shows
+it byte for byte); ``submit``, ``status``, ``logs`` and ``stop`` have the side effects.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+if TYPE_CHECKING:
+    from .native import NativeLaunch
+
+RunState = Literal["PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED", "UNKNOWN"]
+TERMINAL_STATES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
+
+
+@dataclass(frozen=True)
+class Artifacts:
+    """What a launcher submits: files it writes (script, manifests) and the request it makes."""
+
+    launcher: str
+    files: dict[str, str] = field(default_factory=dict)
+    request: dict[str, Any] = field(default_factory=dict)
+
+    def describe(self) -> str:
+        """The dry-run text: every file, verbatim, then the request as JSON."""
+        import json
+
+        parts = []
+        for name, text in self.files.items():
+            parts.append(f"--- {name} ---\n{text}" + ("" if text.endswith("\n") else "\n"))
+        if self.request:
+            parts.append(f"--- request ---\n{json.dumps(self.request, indent=2, sort_keys=True)}\n")
+        return "".join(parts)
+
+
+@dataclass(frozen=True)
+class RunStatus:
+    state: RunState
+    exit_code: int | None = None
+    message: str = ""
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+
+class Launcher(ABC):
+    """Runs a NativeLaunch somewhere. ``PLUGIN_NAME`` is unique across plugins."""
+
+    PLUGIN_NAME: ClassVar[str]
+    DESCRIPTION: ClassVar[str] = ""
+    #: ``--launcher-opt`` keys this launcher understands, with their meaning.
+    OPTIONS: ClassVar[dict[str, str]] = {}
+
+    @abstractmethod
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        """Pure: the artifacts that ``submit`` would send, for the dry run and for review."""
+
+    @abstractmethod
+    def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
+        """Submit; returns the handle (JSON-able) recorded in the run directory."""
+
+    @abstractmethod
+    def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus: ...
+
+    @abstractmethod
+    def logs(self, handle: dict[str, Any], run_dir: Path, follow: bool = False) -> Iterator[str]: ...
+
+    @abstractmethod
+    def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus: ...

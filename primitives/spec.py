@@ -1,0 +1,454 @@
+"""The framework-neutral job spec: ``RLJob`` and its parts.
+
+Field names carry their unit (``timeout_seconds``, ``max_tokens_per_gpu``). Every model forbids unknown keys so
+that a typo is an error with a "did you mean", never a silently ignored setting.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+API_VERSION = "rladapt/v1alpha1"
+ROLE_NAMES: tuple[str, ...] = ("actor", "rollout", "ref", "critic", "reward")
+RoleName = Literal["actor", "rollout", "ref", "critic", "reward"]
+
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
+_QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|K|M|G|T)?$")
+
+PositiveInt = Annotated[int, Field(gt=0)]
+NonNegInt = Annotated[int, Field(ge=0)]
+Fraction = Annotated[float, Field(gt=0.0, le=1.0)]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+
+# --- metadata -------------------------------------------------------------------------------------------------
+
+
+class Metadata(_Model):
+    name: str = Field(description="Job name: a DNS label (lowercase letters, digits, '-'), at most 63 characters.")
+    labels: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("name")
+    @classmethod
+    def _dns_name(cls, value: str) -> str:
+        if len(value) > 63 or not _DNS_LABEL.match(value):
+            raise ValueError("a DNS label: lowercase letters, digits and '-', at most 63 characters")
+        return value
+
+
+# --- model / algorithm / data / training ---------------------------------------------------------------------
+
+
+class Lora(_Model):
+    rank: PositiveInt = 32
+    alpha: PositiveInt = 32
+    target_modules: list[str] | Literal["all-linear"] = "all-linear"
+
+
+class ModelSpec(_Model):
+    path: str = Field(description="HF model id or a local/mounted directory.")
+    tokenizer: str | None = Field(None, description="Defaults to the model path.")
+    dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
+    lora: Lora | None = None
+    gradient_checkpointing: bool = True
+    critic_path: str | None = Field(None, description="Critic initialisation; defaults to the policy model.")
+
+
+class KL(_Model):
+    coef: Annotated[float, Field(ge=0.0)] = 0.0
+    in_: Literal["loss", "reward"] = Field("loss", alias="in")
+    estimator: Literal["k1", "k2", "k3", "low_var_kl"] = "low_var_kl"
+
+
+class Clip(_Model):
+    low: Annotated[float, Field(gt=0.0)] = 0.2
+    high: Annotated[float, Field(gt=0.0)] = 0.2
+
+
+AlgorithmName = Literal["grpo", "ppo", "rloo", "reinforce_pp", "reinforce_pp_baseline", "dapo", "remax", "gspo"]
+
+#: Algorithms whose advantage is computed within a group of samples of the same prompt.
+GROUP_ALGORITHMS = frozenset({"grpo", "rloo", "dapo", "gspo", "reinforce_pp_baseline"})
+#: Algorithms that train a value model (GAE).
+CRITIC_ALGORITHMS = frozenset({"ppo"})
+
+
+class Algorithm(_Model):
+    name: AlgorithmName = "grpo"
+    group_size: PositiveInt = Field(1, description="Responses sampled per prompt (GRPO's G, verl's rollout.n).")
+    kl: KL = Field(default_factory=KL)
+    clip: Clip = Field(default_factory=Clip)
+    entropy_coef: Annotated[float, Field(ge=0.0)] = 0.0
+    gamma: Annotated[float, Field(ge=0.0, le=1.0)] = 1.0
+    lam: Annotated[float, Field(ge=0.0, le=1.0)] = Field(1.0, alias="lambda")
+    ppo_epochs: PositiveInt = 1
+
+    @property
+    def needs_critic(self) -> bool:
+        return self.name in CRITIC_ALGORITHMS
+
+    @property
+    def needs_reference(self) -> bool:
+        return self.kl.coef > 0.0
+
+
+class DataSpec(_Model):
+    train: list[str] = Field(min_length=1, description="Training files (parquet/jsonl).")
+    val: list[str] = Field(default_factory=list)
+    prompt_key: str = "prompt"
+    max_prompt_length: PositiveInt = 1024
+    max_response_length: PositiveInt = 1024
+    shuffle: bool = True
+    seed: int = 42
+
+
+class Optimizer(_Model):
+    lr: Annotated[float, Field(gt=0.0)] = 1.0e-6
+    warmup_steps: NonNegInt = 0
+    weight_decay: Annotated[float, Field(ge=0.0)] = 0.01
+
+
+class DynamicBatch(_Model):
+    enabled: bool = False
+    max_tokens_per_gpu: PositiveInt = 16384
+
+
+class Parallelism(_Model):
+    tp: PositiveInt = 1
+    pp: PositiveInt = 1
+    cp: PositiveInt = 1
+    sp: PositiveInt = Field(1, description="Ulysses sequence parallel size (FSDP backends).")
+    zero_stage: Literal[0, 1, 2, 3] | None = Field(None, description="DeepSpeed ZeRO stage.")
+
+
+class Training(_Model):
+    steps: PositiveInt | None = Field(None, description="Total optimizer steps; exclusive with epochs.")
+    epochs: PositiveInt | None = Field(None, description="Passes over the training data; default 1.")
+    global_batch: PositiveInt = Field(256, description="Prompts per training step.")
+    mini_batch: PositiveInt = Field(64, description="Prompts per policy update (PPO mini batch).")
+    micro_batch_per_gpu: PositiveInt = Field(2, description="Sequences per forward pass per GPU.")
+    dynamic_batch: DynamicBatch = Field(default_factory=DynamicBatch)
+    optimizer: Optimizer = Field(default_factory=Optimizer)
+    critic_optimizer: Optimizer | None = None
+    backend: Literal["fsdp", "fsdp2", "megatron", "deepspeed"] = "fsdp2"
+    parallel: Parallelism = Field(default_factory=Parallelism)
+
+    @model_validator(mode="after")
+    def _steps_or_epochs(self) -> Training:
+        if self.steps is not None and self.epochs is not None:
+            raise ValueError("set either steps or epochs, not both")
+        return self
+
+
+# --- rollout / reward / weight sync --------------------------------------------------------------------------
+
+
+class ValSampling(_Model):
+    n: PositiveInt = 1
+    temperature: Annotated[float, Field(ge=0.0)] = 0.0
+    top_p: Fraction = 1.0
+
+
+class Rollout(_Model):
+    engine: Literal["vllm", "sglang", "hf"] = "vllm"
+    tensor_parallel: PositiveInt = 1
+    gpu_memory_utilization: Fraction = 0.5
+    temperature: Annotated[float, Field(ge=0.0)] = 1.0
+    top_p: Fraction = 1.0
+    top_k: int = Field(-1, ge=-1, description="-1 disables top-k.")
+    max_tokens: PositiveInt | None = Field(None, description="Defaults to data.max_response_length.")
+    mode: Literal["sync", "async"] = "async"
+    val: ValSampling = Field(default_factory=ValSampling)
+
+
+class RewardFunction(_Model):
+    path: str
+    name: str = "compute_score"
+
+
+class RewardModel(_Model):
+    path: str
+    micro_batch_per_gpu: PositiveInt = 4
+
+
+class RemoteReward(_Model):
+    url: str
+
+    @field_validator("url")
+    @classmethod
+    def _http(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError("an http:// or https:// URL")
+        return value
+
+
+class Reward(_Model):
+    function: RewardFunction | None = None
+    model: RewardModel | None = None
+    remote: RemoteReward | None = None
+
+    @model_validator(mode="after")
+    def _one_source(self) -> Reward:
+        if self.function is None and self.model is None and self.remote is None:
+            raise ValueError("at least one of function, model or remote")
+        return self
+
+
+class WeightSync(_Model):
+    method: Literal["auto", "nccl", "cuda_ipc", "disk"] = "auto"
+    every_steps: PositiveInt = 1
+    max_staleness: NonNegInt = Field(0, description="Policy versions a rollout may lag behind (0 = on-policy).")
+
+
+# --- roles and placement -------------------------------------------------------------------------------------
+
+
+class Role(_Model):
+    """Per-role resources inside its pool. GPUs default to the whole pool (colocated roles share it)."""
+
+    gpus: PositiveInt | None = Field(None, description="GPUs of its pool this role uses; default: all of them.")
+    cpus_per_gpu: PositiveInt | None = None
+    memory: str | None = Field(None, description="Kubernetes quantity per node, e.g. 200Gi.")
+
+
+class Pool(_Model):
+    name: str
+    nodes: PositiveInt = 1
+    gpus_per_node: PositiveInt = 8
+    roles: list[RoleName] = Field(min_length=1)
+
+    @property
+    def gpus(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+
+class Placement(_Model):
+    pools: list[Pool] = Field(min_length=1)
+
+    def pool_of(self, role: str) -> Pool | None:
+        return next((pool for pool in self.pools if role in pool.roles), None)
+
+    def colocated(self, a: str, b: str) -> bool:
+        pa, pb = self.pool_of(a), self.pool_of(b)
+        return pa is not None and pa is pb
+
+
+# --- checkpoint / eval / logging / lifecycle -----------------------------------------------------------------
+
+
+class Checkpoint(_Model):
+    dir: str | None = Field(None, description="Defaults to checkpoints/<metadata.name>.")
+    every_steps: NonNegInt = Field(0, description="0 = only at the end.")
+    keep_last: PositiveInt | None = None
+    resume: Literal["auto", "never", "path"] = "auto"
+    resume_path: str | None = Field(None, description="A global_step_N directory; required for resume: path.")
+    save_hf: bool = False
+
+    @model_validator(mode="after")
+    def _resume_path(self) -> Checkpoint:
+        if self.resume == "path" and not self.resume_path:
+            raise ValueError("resume: path needs resume_path")
+        if self.resume != "path" and self.resume_path:
+            raise ValueError("resume_path is only used with resume: path")
+        return self
+
+
+class Eval(_Model):
+    every_steps: NonNegInt = Field(0, description="0 = never during training.")
+    before_training: bool = False
+    datasets: list[str] = Field(default_factory=list, description="Extra eval files besides data.val.")
+
+
+class Logging(_Model):
+    project: str = "rladapt"
+    experiment: str | None = Field(None, description="Defaults to metadata.name.")
+    backends: list[Literal["console", "wandb", "tensorboard", "mlflow"]] = Field(default_factory=lambda: ["console"])
+
+
+class Lifecycle(_Model):
+    max_restarts: NonNegInt = 0
+    timeout_seconds: PositiveInt | None = None
+    shutdown_after_finish: bool = True
+    ttl_seconds_after_finish: NonNegInt = 600
+
+
+# --- platform: volumes, ports, env, secrets ------------------------------------------------------------------
+
+
+class NFS(_Model):
+    server: str
+    path: str
+
+
+class VolumeSource(_Model):
+    host_path: str | None = None
+    pvc: str | None = None
+    nfs: NFS | None = None
+    memory: str | None = Field(None, description="Size of a memory-backed emptyDir, e.g. 64Gi (for /dev/shm).")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> VolumeSource:
+        chosen = [k for k in ("host_path", "pvc", "nfs", "memory") if getattr(self, k) is not None]
+        if len(chosen) != 1:
+            raise ValueError(f"exactly one of host_path, pvc, nfs, memory (found {chosen or 'none'})")
+        if self.memory is not None and not _QUANTITY.match(self.memory):
+            raise ValueError("memory is a size such as 64Gi")
+        return self
+
+
+class Volume(_Model):
+    name: str
+    mount: str
+    source: VolumeSource
+    read_only: bool = False
+
+    @field_validator("name")
+    @classmethod
+    def _dns(cls, value: str) -> str:
+        if not _DNS_LABEL.match(value):
+            raise ValueError("a DNS label: lowercase letters, digits and '-'")
+        return value
+
+    @field_validator("mount")
+    @classmethod
+    def _absolute(cls, value: str) -> str:
+        if not value.startswith("/"):
+            raise ValueError("an absolute path")
+        return value
+
+
+class Port(_Model):
+    name: str
+    port: Annotated[int, Field(ge=1, le=65535)]
+    protocol: Literal["TCP", "UDP"] = "TCP"
+    purpose: Literal["ray", "dashboard", "rollout", "metrics", "other"] = "other"
+
+    @field_validator("name")
+    @classmethod
+    def _dns(cls, value: str) -> str:
+        if len(value) > 15 or not _DNS_LABEL.match(value):
+            raise ValueError("a port name: lowercase letters, digits and '-', at most 15 characters")
+        return value
+
+
+class K8sSecretRef(_Model):
+    name: str
+    key: str
+
+
+class SecretSource(_Model):
+    k8s_secret: K8sSecretRef | None = None
+    env: str | None = Field(None, description="Name of an environment variable of the submitting shell.")
+    file: str | None = Field(None, description="A file on the machine that runs the job.")
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> SecretSource:
+        chosen = [k for k in ("k8s_secret", "env", "file") if getattr(self, k) is not None]
+        if len(chosen) != 1:
+            raise ValueError(f"exactly one of k8s_secret, env, file (found {chosen or 'none'})")
+        return self
+
+
+class Secret(_Model):
+    env: str = Field(description="Environment variable the job sees.")
+    from_: SecretSource = Field(alias="from")
+
+    @field_validator("env")
+    @classmethod
+    def _env_name(cls, value: str) -> str:
+        if not _ENV_NAME.match(value):
+            raise ValueError("an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
+        return value
+
+
+class Runtime(_Model):
+    image: str | None = Field(None, description="Container image (Kubernetes, Slurm with pyxis).")
+    working_dir: str = Field(".", description="Directory shipped to Ray / used as cwd.")
+    python: str = "python3"
+
+
+# --- the job -------------------------------------------------------------------------------------------------
+
+
+class Spec(_Model):
+    model: ModelSpec
+    algorithm: Algorithm = Field(default_factory=Algorithm)
+    data: DataSpec
+    training: Training = Field(default_factory=Training)
+    rollout: Rollout = Field(default_factory=Rollout)
+    reward: Reward
+    roles: dict[RoleName, Role] = Field(default_factory=dict)
+    placement: Placement | None = Field(None, description="Default: one 1x8 pool with every role colocated.")
+    weight_sync: WeightSync = Field(default_factory=WeightSync)
+    checkpoint: Checkpoint = Field(default_factory=Checkpoint)
+    eval: Eval = Field(default_factory=Eval)
+    logging: Logging = Field(default_factory=Logging)
+    lifecycle: Lifecycle = Field(default_factory=Lifecycle)
+    runtime: Runtime = Field(default_factory=Runtime)
+    volumes: list[Volume] = Field(default_factory=list)
+    ports: list[Port] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    secrets: list[Secret] = Field(default_factory=list)
+    launcher: dict[str, dict[str, str | int | float | bool]] = Field(
+        default_factory=dict, description="Per-launcher options, e.g. slurm: {partition: gpu, account: rl}."
+    )
+    native: dict[str, list[str]] = Field(
+        default_factory=dict, description="Per-framework escape hatch, validated by that framework's schema."
+    )
+
+    @field_validator("env")
+    @classmethod
+    def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
+        bad = [k for k in value if not _ENV_NAME.match(k)]
+        if bad:
+            raise ValueError(f"environment variable names ([A-Za-z_][A-Za-z0-9_]*), found {bad}")
+        return value
+
+    @property
+    def required_roles(self) -> list[str]:
+        """The roles this algorithm and reward setup need, in canonical order."""
+        needed = {"actor", "rollout"}
+        if self.algorithm.needs_reference:
+            needed.add("ref")
+        if self.algorithm.needs_critic:
+            needed.add("critic")
+        if self.reward.model is not None:
+            needed.add("reward")
+        return [r for r in ROLE_NAMES if r in needed]
+
+
+class RLJob(_Model):
+    api_version: Literal["rladapt/v1alpha1"] = Field(alias="apiVersion")
+    kind: Literal["RLJob"]
+    metadata: Metadata
+    spec: Spec
+
+    @property
+    def name(self) -> str:
+        return self.metadata.name
+
+    @property
+    def placement(self) -> Placement:
+        """The placement, with the default (one colocated 1x8 pool) made explicit."""
+        if self.spec.placement is not None:
+            return self.spec.placement
+        return Placement(pools=[Pool(name="default", roles=list(self.spec.required_roles))])  # type: ignore[arg-type]
+
+    @property
+    def total_gpus(self) -> int:
+        return sum(pool.gpus for pool in self.placement.pools)
+
+    @property
+    def checkpoint_dir(self) -> str:
+        return self.spec.checkpoint.dir or f"checkpoints/{self.metadata.name}"
+
+    @property
+    def experiment(self) -> str:
+        return self.spec.logging.experiment or self.metadata.name

@@ -1,0 +1,70 @@
+"""The one-direction data flow from a loaded RLJob to a checked NativeLaunch.
+
+job -> rladapt_modify_job (chain) -> capabilities -> adapter.translate -> patches -> adapter.validate_native
+    -> rladapt_modify_native (chain) -> rladapt_add_checks
+Each stage returns a new value; none reaches back into an earlier one.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass
+
+from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, Registry
+from rladapt.primitives import Problem, RLJob, SpecError, UsageError, validate_data
+
+
+@dataclass(frozen=True)
+class Rendered:
+    job: RLJob
+    adapter: FrameworkAdapter
+    version: FrameworkVersion
+    native: NativeLaunch
+
+
+def parse_framework(text: str) -> tuple[str, str | None]:
+    """``verl`` or ``verl==0.9.1``."""
+    name, sep, version = text.partition("==")
+    name = name.strip()
+    if not name or (sep and not version.strip()) or any(c in name for c in "<>=!~ "):
+        raise UsageError(f"--framework {text!r}: expected NAME or NAME==VERSION, e.g. verl==0.9.1")
+    return name, (version.strip() or None)
+
+
+def render_native(job: RLJob, framework: str, registry: Registry) -> Rendered:
+    name, requested = parse_framework(framework)
+    adapter = registry.framework(name)
+    version = adapter.resolve_version(requested)
+
+    modified = registry.chain("rladapt_modify_job", job, framework=name)
+    if not isinstance(modified, RLJob):
+        raise UsageError(f"a rladapt_modify_job plugin returned {type(modified).__name__}, expected RLJob")
+    if modified is not job:  # policy output is user-facing spec too: it must still be a valid job
+        modified = validate_data(modified.model_dump(by_alias=True, exclude_none=False), "<after rladapt_modify_job>")
+
+    unknown = [k for k in modified.spec.native if k not in registry.frameworks]
+    if unknown:
+        problems = []
+        for key in unknown:
+            hint = difflib.get_close_matches(key, list(registry.frameworks), n=1)
+            problems.append(Problem(f"spec.native.{key}", "no such framework" +
+                                    (f" (did you mean {hint[0]!r}?)" if hint else ""),
+                                    "one of " + ", ".join(sorted(registry.frameworks)), key))
+        raise SpecError(problems)
+
+    adapter.check_capabilities(modified, version)
+    native = adapter.translate(modified, version)
+    for patch in registry.patches_for(name, version.version):
+        native = patch(native, modified)
+
+    problems = adapter.validate_native(native)
+    if problems:
+        raise SpecError(problems, f"{name} {version.version} rejects the translated config")
+
+    native = registry.chain("rladapt_modify_native", native, job=modified)
+    if not isinstance(native, NativeLaunch):
+        raise UsageError(f"a rladapt_modify_native plugin returned {type(native).__name__}, expected NativeLaunch")
+    checks = registry.collect("rladapt_add_checks", job=modified, native=native)
+    if checks:
+        raise SpecError(checks, "preflight checks")
+    return Rendered(job=modified, adapter=adapter, version=version, native=native)
