@@ -12,8 +12,10 @@ if TYPE_CHECKING:
 
 
 def pools(job: RLJob) -> tuple[PoolSpec, ...]:
-    return tuple(PoolSpec(name=p.name, nodes=p.nodes, gpus_per_node=p.gpus_per_node, roles=tuple(p.roles))
-                 for p in job.placement.pools)
+    return tuple(
+        PoolSpec(name=p.name, nodes=p.nodes, gpus_per_node=p.gpus_per_node, roles=tuple(p.roles))
+        for p in job.placement.pools
+    )
 
 
 def placement(job: RLJob) -> dict[str, RolePlacement]:
@@ -24,13 +26,19 @@ def placement(job: RLJob) -> dict[str, RolePlacement]:
             gpus = res.gpus if res is not None and res.gpus is not None else pool.gpus
             nodes = max(1, gpus // pool.gpus_per_node) if gpus >= pool.gpus_per_node else 1
             per_node = pool.gpus_per_node if gpus >= pool.gpus_per_node else gpus
-            out[role] = RolePlacement(pool=pool.name, nodes=nodes, gpus_per_node=per_node,
-                                      colocated_with=tuple(r for r in pool.roles if r != role))
+            out[role] = RolePlacement(
+                pool=pool.name,
+                nodes=nodes,
+                gpus_per_node=per_node,
+                colocated_with=tuple(r for r in pool.roles if r != role),
+            )
     return out
 
 
 def ports(job: RLJob) -> tuple[PortSpec, ...]:
-    return tuple(PortSpec(name=p.name, port=p.port, protocol=p.protocol, purpose=p.purpose) for p in job.spec.ports)
+    return tuple(
+        PortSpec(name=p.name, port=p.port, protocol=p.protocol, purpose=p.purpose) for p in job.spec.ports
+    )
 
 
 def volumes(job: RLJob) -> tuple[VolumeSpec, ...]:
@@ -45,7 +53,7 @@ def volumes(job: RLJob) -> tuple[VolumeSpec, ...]:
             kind, value = "nfs", f"{src.nfs.server}:{src.nfs.path}"
         else:
             kind, value = "memory", str(src.memory)
-        out.append(VolumeSpec(name=v.name, mount=v.mount, kind=kind, source=value, read_only=v.read_only))  # type: ignore[arg-type]
+        out.append(VolumeSpec(name=v.name, mount=v.mount, kind=kind, source=value, read_only=v.read_only))
     return tuple(out)
 
 

@@ -7,7 +7,16 @@ from .capabilities import KNOWN_CAPABILITIES, Requirement, job_requirements
 from .hookspecs import hookimpl, hookspec
 from .launcher import TERMINAL_STATES, Artifacts, Launcher, RunState, RunStatus
 from .manager import BLOCK_ENV, ENTRY_POINT_GROUP, BrokenPlugin, Registry, get_registry, load_registry
-from .native import NATIVE_FORMAT_VERSION, NativeLaunch, PoolSpec, PortSpec, Resume, RolePlacement, SecretRef, VolumeSpec
+from .native import (
+    NATIVE_FORMAT_VERSION,
+    NativeLaunch,
+    PoolSpec,
+    PortSpec,
+    Resume,
+    RolePlacement,
+    SecretRef,
+    VolumeSpec,
+)
 from .patches import Patch
 
 __all__ = [

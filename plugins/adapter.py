@@ -81,7 +81,9 @@ class FrameworkAdapter(ABC):
         try:
             wanted = Version(requested)
         except InvalidVersion:
-            raise UsageError(f"--framework {self.PLUGIN_NAME}=={requested}: {requested!r} is not a version") from None
+            raise UsageError(
+                f"--framework {self.PLUGIN_NAME}=={requested}: {requested!r} is not a version"
+            ) from None
         for entry in known:
             if entry.parsed == wanted:
                 return entry
@@ -96,8 +98,16 @@ class FrameworkAdapter(ABC):
         for req in job_requirements(job):
             if req.capability in version.capabilities:
                 continue
-            later = [v.version for v in self.versions() if req.capability in v.capabilities and v.parsed > version.parsed]
-            earlier = [v.version for v in self.versions() if req.capability in v.capabilities and v.parsed < version.parsed]
+            later = [
+                v.version
+                for v in self.versions()
+                if req.capability in v.capabilities and v.parsed > version.parsed
+            ]
+            earlier = [
+                v.version
+                for v in self.versions()
+                if req.capability in v.capabilities and v.parsed < version.parsed
+            ]
             if later:
                 hint = f"first supported in {self.PLUGIN_NAME} {later[0]}"
             elif earlier:

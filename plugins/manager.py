@@ -11,7 +11,7 @@ import importlib
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import lru_cache, partial
 from importlib.metadata import entry_points
 from types import ModuleType
 from typing import Any, Generic, TypeVar
@@ -78,8 +78,10 @@ class Registry:
     def _get(self, kind: str, name: str, table: dict[str, Registered[T]]) -> Registered[T]:
         owners = self.conflicts.get((kind, name))
         if owners:
-            raise PluginError(f"{kind} {name!r} is registered by more than one plugin: {', '.join(owners)}; "
-                              f"block one with {BLOCK_ENV}")
+            raise PluginError(
+                f"{kind} {name!r} is registered by more than one plugin: {', '.join(owners)}; "
+                f"block one with {BLOCK_ENV}"
+            )
         if name in table:
             return table[name]
         broken = [b for b in self.broken if b.name == name]
@@ -91,8 +93,11 @@ class Registry:
 
         hint = difflib.get_close_matches(name, list(table), n=1)
         known = ", ".join(sorted(table)) or "none"
-        raise UsageError(f"unknown {kind} {name!r}" + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                         + f"; expected one of: {known}")
+        raise UsageError(
+            f"unknown {kind} {name!r}"
+            + (f" (did you mean {hint[0]!r}?)" if hint else "")
+            + f"; expected one of: {known}"
+        )
 
     # --- chain hooks ---------------------------------------------------------------------------------------
 
@@ -136,7 +141,9 @@ def _load_module(name: str, loader: Callable[[], Any], registry: Registry) -> An
 
 
 def load_registry(
-    builtins: dict[str, str] | None = None, extra: Iterable[tuple[str, object]] = (), use_entry_points: bool = True
+    builtins: dict[str, str] | None = None,
+    extra: Iterable[tuple[str, object]] = (),
+    use_entry_points: bool = True,
 ) -> Registry:
     """Build a fresh Registry. ``extra`` registers (name, plugin object) pairs directly, e.g. in tests."""
     pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
@@ -168,17 +175,26 @@ def load_registry(
         if name in blocked:
             registry.blocked.append(name)
             continue
-        loaded: ModuleType | None = _load_module(name, lambda m=module: importlib.import_module(m), registry)
+        loaded: ModuleType | None = _load_module(name, partial(importlib.import_module, module), registry)
         if loaded is not None:
             register(name, loaded)
 
-    _collect(registry, "framework", "rladapt_register_frameworks", registry.frameworks, FrameworkAdapter, "PLUGIN_NAME")
+    _collect(
+        registry,
+        "framework",
+        "rladapt_register_frameworks",
+        registry.frameworks,
+        FrameworkAdapter,
+        "PLUGIN_NAME",
+    )
     _collect(registry, "launcher", "rladapt_register_launchers", registry.launchers, Launcher, "PLUGIN_NAME")
     _collect(registry, "patch", "rladapt_register_patches", registry.patches, Patch, "id")
     return registry
 
 
-def _collect(registry: Registry, kind: str, hook_name: str, table: dict[str, Any], cls: type, attr: str) -> None:
+def _collect(
+    registry: Registry, kind: str, hook_name: str, table: dict[str, Any], cls: type, attr: str
+) -> None:
     hook = getattr(registry.pm.hook, hook_name)
     for impl in reversed(hook.get_hookimpls()):
         plugin = registry.pm.get_name(impl.plugin) or "?"

@@ -71,9 +71,13 @@ class NativeLaunch(_Frozen):
     argv: tuple[str, ...] = Field(description="The native command; argv[0] is the interpreter or program.")
     env: dict[str, str] = Field(default_factory=dict)
     secrets: tuple[SecretRef, ...] = ()
-    files: dict[str, str] = Field(default_factory=dict, description="Relative path -> text, written before launch.")
+    files: dict[str, str] = Field(
+        default_factory=dict, description="Relative path -> text, written before launch."
+    )
     patches: tuple[str, ...] = Field((), description="Ids of the patches applied, in order.")
-    runtime_patches: tuple[str, ...] = Field((), description="Patch ids the bootstrap applies in each process.")
+    runtime_patches: tuple[str, ...] = Field(
+        (), description="Patch ids the bootstrap applies in each process."
+    )
     pools: tuple[PoolSpec, ...] = ()
     placement: dict[str, RolePlacement] = Field(default_factory=dict)
     ports: tuple[PortSpec, ...] = ()
@@ -82,7 +86,9 @@ class NativeLaunch(_Frozen):
     image: str | None = None
     checkpoint_dir: str | None = None
     resume: Resume = Field(default_factory=Resume)
-    runtime_env: dict[str, Any] = Field(default_factory=dict, description="Ray runtime_env for Ray submission.")
+    runtime_env: dict[str, Any] = Field(
+        default_factory=dict, description="Ray runtime_env for Ray submission."
+    )
     labels: dict[str, str] = Field(default_factory=dict)
     launcher_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     lifecycle: dict[str, Any] = Field(default_factory=dict)

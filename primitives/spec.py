@@ -32,7 +32,9 @@ class _Model(BaseModel):
 
 
 class Metadata(_Model):
-    name: str = Field(description="Job name: a DNS label (lowercase letters, digits, '-'), at most 63 characters.")
+    name: str = Field(
+        description="Job name: a DNS label (lowercase letters, digits, '-'), at most 63 characters."
+    )
     labels: dict[str, str] = Field(default_factory=dict)
 
     @field_validator("name")
@@ -72,7 +74,9 @@ class Clip(_Model):
     high: Annotated[float, Field(gt=0.0)] = 0.2
 
 
-AlgorithmName = Literal["grpo", "ppo", "rloo", "reinforce_pp", "reinforce_pp_baseline", "dapo", "remax", "gspo"]
+AlgorithmName = Literal[
+    "grpo", "ppo", "rloo", "reinforce_pp", "reinforce_pp_baseline", "dapo", "remax", "gspo"
+]
 
 #: Algorithms whose advantage is computed within a group of samples of the same prompt.
 GROUP_ALGORITHMS = frozenset({"grpo", "rloo", "dapo", "gspo", "reinforce_pp_baseline"})
@@ -82,7 +86,9 @@ CRITIC_ALGORITHMS = frozenset({"ppo"})
 
 class Algorithm(_Model):
     name: AlgorithmName = "grpo"
-    group_size: PositiveInt = Field(1, description="Responses sampled per prompt (GRPO's G, verl's rollout.n).")
+    group_size: PositiveInt = Field(
+        1, description="Responses sampled per prompt (GRPO's G, verl's rollout.n)."
+    )
     kl: KL = Field(default_factory=KL)
     clip: Clip = Field(default_factory=Clip)
     entropy_coef: Annotated[float, Field(ge=0.0)] = 0.0
@@ -204,7 +210,9 @@ class Reward(_Model):
 class WeightSync(_Model):
     method: Literal["auto", "nccl", "cuda_ipc", "disk"] = "auto"
     every_steps: PositiveInt = 1
-    max_staleness: NonNegInt = Field(0, description="Policy versions a rollout may lag behind (0 = on-policy).")
+    max_staleness: NonNegInt = Field(
+        0, description="Policy versions a rollout may lag behind (0 = on-policy)."
+    )
 
 
 # --- roles and placement -------------------------------------------------------------------------------------
@@ -213,7 +221,9 @@ class WeightSync(_Model):
 class Role(_Model):
     """Per-role resources inside its pool. GPUs default to the whole pool (colocated roles share it)."""
 
-    gpus: PositiveInt | None = Field(None, description="GPUs of its pool this role uses; default: all of them.")
+    gpus: PositiveInt | None = Field(
+        None, description="GPUs of its pool this role uses; default: all of them."
+    )
     cpus_per_gpu: PositiveInt | None = None
     memory: str | None = Field(None, description="Kubernetes quantity per node, e.g. 200Gi.")
 
@@ -266,10 +276,19 @@ class Eval(_Model):
     datasets: list[str] = Field(default_factory=list, description="Extra eval files besides data.val.")
 
 
+LoggingBackend = Literal["console", "wandb", "tensorboard", "mlflow"]
+
+
+
+
+def _console() -> list[LoggingBackend]:
+    return ["console"]
+
+
 class Logging(_Model):
     project: str = "rladapt"
     experiment: str | None = Field(None, description="Defaults to metadata.name.")
-    backends: list[Literal["console", "wandb", "tensorboard", "mlflow"]] = Field(default_factory=lambda: ["console"])
+    backends: list[LoggingBackend] = Field(default_factory=_console)
 
 
 class Lifecycle(_Model):
@@ -291,7 +310,9 @@ class VolumeSource(_Model):
     host_path: str | None = None
     pvc: str | None = None
     nfs: NFS | None = None
-    memory: str | None = Field(None, description="Size of a memory-backed emptyDir, e.g. 64Gi (for /dev/shm).")
+    memory: str | None = Field(
+        None, description="Size of a memory-backed emptyDir, e.g. 64Gi (for /dev/shm)."
+    )
 
     @model_validator(mode="after")
     def _exactly_one(self) -> VolumeSource:
@@ -439,7 +460,7 @@ class RLJob(_Model):
         """The placement, with the default (one colocated 1x8 pool) made explicit."""
         if self.spec.placement is not None:
             return self.spec.placement
-        return Placement(pools=[Pool(name="default", roles=list(self.spec.required_roles))])  # type: ignore[arg-type]
+        return Placement.model_validate({"pools": [{"name": "default", "roles": self.spec.required_roles}]})
 
     @property
     def total_gpus(self) -> int:

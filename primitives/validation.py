@@ -6,12 +6,12 @@ Each rule appends Problems; ``check_job`` returns all of them so a user fixes a 
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .errors import Problem
 
 if TYPE_CHECKING:
-    from .spec import RLJob
+    from .spec import Pool, RLJob
 
 
 def check_job(job: RLJob) -> list[Problem]:
@@ -33,6 +33,8 @@ def _why(job: RLJob, role: str) -> str:
 
 
 def _placement(job: RLJob) -> list[Problem]:
+    role: str
+    pool: Pool | None
     out: list[Problem] = []
     spec = job.spec
     required = spec.required_roles
@@ -40,43 +42,79 @@ def _placement(job: RLJob) -> list[Problem]:
         pools = spec.placement.pools
         for name, count in Counter(p.name for p in pools).items():
             if count > 1:
-                out.append(Problem("spec.placement.pools", f"pool name {name!r} is used {count} times",
-                                   "unique pool names"))
+                out.append(
+                    Problem(
+                        "spec.placement.pools",
+                        f"pool name {name!r} is used {count} times",
+                        "unique pool names",
+                    )
+                )
         where: dict[str, list[int]] = {}
         for i, pool in enumerate(pools):
             for role, count in Counter(pool.roles).items():
                 if count > 1:
-                    out.append(Problem(f"spec.placement.pools[{i}].roles", f"role {role!r} listed {count} times"))
+                    out.append(
+                        Problem(f"spec.placement.pools[{i}].roles", f"role {role!r} listed {count} times")
+                    )
                 where.setdefault(role, []).append(i)
         for role, idx in where.items():
             if len(idx) > 1:
-                out.append(Problem("spec.placement.pools",
-                                   f"role {role!r} is placed in pools {[pools[i].name for i in idx]}",
-                                   "every role in exactly one pool"))
+                out.append(
+                    Problem(
+                        "spec.placement.pools",
+                        f"role {role!r} is placed in pools {[pools[i].name for i in idx]}",
+                        "every role in exactly one pool",
+                    )
+                )
         for role in required:
             if role not in where:
-                out.append(Problem("spec.placement.pools", f"role {role!r} is in no pool ({_why(job, role)})",
-                                   f"roles {required} each placed in one pool"))
+                out.append(
+                    Problem(
+                        "spec.placement.pools",
+                        f"role {role!r} is in no pool ({_why(job, role)})",
+                        f"roles {required} each placed in one pool",
+                    )
+                )
         for role, idx in where.items():
             if role not in required:
-                out.append(Problem(f"spec.placement.pools[{idx[0]}].roles",
-                                   f"role {role!r} is placed but this job does not use it",
-                                   f"only roles {required}"))
+                out.append(
+                    Problem(
+                        f"spec.placement.pools[{idx[0]}].roles",
+                        f"role {role!r} is placed but this job does not use it",
+                        f"only roles {required}",
+                    )
+                )
     for role, res in spec.roles.items():
         if role not in required:
-            out.append(Problem(f"spec.roles.{role}", "resources given for a role this job does not use",
-                               f"only roles {required}"))
+            out.append(
+                Problem(
+                    f"spec.roles.{role}",
+                    "resources given for a role this job does not use",
+                    f"only roles {required}",
+                )
+            )
             continue
         pool = job.placement.pool_of(role)
         if pool is None or res.gpus is None:
             continue
         if res.gpus > pool.gpus:
-            out.append(Problem(f"spec.roles.{role}.gpus", f"more GPUs than its pool {pool.name!r} has",
-                               f"at most {pool.gpus}", str(res.gpus)))
+            out.append(
+                Problem(
+                    f"spec.roles.{role}.gpus",
+                    f"more GPUs than its pool {pool.name!r} has",
+                    f"at most {pool.gpus}",
+                    str(res.gpus),
+                )
+            )
         elif res.gpus % pool.gpus_per_node and pool.gpus_per_node % res.gpus:
-            out.append(Problem(f"spec.roles.{role}.gpus", f"does not tile pool {pool.name!r} "
-                               f"({pool.gpus_per_node} GPUs per node)",
-                               "a divisor or multiple of gpus_per_node", str(res.gpus)))
+            out.append(
+                Problem(
+                    f"spec.roles.{role}.gpus",
+                    f"does not tile pool {pool.name!r} ({pool.gpus_per_node} GPUs per node)",
+                    "a divisor or multiple of gpus_per_node",
+                    str(res.gpus),
+                )
+            )
     return out
 
 
@@ -96,17 +134,41 @@ def _parallelism(job: RLJob) -> list[Problem]:
     gpus = actor_gpus(job)
     model_parallel = par.tp * par.pp * par.cp
     if (par.tp > 1 or par.pp > 1) and tr.backend != "megatron":
-        out.append(Problem("spec.training.parallel", f"tp={par.tp}, pp={par.pp} need tensor/pipeline parallelism",
-                           "backend: megatron (or tp=pp=1)", f"backend: {tr.backend}"))
+        out.append(
+            Problem(
+                "spec.training.parallel",
+                f"tp={par.tp}, pp={par.pp} need tensor/pipeline parallelism",
+                "backend: megatron (or tp=pp=1)",
+                f"backend: {tr.backend}",
+            )
+        )
     if par.zero_stage is not None and tr.backend != "deepspeed":
-        out.append(Problem("spec.training.parallel.zero_stage", "ZeRO stages belong to DeepSpeed",
-                           "backend: deepspeed", f"backend: {tr.backend}"))
+        out.append(
+            Problem(
+                "spec.training.parallel.zero_stage",
+                "ZeRO stages belong to DeepSpeed",
+                "backend: deepspeed",
+                f"backend: {tr.backend}",
+            )
+        )
     if gpus % model_parallel:
-        out.append(Problem("spec.training.parallel", f"tp×pp×cp = {model_parallel} does not divide the "
-                           f"actor's {gpus} GPUs", f"a divisor of {gpus}", str(model_parallel)))
+        out.append(
+            Problem(
+                "spec.training.parallel",
+                f"tp×pp×cp = {model_parallel} does not divide the actor's {gpus} GPUs",
+                f"a divisor of {gpus}",
+                str(model_parallel),
+            )
+        )
     if par.sp > 1 and gpus % par.sp:
-        out.append(Problem("spec.training.parallel.sp", f"does not divide the actor's {gpus} GPUs",
-                           f"a divisor of {gpus}", str(par.sp)))
+        out.append(
+            Problem(
+                "spec.training.parallel.sp",
+                f"does not divide the actor's {gpus} GPUs",
+                f"a divisor of {gpus}",
+                str(par.sp),
+            )
+        )
     return out
 
 
@@ -115,11 +177,23 @@ def _batches(job: RLJob) -> list[Problem]:
     tr = job.spec.training
     group = job.spec.algorithm.group_size
     if tr.mini_batch > tr.global_batch:
-        out.append(Problem("spec.training.mini_batch", "larger than the global batch",
-                           f"at most global_batch={tr.global_batch}", str(tr.mini_batch)))
+        out.append(
+            Problem(
+                "spec.training.mini_batch",
+                "larger than the global batch",
+                f"at most global_batch={tr.global_batch}",
+                str(tr.mini_batch),
+            )
+        )
     elif tr.global_batch % tr.mini_batch:
-        out.append(Problem("spec.training.global_batch", f"not divisible by mini_batch={tr.mini_batch}",
-                           f"a multiple of {tr.mini_batch}", str(tr.global_batch)))
+        out.append(
+            Problem(
+                "spec.training.global_batch",
+                f"not divisible by mini_batch={tr.mini_batch}",
+                f"a multiple of {tr.mini_batch}",
+                str(tr.global_batch),
+            )
+        )
     if job.placement.pool_of("actor") is None:
         return out
     par = tr.parallel
@@ -127,13 +201,24 @@ def _batches(job: RLJob) -> list[Problem]:
     dp = dp // par.sp if par.sp > 1 and dp % par.sp == 0 else dp
     samples = tr.mini_batch * group
     if samples % dp:
-        out.append(Problem("spec.training.mini_batch", f"mini_batch × group_size = {tr.mini_batch}×{group} = "
-                           f"{samples} sequences cannot be split over the actor's data-parallel size {dp}",
-                           f"mini_batch × group_size divisible by {dp}", str(samples)))
+        out.append(
+            Problem(
+                "spec.training.mini_batch",
+                f"mini_batch × group_size = {tr.mini_batch}×{group} = "
+                f"{samples} sequences cannot be split over the actor's data-parallel size {dp}",
+                f"mini_batch × group_size divisible by {dp}",
+                str(samples),
+            )
+        )
     elif not tr.dynamic_batch.enabled and (samples // dp) % tr.micro_batch_per_gpu:
-        out.append(Problem("spec.training.micro_batch_per_gpu", f"does not divide the {samples // dp} sequences "
-                           "each GPU gets per mini batch", f"a divisor of {samples // dp}",
-                           str(tr.micro_batch_per_gpu)))
+        out.append(
+            Problem(
+                "spec.training.micro_batch_per_gpu",
+                f"does not divide the {samples // dp} sequences each GPU gets per mini batch",
+                f"a divisor of {samples // dp}",
+                str(tr.micro_batch_per_gpu),
+            )
+        )
     return out
 
 
@@ -143,17 +228,41 @@ def _algorithm(job: RLJob) -> list[Problem]:
     out: list[Problem] = []
     alg = job.spec.algorithm
     if alg.name in GROUP_ALGORITHMS and alg.group_size < 2:
-        out.append(Problem("spec.algorithm.group_size", f"{alg.name} compares responses within a group",
-                           "at least 2", str(alg.group_size)))
+        out.append(
+            Problem(
+                "spec.algorithm.group_size",
+                f"{alg.name} compares responses within a group",
+                "at least 2",
+                str(alg.group_size),
+            )
+        )
     if alg.kl.in_ == "reward" and alg.kl.coef == 0.0:
-        out.append(Problem("spec.algorithm.kl.coef", "KL in reward with coefficient 0 does nothing",
-                           "a positive coefficient, or leave kl.in at loss", "0.0"))
+        out.append(
+            Problem(
+                "spec.algorithm.kl.coef",
+                "KL in reward with coefficient 0 does nothing",
+                "a positive coefficient, or leave kl.in at loss",
+                "0.0",
+            )
+        )
     if job.spec.model.critic_path and not alg.needs_critic:
-        out.append(Problem("spec.model.critic_path", f"algorithm {alg.name} has no critic",
-                           "no critic_path (or algorithm: ppo)", job.spec.model.critic_path))
+        out.append(
+            Problem(
+                "spec.model.critic_path",
+                f"algorithm {alg.name} has no critic",
+                "no critic_path (or algorithm: ppo)",
+                job.spec.model.critic_path,
+            )
+        )
     if job.spec.training.critic_optimizer and not alg.needs_critic:
-        out.append(Problem("spec.training.critic_optimizer", f"algorithm {alg.name} has no critic",
-                           "no critic_optimizer (or algorithm: ppo)", "a critic optimizer"))
+        out.append(
+            Problem(
+                "spec.training.critic_optimizer",
+                f"algorithm {alg.name} has no critic",
+                "no critic_optimizer (or algorithm: ppo)",
+                "a critic optimizer",
+            )
+        )
     return out
 
 
@@ -162,17 +271,35 @@ def _rollout(job: RLJob) -> list[Problem]:
     ro = job.spec.rollout
     pool = job.placement.pool_of("rollout")
     if ro.max_tokens is not None and ro.max_tokens > job.spec.data.max_response_length:
-        out.append(Problem("spec.rollout.max_tokens", "longer than data.max_response_length",
-                           f"at most {job.spec.data.max_response_length}", str(ro.max_tokens)))
+        out.append(
+            Problem(
+                "spec.rollout.max_tokens",
+                "longer than data.max_response_length",
+                f"at most {job.spec.data.max_response_length}",
+                str(ro.max_tokens),
+            )
+        )
     if pool is None:
         return out
     tp = ro.tensor_parallel
     if tp > pool.gpus_per_node:
-        out.append(Problem("spec.rollout.tensor_parallel", f"larger than a node of pool {pool.name!r}",
-                           f"at most {pool.gpus_per_node}", str(tp)))
+        out.append(
+            Problem(
+                "spec.rollout.tensor_parallel",
+                f"larger than a node of pool {pool.name!r}",
+                f"at most {pool.gpus_per_node}",
+                str(tp),
+            )
+        )
     elif pool.gpus_per_node % tp:
-        out.append(Problem("spec.rollout.tensor_parallel", f"does not divide the {pool.gpus_per_node} GPUs per "
-                           f"node of pool {pool.name!r}", f"a divisor of {pool.gpus_per_node}", str(tp)))
+        out.append(
+            Problem(
+                "spec.rollout.tensor_parallel",
+                f"does not divide the {pool.gpus_per_node} GPUs per node of pool {pool.name!r}",
+                f"a divisor of {pool.gpus_per_node}",
+                str(tp),
+            )
+        )
     return out
 
 
@@ -182,35 +309,73 @@ def _weight_sync(job: RLJob) -> list[Problem]:
     colocated = job.placement.colocated("actor", "rollout")
     if ws.max_staleness > 0:
         if job.spec.rollout.mode != "async":
-            out.append(Problem("spec.weight_sync.max_staleness", "off-policy staleness needs asynchronous rollout",
-                               "spec.rollout.mode: async", f"mode: {job.spec.rollout.mode}"))
+            out.append(
+                Problem(
+                    "spec.weight_sync.max_staleness",
+                    "off-policy staleness needs asynchronous rollout",
+                    "spec.rollout.mode: async",
+                    f"mode: {job.spec.rollout.mode}",
+                )
+            )
         if colocated:
-            out.append(Problem("spec.weight_sync.max_staleness", "rollouts can only run ahead of training on "
-                               "their own GPUs", "rollout in a pool separate from actor",
-                               "actor and rollout colocated"))
+            out.append(
+                Problem(
+                    "spec.weight_sync.max_staleness",
+                    "rollouts can only run ahead of training on their own GPUs",
+                    "rollout in a pool separate from actor",
+                    "actor and rollout colocated",
+                )
+            )
     if ws.method == "cuda_ipc" and not colocated:
-        out.append(Problem("spec.weight_sync.method", "CUDA IPC shares memory between processes on the same GPUs",
-                           "nccl or disk for separate pools", "cuda_ipc"))
+        out.append(
+            Problem(
+                "spec.weight_sync.method",
+                "CUDA IPC shares memory between processes on the same GPUs",
+                "nccl or disk for separate pools",
+                "cuda_ipc",
+            )
+        )
     return out
 
 
 def _platform(job: RLJob) -> list[Problem]:
+    values: list[Any]
     out: list[Problem] = []
     spec = job.spec
-    for what, values in (("name", [v.name for v in spec.volumes]), ("mount", [v.mount for v in spec.volumes])):
+    for what, values in (
+        ("name", [v.name for v in spec.volumes]),
+        ("mount", [v.mount for v in spec.volumes]),
+    ):
         for value, count in Counter(values).items():
             if count > 1:
-                out.append(Problem("spec.volumes", f"volume {what} {value!r} is used {count} times",
-                                   f"unique volume {what}s"))
-    for what, values in (("name", [p.name for p in spec.ports]), ("port", [p.port for p in spec.ports])):
+                out.append(
+                    Problem(
+                        "spec.volumes",
+                        f"volume {what} {value!r} is used {count} times",
+                        f"unique volume {what}s",
+                    )
+                )
+    port_keys: tuple[tuple[str, list[Any]], ...] = (
+        ("name", [p.name for p in spec.ports]),
+        ("port", [p.port for p in spec.ports]),
+    )
+    for what, values in port_keys:
         for value, count in Counter(values).items():
             if count > 1:
-                out.append(Problem("spec.ports", f"port {what} {value!r} is used {count} times",
-                                   f"unique port {what}s"))
+                out.append(
+                    Problem(
+                        "spec.ports", f"port {what} {value!r} is used {count} times", f"unique port {what}s"
+                    )
+                )
     for i, secret in enumerate(spec.secrets):
         if secret.env in spec.env:
-            out.append(Problem(f"spec.secrets[{i}].env", f"{secret.env} is also set in spec.env",
-                               "a secret and a plain variable never share a name"))
+            out.append(
+                Problem(
+                    f"spec.secrets[{i}].env",
+                    f"{secret.env} is also set in spec.env",
+                    "a secret and a plain variable never share a name",
+                )
+            )
     for name, count in Counter(s.env for s in spec.secrets).items():
         if count > 1:
             out.append(Problem("spec.secrets", f"secret env {name!r} is defined {count} times"))
@@ -220,6 +385,12 @@ def _platform(job: RLJob) -> list[Problem]:
 def _eval(job: RLJob) -> list[Problem]:
     ev = job.spec.eval
     if (ev.every_steps or ev.before_training) and not (job.spec.data.val or ev.datasets):
-        return [Problem("spec.eval", "evaluation is requested but there is nothing to evaluate on",
-                        "spec.data.val or spec.eval.datasets", "none")]
+        return [
+            Problem(
+                "spec.eval",
+                "evaluation is requested but there is nothing to evaluate on",
+                "spec.data.val or spec.eval.datasets",
+                "none",
+            )
+        ]
     return []

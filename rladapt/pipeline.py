@@ -40,16 +40,23 @@ def render_native(job: RLJob, framework: str, registry: Registry) -> Rendered:
     if not isinstance(modified, RLJob):
         raise UsageError(f"a rladapt_modify_job plugin returned {type(modified).__name__}, expected RLJob")
     if modified is not job:  # policy output is user-facing spec too: it must still be a valid job
-        modified = validate_data(modified.model_dump(by_alias=True, exclude_none=False), "<after rladapt_modify_job>")
+        modified = validate_data(
+            modified.model_dump(by_alias=True, exclude_none=False), "<after rladapt_modify_job>"
+        )
 
     unknown = [k for k in modified.spec.native if k not in registry.frameworks]
     if unknown:
         problems = []
         for key in unknown:
             hint = difflib.get_close_matches(key, list(registry.frameworks), n=1)
-            problems.append(Problem(f"spec.native.{key}", "no such framework" +
-                                    (f" (did you mean {hint[0]!r}?)" if hint else ""),
-                                    "one of " + ", ".join(sorted(registry.frameworks)), key))
+            problems.append(
+                Problem(
+                    f"spec.native.{key}",
+                    "no such framework" + (f" (did you mean {hint[0]!r}?)" if hint else ""),
+                    "one of " + ", ".join(sorted(registry.frameworks)),
+                    key,
+                )
+            )
         raise SpecError(problems)
 
     adapter.check_capabilities(modified, version)
@@ -63,7 +70,9 @@ def render_native(job: RLJob, framework: str, registry: Registry) -> Rendered:
 
     native = registry.chain("rladapt_modify_native", native, job=modified)
     if not isinstance(native, NativeLaunch):
-        raise UsageError(f"a rladapt_modify_native plugin returned {type(native).__name__}, expected NativeLaunch")
+        raise UsageError(
+            f"a rladapt_modify_native plugin returned {type(native).__name__}, expected NativeLaunch"
+        )
     checks = registry.collect("rladapt_add_checks", job=modified, native=native)
     if checks:
         raise SpecError(checks, "preflight checks")

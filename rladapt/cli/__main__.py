@@ -1,0 +1,3 @@
+from rladapt.cli import main
+
+main()

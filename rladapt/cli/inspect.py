@@ -1,0 +1,120 @@
+"""Verbs that show what is installed: plugins (frameworks, versions, capabilities, launchers, patches)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(plugins)
+
+
+def plugins_report() -> dict[str, Any]:
+    from rladapt.plugins import get_registry
+
+    reg = get_registry()
+    frameworks = {}
+    for name, entry in sorted(reg.frameworks.items()):
+        try:
+            versions = [
+                {
+                    "version": v.version,
+                    "status": v.status,
+                    "capabilities": sorted(v.capabilities),
+                    "tested_with": v.tested_with,
+                }
+                for v in entry.obj.versions()
+            ]
+            error = None
+        except Exception as exc:  # a plugin whose version table cannot load is shown, not fatal
+            versions, error = [], f"{type(exc).__name__}: {exc}"
+        frameworks[name] = {
+            "plugin": entry.plugin,
+            "description": entry.obj.DESCRIPTION,
+            "versions": versions,
+            **({"error": error} if error else {}),
+        }
+    return {
+        "frameworks": frameworks,
+        "launchers": {
+            n: {"plugin": e.plugin, "description": e.obj.DESCRIPTION, "options": e.obj.OPTIONS}
+            for n, e in sorted(reg.launchers.items())
+        },
+        "patches": {
+            n: {
+                "plugin": e.plugin,
+                "framework": e.obj.framework,
+                "versions": e.obj.versions,
+                "kind": e.obj.kind,
+                "issue": e.obj.issue,
+                "summary": e.obj.summary,
+            }
+            for n, e in sorted(reg.patches.items())
+        },
+        "broken": [{"name": b.name, "error": b.error} for b in reg.broken],
+        "blocked": sorted(reg.blocked),
+        "conflicts": [
+            {"kind": k, "name": n, "plugins": owners} for (k, n), owners in sorted(reg.conflicts.items())
+        ],
+    }
+
+
+@click.command()
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--capabilities/--no-capabilities",
+    default=True,
+    show_default=True,
+    help="Show the capability matrix of each framework.",
+)
+def plugins(fmt: str, capabilities: bool) -> None:
+    """List frameworks (versions, capabilities), launchers, patches, and broken or blocked plugins."""
+    report = plugins_report()
+    if fmt == "json":
+        click.echo(json.dumps(report, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(width=140)
+    for name, fw in report["frameworks"].items():
+        versions = fw["versions"]
+        table = Table(title=f"framework {name} (plugin {fw['plugin']})", title_justify="left")
+        table.add_column("capability")
+        for v in versions:
+            table.add_column(
+                v["version"] + ("" if v["status"] == "supported" else f" ({v['status']})"), justify="center"
+            )
+        if fw.get("error"):
+            console.print(f"[red]framework {name}: {fw['error']}[/red]")
+        if capabilities:
+            caps = sorted({c for v in versions for c in v["capabilities"]})
+            for cap in caps:
+                table.add_row(cap, *("yes" if cap in v["capabilities"] else "-" for v in versions))
+        else:
+            table.add_row("versions", *("" for _ in versions))
+        console.print(table)
+    lt = Table(title="launchers", title_justify="left")
+    for col in ("name", "plugin", "options"):
+        lt.add_column(col)
+    for name, la in report["launchers"].items():
+        lt.add_row(name, la["plugin"], ", ".join(la["options"]))
+    console.print(lt)
+    if report["patches"]:
+        pt = Table(title="patches", title_justify="left")
+        for col in ("id", "framework", "versions", "kind", "upstream issue"):
+            pt.add_column(col)
+        for pid, p in report["patches"].items():
+            pt.add_row(pid, p["framework"], p["versions"], p["kind"], p["issue"])
+        console.print(pt)
+    for b in report["broken"]:
+        console.print(f"[red]broken plugin {b['name']}: {b['error']}[/red]")
+    for name in report["blocked"]:
+        console.print(f"blocked plugin {name} (RLADAPT_BLOCK_PLUGINS)")
+    for c in report["conflicts"]:
+        console.print(
+            f"[red]{c['kind']} {c['name']!r} registered by several plugins: {', '.join(c['plugins'])}[/red]"
+        )

@@ -1,0 +1,57 @@
+"""Options and arguments shared by several verbs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+
+from rladapt.primitives.errors import UsageError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def spec_argument(func: F) -> F:
+    """SPEC and trailing Hydra-style overrides (``spec.training.global_batch=128``)."""
+    func = click.argument("overrides", nargs=-1, metavar="[OVERRIDES]...")(func)
+    return click.argument("spec", type=click.Path(dir_okay=False))(func)
+
+
+def framework_option(required: bool = True) -> Callable[[F], F]:
+    return click.option(
+        "--framework",
+        "-f",
+        required=required,
+        metavar="NAME[==VERSION]",
+        help="Framework adapter, optionally pinned: verl, verl==0.9.1, openrlhf==0.11.2.",
+    )
+
+
+def launcher_options(func: F) -> F:
+    func = click.option(
+        "--launcher-opt",
+        "-o",
+        "launcher_opts",
+        multiple=True,
+        metavar="KEY=VALUE",
+        help="Launcher option (repeatable), e.g. -o partition=gpu -o address=http://head:8265.",
+    )(func)
+    return func
+
+
+def parse_launcher_opts(items: tuple[str, ...]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise UsageError(f"--launcher-opt {item!r}: expected KEY=VALUE")
+        out[key.strip()] = value
+    return out
+
+
+def merged_launcher_options(
+    native_options: dict[str, dict[str, Any]], launcher: str, cli_opts: tuple[str, ...]
+) -> dict[str, Any]:
+    """spec.launcher.<name> overridden by --launcher-opt."""
+    return {**native_options.get(launcher, {}), **parse_launcher_opts(cli_opts)}

@@ -1,0 +1,133 @@
+"""Verbs about the spec itself: validate, schema, render."""
+
+from __future__ import annotations
+
+import shlex
+
+import click
+
+from .options import framework_option, launcher_options, merged_launcher_options, spec_argument
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(validate)
+    cli.add_command(schema)
+    cli.add_command(render)
+
+
+@click.command()
+@spec_argument
+def validate(spec: str, overrides: tuple[str, ...]) -> None:
+    """Check SPEC (with OVERRIDES) and report every problem at once."""
+    from rladapt.primitives import load_job
+
+    job = load_job(spec, list(overrides))
+    pools = ", ".join(
+        f"{p.name} {p.nodes}x{p.gpus_per_node} [{' '.join(p.roles)}]" for p in job.placement.pools
+    )
+    click.echo(
+        f"{spec}: valid RLJob {job.name!r} ({job.spec.algorithm.name}, {job.total_gpus} GPUs: {pools})"
+    )
+
+
+@click.command()
+def schema() -> None:
+    """Print the JSON Schema of RLJob (for editors' YAML language servers)."""
+    from rladapt.primitives import json_schema_text
+
+    click.echo(json_schema_text())
+
+
+@click.command()
+@framework_option()
+@spec_argument
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="json is the stable NativeLaunch document (see README).",
+)
+@click.option("--launcher", "-l", default=None, help="Also render what this launcher would submit.")
+@launcher_options
+def render(
+    framework: str,
+    spec: str,
+    overrides: tuple[str, ...],
+    fmt: str,
+    launcher: str | None,
+    launcher_opts: tuple[str, ...],
+) -> None:
+    """Translate SPEC into FRAMEWORK's native launch and print it (nothing runs)."""
+    from rladapt.pipeline import render_native
+    from rladapt.plugins import get_registry
+    from rladapt.primitives import load_job
+
+    job = load_job(spec, list(overrides))
+    registry = get_registry()
+    rendered = render_native(job, framework, registry)
+    native = rendered.native
+    if launcher is not None:
+        artifacts = registry.launcher(launcher).render(
+            native, merged_launcher_options(native.launcher_options, launcher, launcher_opts)
+        )
+        if fmt == "json":
+            import json
+
+            click.echo(
+                json.dumps(
+                    {
+                        "native": native.to_dict(),
+                        "launcher": artifacts.launcher,
+                        "files": artifacts.files,
+                        "request": artifacts.request,
+                    },
+                    indent=2,
+                )
+            )
+        else:
+            click.echo(artifacts.describe(), nl=False)
+        return
+    if fmt == "json":
+        click.echo(native.to_json())
+        return
+    click.echo(format_native_text(native))
+
+
+def format_native_text(native: object) -> str:
+    from rladapt.plugins import NativeLaunch
+
+    assert isinstance(native, NativeLaunch)
+    lines = [f"# {native.framework} {native.version}: {native.job_name}"]
+    lines.append(
+        "# placement: "
+        + "; ".join(f"{p.name} {p.nodes}x{p.gpus_per_node} [{' '.join(p.roles)}]" for p in native.pools)
+    )
+    if native.patches:
+        lines.append("# patches: " + ", ".join(native.patches))
+    if native.checkpoint_dir:
+        lines.append(
+            f"# checkpoints: {native.checkpoint_dir} (resume: {native.resume.mode}"
+            + (f" {native.resume.path}" if native.resume.path else "")
+            + ")"
+        )
+    for note in native.notes:
+        lines.append(f"# note: {note}")
+    for key, value in native.env.items():
+        lines.append(f"export {key}={shlex.quote(value)}")
+    for secret in native.secrets:
+        ref = f"{secret.kind}:{secret.name}" + (f"/{secret.key}" if secret.key else "")
+        lines.append(f"# secret {secret.env} <- {ref}")
+    for name, text in native.files.items():
+        lines.append(f"# file {name} ({len(text.splitlines())} lines)")
+    argv = list(native.argv)
+    head, rest = argv[:3], argv[3:]
+    if rest:
+        lines.append(shlex.join(head) + " \\")
+        lines.extend(
+            f"    {shlex.quote(a)}" + (" \\" if i < len(rest) - 1 else "") for i, a in enumerate(rest)
+        )
+    else:
+        lines.append(shlex.join(head))
+    return "\n".join(lines)

@@ -1,0 +1,212 @@
+"""The plugin manager: registration by unique name, isolation of broken plugins, blocking, chain hooks."""
+
+from __future__ import annotations
+
+import types
+from typing import Any
+
+import pytest
+
+from rladapt.adapters.common import common_fields
+from rladapt.pipeline import parse_framework, render_native
+from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, Patch, hookimpl, load_registry
+from rladapt.plugins.testing import check_adapter
+from rladapt.primitives import (
+    PluginError,
+    Problem,
+    RLJob,
+    SpecError,
+    UnsupportedError,
+    UsageError,
+    load_job_text,
+)
+from tests.unit.test_spec_loading import MINIMAL
+
+CAPS = frozenset(
+    {
+        "placement.colocated",
+        "rollout.async",
+        "rollout.sync",
+        "rollout.engine.vllm",
+        "backend.fsdp2",
+        "algorithm.grpo",
+        "reward.function",
+    }
+)
+
+
+class ToyAdapter(FrameworkAdapter):
+    PLUGIN_NAME = "toy"
+
+    def versions(self) -> list[FrameworkVersion]:
+        return [
+            FrameworkVersion("1.0", CAPS - {"rollout.async"}),
+            FrameworkVersion("2.0", CAPS - {"rollout.sync"}),
+        ]
+
+    def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
+        args = [f"--batch={job.spec.training.global_batch}", *job.spec.native.get("toy", [])]
+        return NativeLaunch(
+            framework="toy",
+            version=version.version,
+            argv=("python3", "-m", "toy", *args),
+            **common_fields(job),
+        )  # type: ignore[arg-type]
+
+    def validate_native(self, native: NativeLaunch) -> list[Problem]:
+        return [
+            Problem("spec.native.toy", "unknown flag", "--batch=N", a)
+            for a in native.argv[3:]
+            if not a.startswith("--batch=")
+        ]
+
+
+def plugin(**hooks: Any) -> types.SimpleNamespace:
+    return types.SimpleNamespace(**{name: hookimpl(fn) for name, fn in hooks.items()})
+
+
+def toy_plugin() -> types.SimpleNamespace:
+    return plugin(rladapt_register_frameworks=lambda: [ToyAdapter()])
+
+
+def registry(*extra: tuple[str, object]) -> Any:
+    return load_registry(builtins={}, extra=[("toy", toy_plugin()), *extra], use_entry_points=False)
+
+
+JOB = load_job_text(MINIMAL, [])
+
+
+def test_render_through_registered_adapter() -> None:
+    rendered = render_native(JOB, "toy", registry())
+    assert rendered.version.version == "2.0"  # newest supported by default
+    assert rendered.native.argv == ("python3", "-m", "toy", "--batch=64")
+
+
+def test_version_outside_matrix_is_usage_error() -> None:
+    with pytest.raises(
+        UsageError, match=r"toy==3.0 is outside the compatibility matrix; expected one of: 1.0, 2.0"
+    ):
+        render_native(JOB, "toy==3.0", registry())
+
+
+def test_capability_missing_names_field_version_and_first_supporting_version() -> None:
+    with pytest.raises(UnsupportedError) as info:
+        render_native(JOB, "toy==1.0", registry())
+    assert [str(p) for p in info.value.problems] == [
+        "spec.rollout.mode: toy 1.0 cannot express rollout.async (first supported in toy 2.0), found async"
+    ]
+
+
+def test_unknown_framework_suggests() -> None:
+    with pytest.raises(UsageError, match=r"unknown framework 'tox' \(did you mean 'toy'\?\)"):
+        render_native(JOB, "tox", registry())
+    with pytest.raises(UsageError, match="expected NAME or NAME==VERSION"):
+        parse_framework("toy>=1")
+
+
+def test_native_escape_hatch_is_validated_and_unknown_framework_rejected() -> None:
+    job = load_job_text(MINIMAL + "  native: {toy: ['--nope']}\n", [])
+    with pytest.raises(SpecError, match="spec.native.toy: unknown flag; expected --batch=N, found --nope"):
+        render_native(job, "toy", registry())
+    job = load_job_text(MINIMAL + "  native: {tot: ['--batch=1']}\n", [])
+    with pytest.raises(SpecError, match=r"spec.native.tot: no such framework \(did you mean 'toy'\?\)"):
+        render_native(job, "toy", registry())
+
+
+def test_broken_plugin_is_isolated() -> None:
+    def boom() -> list[Any]:
+        raise RuntimeError("kaput")
+
+    reg = registry(("bad", plugin(rladapt_register_frameworks=boom)))
+    assert [b.name for b in reg.broken] == ["bad"] and "kaput" in reg.broken[0].error
+    assert render_native(JOB, "toy", reg).native.framework == "toy"
+    reg = load_registry(
+        builtins={"missing": "rladapt_no_such_module"}, extra=[("toy", toy_plugin())], use_entry_points=False
+    )
+    assert reg.broken[0].name == "missing" and "ModuleNotFoundError" in reg.broken[0].error
+    with pytest.raises(PluginError, match="plugin 'missing' is broken"):
+        reg.framework("missing")
+
+
+def test_wrong_object_from_register_hook_is_reported() -> None:
+    reg = registry(("odd", plugin(rladapt_register_frameworks=lambda: ["not an adapter"])))
+    assert reg.broken[0].name == "odd" and "expected a FrameworkAdapter" in reg.broken[0].error
+
+
+def test_duplicate_names_are_an_error_naming_both() -> None:
+    reg = registry(("toy2", toy_plugin()))
+    with pytest.raises(PluginError, match="framework 'toy' is registered by more than one plugin: toy2, toy"):
+        reg.framework("toy")
+
+
+def test_block_env_blocks_builtins_and_others(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RLADAPT_BLOCK_PLUGINS", "toy, verl")
+    reg = load_registry(
+        builtins={"verl": "rladapt.adapters.verl"}, extra=[("toy", toy_plugin())], use_entry_points=False
+    )
+    assert sorted(reg.blocked) == ["toy", "verl"] and not reg.frameworks
+    with pytest.raises(UsageError, match="blocked by RLADAPT_BLOCK_PLUGINS"):
+        reg.framework("toy")
+
+
+def test_modify_hooks_chain_in_order_and_checks_collect() -> None:
+    def add_label(job: RLJob) -> RLJob:
+        data = job.model_dump(by_alias=True)
+        data["metadata"]["labels"]["cost-center"] = "rl"
+        return RLJob.model_validate(data)
+
+    first = plugin(rladapt_modify_native=lambda native: native.with_env({"A": "1", "B": "first"}))
+    second = plugin(
+        rladapt_modify_native=lambda native: native.with_env({"B": native.env["B"] + "+second"}),
+        rladapt_modify_job=add_label,
+        rladapt_add_checks=lambda job: (
+            [] if "team" in job.metadata.labels else [Problem("metadata.labels.team", "required by policy")]
+        ),
+    )
+    reg = registry(("second", second), ("first", first))  # pluggy order: the last registered runs first
+    with pytest.raises(SpecError, match="metadata.labels.team: required by policy"):
+        render_native(JOB, "toy", reg)
+    job = load_job_text(MINIMAL, ["metadata.labels.team=rl"])
+    rendered = render_native(job, "toy", reg)
+    assert rendered.native.env == {"A": "1", "B": "first+second"}
+    assert rendered.native.labels == {"team": "rl", "cost-center": "rl"}
+    assert job.metadata.labels == {"team": "rl"}  # the input job is untouched
+
+
+def test_policy_plugin_that_raises_is_named() -> None:
+    def bad(native: NativeLaunch) -> NativeLaunch:
+        raise KeyError("x")
+
+    with pytest.raises(PluginError, match="plugin 'pol' raised KeyError"):
+        render_native(JOB, "toy", registry(("pol", plugin(rladapt_modify_native=bad))))
+
+
+def test_patches_apply_by_version_range_in_order() -> None:
+    patch = Patch(
+        id="toy-env-fix",
+        framework="toy",
+        versions=">=2.0",
+        issue="https://example.org/toy/issues/1",
+        summary="set FIX",
+        kind="env",
+        apply=lambda n, j: n.with_env({"FIX": "1"}),
+    )
+    reg = registry(("patches", plugin(rladapt_register_patches=lambda: [patch])))
+    native = render_native(JOB, "toy==2.0", reg).native
+    assert native.patches == ("toy-env-fix",) and native.env["FIX"] == "1"
+    job = load_job_text(MINIMAL, ["spec.rollout.mode=sync"])
+    old = render_native(job, "toy==1.0", reg).native
+    assert old.patches == () and "FIX" not in old.env
+
+
+def test_conformance_kit_passes_toy_and_catches_a_bad_adapter() -> None:
+    assert check_adapter(ToyAdapter(), [JOB]) == []
+
+    class Leaky(ToyAdapter):
+        def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
+            native = super().translate(job, version)
+            return native.model_copy(update={"files": {"/etc/passwd": "x"}, "version": "9"})
+
+    failures = check_adapter(Leaky(), [JOB])
+    assert any("must be a relative path" in f for f in failures)
+    assert any("native.version is '9'" in f for f in failures)
