@@ -279,8 +279,6 @@ class Eval(_Model):
 LoggingBackend = Literal["console", "wandb", "tensorboard", "mlflow"]
 
 
-
-
 def _console() -> list[LoggingBackend]:
     return ["console"]
 

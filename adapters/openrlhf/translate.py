@@ -1,0 +1,638 @@
+"""RLJob -> NativeLaunch for OpenRLHF: ``python3 -m openrlhf.cli.train_ppo_ray <flags>`` submitted as a Ray job.
+
+Flags are collected by their flat name with the spec field that asked for them, checked against what OpenRLHF
+itself asserts only after parsing (``checks.py``), then spelled in the chosen version's flag names.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from packaging.version import Version
+
+from rladapt.adapters import common
+from rladapt.plugins.native import NativeLaunch
+from rladapt.primitives.errors import Problem, UnsupportedError
+
+from . import checks, versions
+from .parser import split_native
+
+if TYPE_CHECKING:
+    from rladapt.plugins import FrameworkVersion
+    from rladapt.primitives import RLJob
+
+ENTRY_MODULE = "openrlhf.cli.train_ppo_ray"
+#: OpenRLHF loads this name from a Python file given as the remote reward URL.
+REWARD_FUNC_NAME = "reward_func"
+REWARD_SHIM = ".rladapt/openrlhf_reward.py"
+
+
+@dataclass
+class Args:
+    """The flags of one launch, by flat name, each with the spec field it came from."""
+
+    version: Version
+    values: dict[str, Any] = field(default_factory=dict)
+    fields: dict[str, str] = field(default_factory=dict)
+    notes: list[str] = field(default_factory=list)
+    unsupported: list[Problem] = field(default_factory=list)
+
+    def set(self, flat: str, value: Any, source: str) -> None:
+        if not versions.has_flag(self.version, flat):
+            raise AssertionError(f"rladapt bug: openrlhf {self.version} has no --{flat}")
+        self.values[flat] = value
+        self.fields[flat] = source
+
+    def get(self, flat: str, default: Any = None) -> Any:
+        return self.values.get(flat, default)
+
+    def cannot(self, path: str, what: str, found: object, hint: str | None = None) -> None:
+        message = f"openrlhf {self.version} cannot express {what}"
+        self.unsupported.append(Problem(path, message, hint, str(found)))
+
+    def argv(self) -> list[str]:
+        out: list[str] = []
+        for flat, value in self.values.items():
+            if value is None or value is False:
+                continue  # every boolean rladapt emits is a store_true flag defaulting to False
+            option = versions.spell(self.version, flat)
+            if value is True:
+                out.append(option)
+            elif isinstance(value, (list, tuple)):
+                out.extend([option, *(_text(v) for v in value)])
+            else:
+                out.extend([option, _text(value)])
+        return out
+
+
+def _text(value: object) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
+    args = Args(version=version.parsed)
+    files: dict[str, str] = {}
+    _placement(job, args)
+    _models(job, args, files)
+    _algorithm(job, args)
+    _batches(job, args)
+    _data_and_eval(job, args)
+    _optimizer(job, args)
+    _deepspeed(job, args)
+    _checkpoint(job, args)
+    _logging(job, args)
+    if args.unsupported:
+        raise UnsupportedError(args.unsupported)
+    problems = checks.check(checks.FlagView.from_args(args))
+    if problems:
+        # The job is valid rladapt-wise: what OpenRLHF would assert on is something this version cannot run.
+        raise UnsupportedError(
+            problems, f"openrlhf {version.version} would reject this job after parsing its flags"
+        )
+
+    native_tokens = split_native(job.spec.native.get("openrlhf", []))
+    argv = (job.spec.runtime.python, "-m", ENTRY_MODULE, *args.argv(), *native_tokens)
+    fields = common.common_fields(job)
+    env: dict[str, str] = dict(job.spec.env)
+    return NativeLaunch(
+        framework="openrlhf",
+        version=version.version,
+        argv=argv,
+        files=files,
+        runtime_env=runtime_env(job, env),
+        notes=tuple(args.notes),
+        **fields,
+    )
+
+
+# --- placement -----------------------------------------------------------------------------------------------
+
+
+def _placement(job: RLJob, args: Args) -> None:
+    spec = job.spec
+    layout = job.placement
+    roles = common.placement(job)
+    required = spec.required_roles
+
+    def put(role: str, source: str, like: str | None = None) -> None:
+        rp = roles[like or role]
+        args.set(f"{role}_num_nodes", rp.nodes, source)
+        args.set(f"{role}_num_gpus_per_node", rp.gpus_per_node, source)
+
+    put("actor", "spec.placement")
+    colocate_all = layout.colocated("actor", "rollout")
+    args.set("colocate_all_models", colocate_all, "spec.placement")
+
+    # vLLM engines: the rollout GPUs cut into tensor-parallel groups.
+    rollout = roles["rollout"]
+    rollout_gpus = rollout.nodes * rollout.gpus_per_node
+    tp = spec.rollout.tensor_parallel
+    if spec.rollout.engine != "vllm":
+        args.cannot(
+            "spec.rollout.engine", f"rollout engine {spec.rollout.engine}", spec.rollout.engine, "vllm"
+        )
+    if rollout_gpus % tp:
+        raise UnsupportedError(
+            [
+                Problem(
+                    "spec.rollout.tensor_parallel",
+                    f"does not divide the rollout's {rollout_gpus} GPUs into whole vLLM engines",
+                    f"a divisor of {rollout_gpus}",
+                    str(tp),
+                )
+            ]
+        )
+    args.set("vllm_num_engines", rollout_gpus // tp, "spec.placement")
+    args.set("vllm_tensor_parallel_size", tp, "spec.rollout.tensor_parallel")
+    args.set(
+        "vllm_gpu_memory_utilization",
+        spec.rollout.gpu_memory_utilization,
+        "spec.rollout.gpu_memory_utilization",
+    )
+
+    if "ref" in required:
+        put("ref", "spec.placement")
+        if not colocate_all:
+            args.set("colocate_actor_ref", layout.colocated("actor", "ref"), "spec.placement")
+    elif not versions.has_flag(args.version, "use_kl_loss"):
+        # Before 0.6 a reference model is always created; give it the actor's GPUs rather than new ones.
+        put("ref", "spec.placement", like="actor")
+        if not colocate_all:
+            args.set("colocate_actor_ref", True, "spec.placement")
+        args.notes.append(
+            f"openrlhf {args.version} always loads a reference model; it shares the actor's GPUs"
+        )
+
+    critic = "critic" in required
+    reward = "reward" in required
+    if critic:
+        put("critic", "spec.placement")
+    if reward:
+        put("reward", "spec.placement")
+    in_actor_group = colocate_all and critic and layout.colocated("actor", "critic")
+    if critic and reward and layout.colocated("critic", "reward") and not in_actor_group:
+        # Under colocate_all, critic and reward already share the actor's placement group; this flag would give
+        # them a second one of their own.
+        args.set("colocate_critic_reward", True, "spec.placement")
+    elif critic and not reward and colocate_all and not layout.colocated("actor", "critic"):
+        # A critic outside the actor's pool gets its own placement group only through this flag, which also
+        # asserts that the (absent) reward model has the critic's shape.
+        args.set("colocate_critic_reward", True, "spec.placement")
+        put("reward", "spec.placement", like="critic")
+
+    if colocate_all:
+        for role in ("ref", "critic", "reward"):
+            if role not in required or layout.colocated("actor", role):
+                continue
+            if role in ("critic", "reward") and args.get("colocate_critic_reward"):
+                continue
+            args.cannot(
+                "spec.placement",
+                f"{role} outside the actor's pool when actor and rollout share one "
+                "(colocate_all puts every model in the actor's placement group)",
+                f"{role} elsewhere",
+                f"{role} in the actor's pool, or critic and reward together in a pool of their own",
+            )
+        if job.spec.weight_sync.max_staleness == 0:
+            # Hybrid engine: vLLM and DeepSpeed take turns on the same GPUs.
+            args.set("vllm_enable_sleep", True, "spec.placement")
+            if versions.has_flag(args.version, "deepspeed_enable_sleep"):
+                args.set("deepspeed_enable_sleep", True, "spec.placement")
+    _pool_budget(job, args, roles)
+
+    ws = spec.weight_sync
+    if ws.method == "disk":
+        args.cannot(
+            "spec.weight_sync.method", "weight sync through disk", ws.method, "auto, nccl or cuda_ipc"
+        )
+    elif ws.method in ("nccl", "cuda_ipc"):
+        # CUDA IPC is what OpenRLHF does for nccl when every model is colocated and training is synchronous.
+        args.set("vllm_sync_backend", "nccl", "spec.weight_sync.method")
+    if ws.every_steps != 1:
+        args.cannot(
+            "spec.weight_sync.every_steps", "weight sync less often than every step", ws.every_steps, "1"
+        )
+    if ws.max_staleness > 0:
+        if not versions.has_flag(args.version, "async_train"):
+            args.cannot(
+                "spec.weight_sync.max_staleness", "asynchronous (off-policy) training", ws.max_staleness, "0"
+            )
+        else:
+            args.set("async_train", True, "spec.weight_sync.max_staleness")
+            if versions.has_flag(args.version, "async_queue_size"):
+                args.set("async_queue_size", ws.max_staleness, "spec.weight_sync.max_staleness")
+            elif ws.max_staleness != 1:
+                args.cannot(
+                    "spec.weight_sync.max_staleness",
+                    "a rollout queue deeper than 1 (--async_queue_size arrives in 0.9.1)",
+                    ws.max_staleness,
+                    "1",
+                )
+
+
+def _pool_budget(job: RLJob, args: Args, roles: dict[str, Any]) -> None:
+    """OpenRLHF gives GPUs to groups of models; groups that share a pool must fit in it side by side."""
+    layout = job.placement
+    groups: dict[str, list[str]] = {}  # group leader -> members
+    colocate_all = bool(args.get("colocate_all_models"))
+    for role in job.spec.required_roles:
+        if (colocate_all and (role == "rollout" or role == "ref" or layout.colocated("actor", role))) or (
+            role == "ref" and args.get("colocate_actor_ref")
+        ):
+            leader = "actor"
+        elif role == "reward" and args.get("colocate_critic_reward") and "critic" in job.spec.required_roles:
+            leader = "critic"
+        else:
+            leader = role
+        groups.setdefault(leader, []).append(role)
+    for pool in layout.pools:
+        used = [(leader, members) for leader, members in groups.items() if layout.pool_of(leader) is pool]
+        total = sum(roles[leader].nodes * roles[leader].gpus_per_node for leader, _ in used)
+        if total > pool.gpus:
+            names = " + ".join("/".join(members) for _, members in used)
+            raise UnsupportedError(
+                [
+                    Problem(
+                        f"spec.placement.pools[{layout.pools.index(pool)}]",
+                        f"openrlhf runs {names} on separate GPUs, {total} in all, but pool {pool.name!r} has {pool.gpus}; "
+                        "it shares GPUs only between actor and ref, critic and reward, or all models with the rollout",
+                        "spec.roles.<role>.gpus splitting the pool, or one pool per group",
+                        str(total),
+                    )
+                ]
+            )
+
+
+# --- models, algorithm, batches --------------------------------------------------------------------------------
+
+
+def _models(job: RLJob, args: Args, files: dict[str, str]) -> None:
+    spec = job.spec
+    model = spec.model
+    args.set("pretrain", model.path, "spec.model.path")
+    if model.tokenizer and model.tokenizer != model.path:
+        args.cannot("spec.model.tokenizer", "a tokenizer other than the model's", model.tokenizer)
+    if spec.algorithm.needs_critic:
+        args.set("critic_pretrain", model.critic_path or model.path, "spec.model.critic_path")
+    reward = spec.reward
+    sources = [name for name in ("function", "model", "remote") if getattr(reward, name) is not None]
+    if len(sources) > 1:
+        args.cannot(
+            "spec.reward",
+            "more than one reward source (a remote URL or function replaces the model)",
+            ", ".join(sources),
+            "one of function, model, remote",
+        )
+    if reward.function is not None:
+        path = reward.function.path
+        if not path.endswith(".py"):
+            args.cannot("spec.reward.function.path", "a reward function outside a .py file", path)
+        if reward.function.name != REWARD_FUNC_NAME:
+            # OpenRLHF imports the name reward_func; a two-line module re-exports the user's function under it.
+            files[REWARD_SHIM] = _reward_shim(path, reward.function.name)
+            path = REWARD_SHIM
+        args.set("remote_rm_url", path, "spec.reward.function")
+        args.notes.append(
+            f"the reward function is called as OpenRLHF's reward_func: {_reward_signature(args.version)}"
+        )
+    elif reward.remote is not None:
+        args.set("remote_rm_url", reward.remote.url, "spec.reward.remote.url")
+    elif reward.model is not None:
+        args.set("reward_pretrain", reward.model.path, "spec.reward.model.path")
+        if reward.model.micro_batch_per_gpu != spec.training.micro_batch_per_gpu:
+            args.notes.append(
+                "openrlhf scores with --micro_rollout_batch_size (training.micro_batch_per_gpu="
+                f"{spec.training.micro_batch_per_gpu}); reward.model.micro_batch_per_gpu is not used"
+            )
+    lora = model.lora
+    if lora is not None:
+        args.set("lora_rank", lora.rank, "spec.model.lora.rank")
+        args.set("lora_alpha", lora.alpha, "spec.model.lora.alpha")
+        targets = [lora.target_modules] if isinstance(lora.target_modules, str) else list(lora.target_modules)
+        args.set("target_modules", targets, "spec.model.lora.target_modules")
+
+
+def _reward_signature(version: Version) -> str:
+    return (
+        "reward_func(queries, prompts)"
+        if version < Version("0.6.0")
+        else "reward_func(queries, prompts, labels)"
+    )
+
+
+def _reward_shim(path: str, name: str) -> str:
+    return (
+        '"""Written by rladapt: OpenRLHF loads `reward_func` from this file."""\n'
+        "import importlib.util\n\n"
+        f"_spec = importlib.util.spec_from_file_location('rladapt_user_reward', {path!r})\n"
+        "_module = importlib.util.module_from_spec(_spec)\n"
+        "_spec.loader.exec_module(_module)\n"
+        f"reward_func = _module.{name}\n"
+    )
+
+
+def _algorithm(job: RLJob, args: Args) -> None:
+    alg = job.spec.algorithm
+    mapping = versions.ALGORITHMS.get(alg.name)
+    if mapping is None or f"algorithm.{alg.name}" not in versions.capabilities(str(args.version)):
+        args.cannot(
+            "spec.algorithm.name",
+            f"algorithm {alg.name}",
+            alg.name,
+            ", ".join(
+                a for a in versions.ALGORITHMS if f"algorithm.{a}" in versions.capabilities(str(args.version))
+            ),
+        )
+        return
+    estimator, extra = mapping
+    args.set("advantage_estimator", estimator, "spec.algorithm.name")
+    for flat, value in extra.items():
+        args.set(flat, value, "spec.algorithm.name")
+    if alg.name == "dapo":
+        args.set("dynamic_filtering_reward_range", (0.0, 1.0), "spec.algorithm.name")
+    args.set("n_samples_per_prompt", alg.group_size, "spec.algorithm.group_size")
+
+    kl = alg.kl
+    args.set("init_kl_coef", kl.coef, "spec.algorithm.kl.coef")
+    if kl.coef > 0 and kl.in_ == "loss":
+        if versions.has_flag(args.version, "use_kl_loss"):
+            args.set("use_kl_loss", True, "spec.algorithm.kl.in")
+        else:
+            args.cannot("spec.algorithm.kl.in", "KL as a loss term", "loss", "reward")
+    # verl's low_var_kl is k3 clamped to [-10, 10]; OpenRLHF's k3 is the same estimator without the clamp.
+    estimator_name = "k3" if kl.estimator == "low_var_kl" else kl.estimator
+    if versions.has_flag(args.version, "kl_estimator"):
+        args.set("kl_estimator", estimator_name, "spec.algorithm.kl.estimator")
+    elif estimator_name == "k3":
+        args.set("use_kl_estimator_k3", True, "spec.algorithm.kl.estimator")
+    elif estimator_name != "k1" and kl.coef > 0:
+        args.cannot("spec.algorithm.kl.estimator", f"KL estimator {kl.estimator}", kl.estimator, "k1, k3")
+    if kl.estimator == "low_var_kl" and kl.coef > 0:
+        args.notes.append(
+            "kl.estimator low_var_kl is rendered as OpenRLHF's k3 (the same estimator, unclamped)"
+        )
+
+    clip = alg.clip
+    args.set("eps_clip", clip.low, "spec.algorithm.clip.low")
+    if clip.high != clip.low:
+        if versions.has_flag(args.version, "eps_clip_low_high"):
+            args.set("eps_clip_low_high", (clip.low, clip.high), "spec.algorithm.clip.high")
+        else:
+            args.cannot("spec.algorithm.clip.high", "an asymmetric clip range", clip.high, f"{clip.low}")
+    if versions.has_flag(args.version, "entropy_loss_coef"):
+        args.set("entropy_loss_coef", alg.entropy_coef, "spec.algorithm.entropy_coef")
+    elif alg.entropy_coef > 0:
+        args.cannot("spec.algorithm.entropy_coef", "an entropy bonus", alg.entropy_coef, "0")
+    args.set("gamma", alg.gamma, "spec.algorithm.gamma")
+    args.set("lambd", alg.lam, "spec.algorithm.lambda")
+    args.set("max_epochs", alg.ppo_epochs, "spec.algorithm.ppo_epochs")
+
+
+def _batches(job: RLJob, args: Args) -> None:
+    spec = job.spec
+    tr = spec.training
+    group = spec.algorithm.group_size
+    args.set("rollout_batch_size", tr.global_batch, "spec.training.global_batch")
+    args.set("train_batch_size", tr.mini_batch * group, "spec.training.mini_batch")
+    # Always explicit: both micro batch defaults changed at 0.10.0 (4 and 8, then 1 and 1).
+    args.set("micro_train_batch_size", tr.micro_batch_per_gpu, "spec.training.micro_batch_per_gpu")
+    args.set("micro_rollout_batch_size", tr.micro_batch_per_gpu, "spec.training.micro_batch_per_gpu")
+    if tr.steps is not None:
+        # OpenRLHF has no step limit: one step consumes rollout_batch_size prompts, so capping the prompts of a
+        # single pass gives exactly `steps` steps (fewer if the data holds fewer prompts).
+        args.set("num_episodes", 1, "spec.training.steps")
+        args.set("max_samples", tr.steps * tr.global_batch, "spec.training.steps")
+    else:
+        args.set("num_episodes", tr.epochs or 1, "spec.training.epochs")
+    if tr.dynamic_batch.enabled:
+        if versions.has_flag(args.version, "use_dynamic_batch"):
+            args.set("use_dynamic_batch", True, "spec.training.dynamic_batch.enabled")
+            args.set(
+                "train_max_tokens_per_gpu",
+                tr.dynamic_batch.max_tokens_per_gpu,
+                "spec.training.dynamic_batch.max_tokens_per_gpu",
+            )
+            args.set(
+                "rollout_max_tokens_per_gpu",
+                tr.dynamic_batch.max_tokens_per_gpu,
+                "spec.training.dynamic_batch.max_tokens_per_gpu",
+            )
+        else:
+            args.cannot("spec.training.dynamic_batch.enabled", "token-based dynamic batching", True, "false")
+
+    data = spec.data
+    ro = spec.rollout
+    response = ro.max_tokens or data.max_response_length
+    if versions.has_flag(args.version, "max_new_tokens"):
+        args.set("max_len", data.max_prompt_length + response, "spec.data.max_prompt_length")
+        args.set("max_new_tokens", response, "spec.data.max_response_length")
+    else:
+        args.set("prompt_max_len", data.max_prompt_length, "spec.data.max_prompt_length")
+        args.set("generate_max_len", response, "spec.data.max_response_length")
+    args.set("temperature", ro.temperature, "spec.rollout.temperature")
+    args.set("top_p", ro.top_p, "spec.rollout.top_p")
+    if ro.top_k != -1:
+        args.cannot("spec.rollout.top_k", "top-k sampling", ro.top_k, "-1")
+    if ro.val.top_p != 1.0:
+        args.cannot("spec.rollout.val.top_p", "top-p sampling for evaluation", ro.val.top_p, "1.0")
+
+
+def _data_and_eval(job: RLJob, args: Args) -> None:
+    spec = job.spec
+    data = spec.data
+    if len(data.train) > 1:
+        args.cannot(
+            "spec.data.train",
+            "several training files (it blends datasets by probability)",
+            len(data.train),
+            "one file",
+        )
+    args.set("prompt_data", data.train[0], "spec.data.train")
+    args.set("input_key", data.prompt_key, "spec.data.prompt_key")
+    args.set("apply_chat_template", True, "spec.data.prompt_key")
+    args.set("seed", data.seed, "spec.data.seed")
+    if not data.shuffle:
+        args.cannot("spec.data.shuffle", "unshuffled prompts", False, "true")
+
+    ev = spec.eval
+    if ev.before_training:
+        args.cannot("spec.eval.before_training", "an evaluation before the first step", True, "false")
+    if ev.every_steps == 0:
+        return
+    if not versions.has_flag(args.version, "eval_dataset"):
+        args.cannot("spec.eval.every_steps", "evaluation on a held-out dataset", ev.every_steps, "0")
+        return
+    files = [*data.val, *ev.datasets]
+    args.set("eval_dataset", ",".join(files), "spec.data.val" if data.val else "spec.eval.datasets")
+    args.set("eval_steps", ev.every_steps, "spec.eval.every_steps")
+    args.set("eval_temperature", spec.rollout.val.temperature, "spec.rollout.val.temperature")
+    args.set("eval_n_samples_per_prompt", spec.rollout.val.n, "spec.rollout.val.n")
+
+
+def _optimizer(job: RLJob, args: Args) -> None:
+    tr = job.spec.training
+    opt = tr.optimizer
+    args.set("actor_learning_rate", opt.lr, "spec.training.optimizer.lr")
+    args.set("l2", opt.weight_decay, "spec.training.optimizer.weight_decay")
+    if tr.steps is not None:
+        args.set("lr_warmup_ratio", opt.warmup_steps / tr.steps, "spec.training.optimizer.warmup_steps")
+    elif opt.warmup_steps:
+        args.cannot(
+            "spec.training.optimizer.warmup_steps",
+            "warmup in steps without a step count (its warmup is a ratio of the total steps)",
+            opt.warmup_steps,
+            "0, or training.steps",
+        )
+    else:
+        args.set("lr_warmup_ratio", 0.0, "spec.training.optimizer.warmup_steps")
+    if not job.spec.algorithm.needs_critic:
+        return
+    given = tr.critic_optimizer.model_fields_set if tr.critic_optimizer is not None else set()
+    critic = tr.critic_optimizer or opt
+    args.set("critic_learning_rate", critic.lr, "spec.training.critic_optimizer.lr")
+    # A critic setting the user left out follows the actor's, in every version (before 0.10.2 it has to).
+    decay = critic.weight_decay if "weight_decay" in given else opt.weight_decay
+    warmup = critic.warmup_steps if "warmup_steps" in given else opt.warmup_steps
+    if versions.has_flag(args.version, "critic_l2"):
+        args.set("critic_l2", decay, "spec.training.critic_optimizer.weight_decay")
+        if tr.steps is not None:
+            args.set(
+                "critic_lr_warmup_ratio", warmup / tr.steps, "spec.training.critic_optimizer.warmup_steps"
+            )
+        elif warmup:
+            args.cannot(
+                "spec.training.critic_optimizer.warmup_steps",
+                "warmup in steps without a step count",
+                warmup,
+                "0, or training.steps",
+            )
+    elif (decay, warmup) != (opt.weight_decay, opt.warmup_steps):
+        args.cannot(
+            "spec.training.critic_optimizer",
+            "a critic weight decay or warmup different from the actor's "
+            "(one --l2 and --lr_warmup_ratio serve both before 0.10.2)",
+            f"weight_decay={decay}, warmup_steps={warmup}",
+            f"weight_decay={opt.weight_decay}, warmup_steps={opt.warmup_steps}",
+        )
+
+
+def _deepspeed(job: RLJob, args: Args) -> None:
+    spec = job.spec
+    tr = spec.training
+    par = tr.parallel
+    if tr.backend == "megatron":
+        args.cannot(
+            "spec.training.backend",
+            "the Megatron backend (it trains with DeepSpeed)",
+            tr.backend,
+            "deepspeed, fsdp or fsdp2",
+        )
+    elif tr.backend == "deepspeed":
+        args.set(
+            "zero_stage",
+            par.zero_stage if par.zero_stage is not None else 2,
+            "spec.training.parallel.zero_stage",
+        )
+    else:
+        args.set("zero_stage", 3, "spec.training.backend")
+        args.notes.append(
+            f"training.backend {tr.backend} is rendered as DeepSpeed ZeRO-3 "
+            "(the same full sharding; OpenRLHF trains with DeepSpeed only)"
+        )
+    if par.sp > 1:
+        args.cannot(
+            "spec.training.parallel.sp",
+            "Ulysses sequence parallelism (it has ring attention: training.parallel.cp)",
+            par.sp,
+            "1",
+        )
+    if par.cp > 1:
+        if versions.has_flag(args.version, "ring_attn_size"):
+            args.set("ring_attn_size", par.cp, "spec.training.parallel.cp")
+        else:
+            args.cannot("spec.training.parallel.cp", "context parallelism (ring attention)", par.cp, "1")
+
+    dtype = spec.model.dtype
+    if dtype == "float32":
+        args.cannot("spec.model.dtype", "float32 training", dtype, "bfloat16 or float16")
+    elif versions.has_flag(args.version, "param_dtype"):
+        args.set("param_dtype", "bf16" if dtype == "bfloat16" else "fp16", "spec.model.dtype")
+    else:
+        args.set("bf16", dtype == "bfloat16", "spec.model.dtype")
+    if versions.has_flag(args.version, "flash_attn"):
+        args.set("flash_attn", True, "spec.model")  # default off before 0.8.10; every upstream script sets it
+    args.set("gradient_checkpointing", spec.model.gradient_checkpointing, "spec.model.gradient_checkpointing")
+
+
+def _checkpoint(job: RLJob, args: Args) -> None:
+    ck = job.spec.checkpoint
+    root = job.checkpoint_dir
+    args.set("ckpt_path", root, "spec.checkpoint.dir")
+    if not posixpath.isabs(root):
+        args.notes.append(
+            f"checkpoint.dir {root!r} is relative: under `ray job submit` it lands in the job's "
+            "unpacked copy of the working dir; use an absolute path on shared storage to keep it"
+        )
+    args.set("save_path", posixpath.join(root, "final"), "spec.checkpoint.dir")
+    args.set("save_steps", ck.every_steps if ck.every_steps > 0 else -1, "spec.checkpoint.every_steps")
+    if ck.keep_last is not None:
+        args.set("max_ckpt_num", ck.keep_last, "spec.checkpoint.keep_last")
+    args.set("save_hf_ckpt", ck.save_hf, "spec.checkpoint.save_hf")
+    if ck.resume == "auto":
+        # OpenRLHF resumes only when <ckpt_path>/_actor exists, so a first run starts fresh.
+        args.set("load_checkpoint", True, "spec.checkpoint.resume")
+    elif ck.resume == "path":
+        args.cannot(
+            "spec.checkpoint.resume",
+            "resuming from a chosen step (it resumes from the latest tag under <ckpt_path>/_actor)",
+            "path",
+            "auto or never",
+        )
+
+
+def _logging(job: RLJob, args: Args) -> None:
+    lg = job.spec.logging
+    for backend in lg.backends:
+        if backend == "wandb":
+            # The value is only a switch: OpenRLHF logs in with it only when WANDB_API_KEY is unset, and the key
+            # itself must never be rendered.
+            args.set("use_wandb", "env:WANDB_API_KEY", "spec.logging.backends")
+            args.set("wandb_project", lg.project, "spec.logging.project")
+            args.set("wandb_run_name", job.experiment, "spec.logging.experiment")
+            if (
+                not any(s.env == "WANDB_API_KEY" for s in job.spec.secrets)
+                and "WANDB_API_KEY" not in job.spec.env
+            ):
+                args.notes.append("wandb logging needs WANDB_API_KEY in the job's environment (spec.secrets)")
+        elif backend == "tensorboard":
+            args.set(
+                "use_tensorboard", posixpath.join(job.checkpoint_dir, "tensorboard"), "spec.logging.backends"
+            )
+        elif backend == "mlflow":
+            args.cannot("spec.logging.backends", "MLflow logging", backend, "console, wandb, tensorboard")
+
+
+# --- Ray submission ------------------------------------------------------------------------------------------
+
+
+def _relative(path: str) -> str | None:
+    """``path`` relative to the job's working directory, or None when it lies outside it."""
+    if posixpath.isabs(path):
+        return None
+    norm = posixpath.normpath(path)
+    return None if norm == ".." or norm.startswith("../") else norm
+
+
+def runtime_env(job: RLJob, env: dict[str, str]) -> dict[str, Any]:
+    """The ``--runtime-env-json`` of ``ray job submit``: ship the code, never checkpoints or the git history."""
+    working_dir = job.spec.runtime.working_dir
+    excludes = [".git", ".cache", "__pycache__"]
+    inside = _relative(job.checkpoint_dir)
+    if inside is not None:
+        excludes.append(inside)
+    out: dict[str, Any] = {"working_dir": working_dir, "excludes": excludes}
+    if env:
+        out["env_vars"] = dict(env)
+    return out

@@ -1,0 +1,252 @@
+"""What each OpenRLHF version can express, and how it spells each ``train_ppo_ray`` flag.
+
+Flags are named here by their flat spelling (``actor_num_nodes``, the only spelling up to 0.10.1.post2); from 0.10.2
+every flag has a dotted name (``--actor.num_nodes``) and the flat ones are gone, with no aliases.
+
+Version bounds are exact at every pinned version: the conformance suite parses the flags below with each pinned
+version's real parser. Between pinned versions a bound is the release that changed the flag where that is known
+(removals of ``--flash_attn``, ``--bf16``, ``--prompt_max_len``), otherwise a release no later than the first
+pinned one that has it; only pinned versions are ever resolved.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from packaging.version import Version
+
+#: First release whose ``train_ppo_ray`` only knows dotted flags (commit "dotted config hierarchy").
+DOTTED_SINCE = Version("0.10.2")
+
+#: Flat name -> dotted name, for every flag rladapt emits. Where 0.10.2 split one flat optimizer flag per model,
+#: the flat name spells the actor's and ``critic_<name>`` (dotted versions only) the critic's.
+DOTTED: dict[str, str] = {
+    # placement
+    "actor_num_nodes": "actor.num_nodes",
+    "actor_num_gpus_per_node": "actor.num_gpus_per_node",
+    "ref_num_nodes": "ref.num_nodes",
+    "ref_num_gpus_per_node": "ref.num_gpus_per_node",
+    "critic_num_nodes": "critic.num_nodes",
+    "critic_num_gpus_per_node": "critic.num_gpus_per_node",
+    "reward_num_nodes": "reward.num_nodes",
+    "reward_num_gpus_per_node": "reward.num_gpus_per_node",
+    "colocate_actor_ref": "train.colocate_actor_ref",
+    "colocate_critic_reward": "train.colocate_critic_reward",
+    "colocate_all_models": "train.colocate_all",
+    # vLLM
+    "vllm_num_engines": "vllm.num_engines",
+    "vllm_tensor_parallel_size": "vllm.tensor_parallel_size",
+    "vllm_gpu_memory_utilization": "vllm.gpu_memory_utilization",
+    "vllm_enable_sleep": "vllm.enable_sleep",
+    "deepspeed_enable_sleep": "ds.enable_sleep",
+    "vllm_sync_backend": "vllm.sync_backend",
+    # models and reward
+    "pretrain": "actor.model_name_or_path",
+    "reward_pretrain": "reward.model_name_or_path",
+    "critic_pretrain": "critic.model_name_or_path",
+    "remote_rm_url": "reward.remote_url",
+    # algorithm
+    "advantage_estimator": "algo.advantage.estimator",
+    "n_samples_per_prompt": "rollout.n_samples_per_prompt",
+    "init_kl_coef": "algo.kl.init_coef",
+    "use_kl_loss": "algo.kl.use_loss",
+    "kl_estimator": "algo.kl.estimator",
+    "eps_clip": "actor.eps_clip",
+    "eps_clip_low_high": "actor.eps_clip_low_high",
+    "entropy_loss_coef": "actor.entropy_coef",
+    "policy_loss_type": "actor.policy_loss_type",
+    "gamma": "algo.advantage.gamma",
+    "lambd": "algo.advantage.lambd",
+    "dynamic_filtering": "algo.dynamic_filtering_enable",
+    "dynamic_filtering_reward_range": "algo.dynamic_filtering_range",
+    # batches, lengths, loop
+    "train_batch_size": "train.batch_size",
+    "micro_train_batch_size": "train.micro_batch_size",
+    "rollout_batch_size": "rollout.batch_size",
+    "micro_rollout_batch_size": "rollout.micro_batch_size",
+    "max_epochs": "train.max_epochs",
+    "num_episodes": "train.num_episodes",
+    "max_samples": "data.max_samples",
+    "max_len": "data.max_len",
+    "max_new_tokens": "rollout.max_new_tokens",
+    "use_dynamic_batch": "train.dynamic_batch_enable",
+    "train_max_tokens_per_gpu": "train.max_tokens_per_gpu",
+    "rollout_max_tokens_per_gpu": "rollout.max_tokens_per_gpu",
+    "async_train": "train.async_enable",
+    "async_queue_size": "train.async_queue_size",
+    "seed": "train.seed",
+    # sampling
+    "temperature": "rollout.temperature",
+    "top_p": "rollout.top_p",
+    # data and eval
+    "prompt_data": "data.prompt_dataset",
+    "input_key": "data.input_key",
+    "apply_chat_template": "data.apply_chat_template",
+    "eval_dataset": "eval.dataset",
+    "eval_steps": "eval.steps",
+    "eval_temperature": "eval.temperature",
+    "eval_n_samples_per_prompt": "eval.n_samples_per_prompt",
+    # optimizer
+    "actor_learning_rate": "actor.adam.lr",
+    "critic_learning_rate": "critic.adam.lr",
+    "l2": "actor.adam.weight_decay",
+    "lr_warmup_ratio": "actor.lr_warmup_ratio",
+    "critic_l2": "critic.adam.weight_decay",
+    "critic_lr_warmup_ratio": "critic.lr_warmup_ratio",
+    # DeepSpeed and model
+    "zero_stage": "ds.zero_stage",
+    "param_dtype": "ds.param_dtype",
+    "gradient_checkpointing": "actor.gradient_checkpointing_enable",
+    "ring_attn_size": "ds.ring_attn_size",
+    "packing_samples": "ds.packing_samples",
+    "lora_rank": "ds.lora.rank",
+    "lora_alpha": "ds.lora.alpha",
+    "target_modules": "ds.lora.target_modules",
+    # checkpoints
+    "save_path": "ckpt.output_dir",
+    "ckpt_path": "ckpt.path",
+    "save_steps": "ckpt.save_steps",
+    "max_ckpt_num": "ckpt.max_num",
+    "load_checkpoint": "ckpt.load_enable",
+    "save_hf_ckpt": "ckpt.save_hf",
+    # logging
+    "use_wandb": "logger.wandb.key",
+    "wandb_project": "logger.wandb.project",
+    "wandb_run_name": "logger.wandb.run_name",
+    "use_tensorboard": "logger.tensorboard_dir",
+}
+
+#: Flags that exist only in a version range [since, until); flags not listed exist in every pinned version.
+#: ``None`` leaves that side open.
+RANGES: dict[str, tuple[str | None, str | None]] = {
+    "critic_l2": ("0.10.2", None),
+    "critic_lr_warmup_ratio": ("0.10.2", None),
+    "use_kl_estimator_k3": (None, "0.6.0.post1"),
+    "use_kl_loss": ("0.6.0", None),
+    "kl_estimator": ("0.6.0.post1", None),
+    "deepspeed_enable_sleep": ("0.6.0.post1", None),
+    "entropy_loss_coef": ("0.7.0", None),
+    "eval_dataset": ("0.7.0", None),
+    "eval_temperature": ("0.7.0", None),
+    "eval_n_samples_per_prompt": ("0.7.0", None),
+    "ring_attn_size": ("0.7.0", None),
+    "eps_clip_low_high": ("0.8.0", None),
+    "async_train": ("0.8.0", None),
+    "policy_loss_type": ("0.8.6", None),
+    "dynamic_filtering": ("0.8.6", None),
+    "dynamic_filtering_reward_range": ("0.8.6", None),
+    "use_dynamic_batch": ("0.8.6", None),
+    "train_max_tokens_per_gpu": ("0.8.6", None),
+    "rollout_max_tokens_per_gpu": ("0.8.6", None),
+    "flash_attn": (None, "0.8.10"),
+    "bf16": (None, "0.9.2"),
+    "param_dtype": ("0.9.2", None),
+    "async_queue_size": ("0.9.1", None),
+    "prompt_max_len": (None, "0.9.8"),
+    "generate_max_len": (None, "0.9.8"),
+    "max_new_tokens": ("0.9.8", None),
+}
+
+#: Native advantage estimators and the release that added each.
+ESTIMATORS: dict[str, str] = {
+    "gae": "0.5.1",
+    "reinforce": "0.5.1",
+    "rloo": "0.5.3",
+    "reinforce_baseline": "0.6.0",
+    "group_norm": "0.6.0",
+    "dr_grpo": "0.6.3.post2",
+    "flash_reinforce": "0.11.2",
+}
+
+#: Estimators that compare the samples of one prompt: one sample per prompt makes every advantage zero.
+GROUP_ESTIMATORS = frozenset({"rloo", "reinforce_baseline", "group_norm", "dr_grpo"})
+
+#: rladapt algorithm -> (estimator, extra flat flags that define it).
+ALGORITHMS: dict[str, tuple[str, dict[str, object]]] = {
+    "ppo": ("gae", {}),
+    "grpo": ("group_norm", {}),
+    "rloo": ("rloo", {}),
+    "reinforce_pp": ("reinforce", {}),
+    "reinforce_pp_baseline": ("reinforce_baseline", {}),
+    "dapo": ("group_norm", {"dynamic_filtering": True}),
+    "gspo": ("group_norm", {"policy_loss_type": "gspo"}),
+}
+
+
+def _v(text: str) -> Version:
+    return Version(text)
+
+
+def dotted(version: str | Version) -> bool:
+    return _v(str(version)) >= DOTTED_SINCE
+
+
+def has_flag(version: str | Version, flat: str) -> bool:
+    since, until = RANGES.get(flat, (None, None))
+    v = _v(str(version))
+    return (since is None or v >= _v(since)) and (until is None or v < _v(until))
+
+
+def spell(version: str | Version, flat: str) -> str:
+    """The option string ``version`` uses for the flag rladapt calls ``flat``."""
+    return f"--{DOTTED[flat]}" if dotted(version) else f"--{flat}"
+
+
+def dest(version: str | Version, flat: str) -> str:
+    """The argparse ``dest`` of ``flat`` in ``version``."""
+    return spell(version, flat)[2:]
+
+
+def estimators(version: str | Version) -> tuple[str, ...]:
+    v = _v(str(version))
+    return tuple(name for name, since in ESTIMATORS.items() if v >= _v(since))
+
+
+@lru_cache(maxsize=64)
+def capabilities(version: str) -> frozenset[str]:
+    """Every capability string ``version`` can express (rladapt's vocabulary plus ``openrlhf.*`` details)."""
+    v = _v(version)
+    caps = {
+        "placement.colocated",
+        "placement.separate",
+        # OpenRLHF's trainer schedules generation itself; the spec's rollout mode does not change its launch.
+        "rollout.sync",
+        "rollout.async",
+        "rollout.engine.vllm",
+        "backend.deepspeed",
+        # FSDP's full sharding is expressed as ZeRO-3, the same sharding of parameters, gradients and optimizer.
+        "backend.fsdp",
+        "backend.fsdp2",
+        "kl.reward",
+        "reward.function",
+        "reward.model",
+        "reward.remote",
+        "lora",
+        "checkpoint.keep_last",
+        "logging.wandb",
+        "logging.tensorboard",
+        "openrlhf.colocate.all",
+        "openrlhf.colocate.actor_ref",
+        "openrlhf.colocate.critic_reward",
+        "openrlhf.vllm_sleep",
+    }
+    available = set(estimators(v))
+    caps.update(f"openrlhf.estimator.{name}" for name in available)
+    for algorithm, (estimator, extra) in ALGORITHMS.items():
+        if estimator in available and all(has_flag(v, flag) for flag in extra):
+            caps.add(f"algorithm.{algorithm}")
+    if has_flag(v, "use_kl_loss"):
+        caps.add("kl.loss")
+    if "algorithm.dapo" in caps and not has_flag(v, "eps_clip_low_high"):
+        caps.discard("algorithm.dapo")
+    if has_flag(v, "deepspeed_enable_sleep"):
+        caps.add("openrlhf.deepspeed_sleep")
+    if has_flag(v, "eval_dataset"):
+        caps.add("openrlhf.eval")
+    if has_flag(v, "async_train"):
+        caps.update({"weight_sync.off_policy", "openrlhf.async_train"})
+    if has_flag(v, "async_queue_size"):
+        caps.add("openrlhf.async_queue_size")
+    if has_flag(v, "use_dynamic_batch"):
+        caps.add("dynamic_batch")
+    return frozenset(caps)

@@ -1,0 +1,225 @@
+"""The patch bootstrap: ``python -m rladapt.bootstrap [--patch module:function ...] -- <native argv>``.
+
+It calls each runtime patch hook, then runs the native command. A monkeypatch lives in one Python process, so
+a Python entrypoint of this same interpreter (``python -m pkg``, ``python script.py``, ``python -c code``)
+runs in-process through ``runpy`` after the patches; anything else is ``exec``-ed (its exit code and
+signals are its own) and the patches reach it only through ``worker_process_setup_hook`` in Ray workers.
+
+``worker_setup`` is the Ray ``runtime_env.worker_process_setup_hook`` (``WORKER_SETUP_HOOK``): it applies the
+hooks listed in ``$RLADAPT_RUNTIME_PATCHES`` (comma-separated ``module:function``) in each worker process.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import re
+import runpy
+import shutil
+import sys
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
+
+if TYPE_CHECKING:
+    from rladapt.plugins.native import NativeLaunch
+
+PATCHES_ENV = "RLADAPT_RUNTIME_PATCHES"
+#: JSON ``{relative path: text}``: files the bootstrap writes (relative to its cwd) before running the
+#: command, for launchers that cannot ship files otherwise (a Ray job's entrypoint runs on the cluster).
+FILES_ENV = "RLADAPT_FILES"
+#: JSON ``{name: value}``: environment variables to set verbatim. Ray expands ``$VAR`` in runtime_env env_vars
+#: (``os.path.expandvars``, no escape), so a launcher passes values holding ``$`` here, ``$`` JSON-escaped.
+LITERAL_ENV = "RLADAPT_LITERAL_ENV"
+WORKER_SETUP_HOOK = "rladapt.bootstrap.worker_setup"
+_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
+_HOOK = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+
+_applied: list[str] = []
+
+
+class PatchFailed(Exception):
+    """A runtime patch hook could not be imported or raised: the framework must not run unpatched."""
+
+
+def json_env_value(value: object) -> str:
+    """JSON for an environment variable with every ``$`` escaped (``\\u0024``): shells and Ray leave it alone."""
+    return json.dumps(value, sort_keys=True).replace("$", "\\u0024")
+
+
+def apply_literal_env() -> None:
+    """Set the variables of ``$RLADAPT_LITERAL_ENV`` in this process (and so in its children)."""
+    text = os.environ.get(LITERAL_ENV)
+    if text:
+        values = json.loads(text)
+        os.environ.update({str(k): str(v) for k, v in values.items()})
+
+
+def parse_patch_list(text: str | None) -> list[str]:
+    return [item.strip() for item in (text or "").split(",") if item.strip()]
+
+
+def apply_patches(hooks: Iterable[str]) -> list[str]:
+    """Call each ``module:function`` once per process, in order; returns the hooks called now."""
+    called = []
+    for hook in hooks:
+        if hook in _applied:
+            continue
+        if not _HOOK.match(hook):
+            raise PatchFailed(f"runtime patch {hook!r} is not of the form module:function")
+        module_name, _, func_name = hook.partition(":")
+        try:
+            func = getattr(importlib.import_module(module_name), func_name)
+            func()
+        except Exception as exc:
+            raise PatchFailed(f"runtime patch {hook} failed: {type(exc).__name__}: {exc}") from exc
+        _applied.append(hook)
+        called.append(hook)
+    return called
+
+
+def write_files(files: dict[str, str], base: Path) -> list[Path]:
+    """Write ``files`` under ``base``; a path that is absolute or climbs out of ``base`` is refused."""
+    written = []
+    for name, text in files.items():
+        rel = Path(name)
+        if not name or rel.is_absolute() or ".." in rel.parts:
+            raise ValueError(f"file {name!r} is not a relative path inside the working directory")
+        target = base / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(text, encoding="utf-8")
+        written.append(target)
+    return written
+
+
+def worker_setup() -> None:
+    """Ray ``worker_process_setup_hook``: the literal env, then ``$RLADAPT_RUNTIME_PATCHES``, in this worker."""
+    apply_literal_env()
+    apply_patches(parse_patch_list(os.environ.get(PATCHES_ENV)))
+
+
+def is_python(program: str) -> bool:
+    return bool(_PYTHON_NAME.match(Path(program).name))
+
+
+def bootstrap_argv(native: NativeLaunch) -> list[str]:
+    """The command a launcher runs: the native argv wrapped by this bootstrap, with its runtime patches.
+
+    The native interpreter (``argv[0]`` when it is a Python) also runs the bootstrap, so the in-process path
+    applies and the framework runs in the environment it was meant for.
+    """
+    argv = list(native.argv)
+    python = argv[0] if argv and is_python(argv[0]) else "python3"
+    patches = [arg for hook in native.runtime_patches for arg in ("--patch", hook)]
+    return [python, "-m", "rladapt.bootstrap", *patches, "--", *argv]
+
+
+def _same_interpreter(program: str) -> bool:
+    found = shutil.which(program)
+    if found is None:
+        return False
+    # Only the same directory counts: a venv's python is a symlink to the base one, which has other packages.
+    return Path(found).absolute().parent == Path(sys.executable).absolute().parent
+
+
+def _run_in_process(argv: Sequence[str]) -> bool:
+    """Run a Python argv of this interpreter here; False when its form is not one we can reproduce exactly."""
+    if len(argv) < 2 or not _same_interpreter(argv[0]):
+        return False
+    first, rest = argv[1], list(argv[2:])
+    if first == "-m" and rest:
+        sys.argv = [rest[0], *rest[1:]]
+        runpy.run_module(rest[0], run_name="__main__", alter_sys=True)
+        return True
+    if first == "-c" and rest:
+        sys.argv = ["-c", *rest[1:]]
+        exec(compile(rest[0], "<string>", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+        return True
+    if not first.startswith("-"):
+        sys.argv = [first, *rest]
+        sys.path[0] = str(Path(first).resolve().parent)
+        runpy.run_path(first, run_name="__main__")
+        return True
+    return False
+
+
+def _usage(message: str) -> NoReturn:
+    print(f"rladapt.bootstrap: {message}", file=sys.stderr)
+    print(
+        "usage: python -m rladapt.bootstrap [--patch module:function ...] -- PROGRAM [ARGS...]",
+        file=sys.stderr,
+    )
+    raise SystemExit(2)
+
+
+def parse_args(args: Sequence[str]) -> tuple[list[str], list[str]]:
+    """``--patch H`` / ``--patch=H`` options, then ``--``, then the native argv (kept verbatim)."""
+    patches: list[str] = []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            native = list(args[i + 1 :])
+            if not native:
+                _usage("no command after --")
+            return patches, native
+        if arg == "--patch" and i + 1 < len(args):
+            patches.append(args[i + 1])
+            i += 2
+        elif arg.startswith("--patch="):
+            patches.append(arg.partition("=")[2])
+            i += 1
+        else:
+            _usage(f"unexpected argument {arg!r}")
+    _usage("missing -- before the command")
+
+
+def main(args: Sequence[str] | None = None) -> None:
+    patches, native = parse_args(sys.argv[1:] if args is None else args)
+    try:
+        apply_literal_env()
+    except (ValueError, AttributeError) as exc:
+        print(f"rladapt.bootstrap: malformed ${LITERAL_ENV}: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    files_json = os.environ.pop(FILES_ENV, None)
+    if files_json:
+        try:
+            files = json.loads(files_json)
+            if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+                raise ValueError("expected a JSON object of path -> text")
+            write_files(files, Path.cwd())
+        except (ValueError, OSError) as exc:
+            print(f"rladapt.bootstrap: cannot write the files from ${FILES_ENV}: {exc}", file=sys.stderr)
+            raise SystemExit(1) from None
+    hooks = list(dict.fromkeys([*parse_patch_list(os.environ.get(PATCHES_ENV)), *patches]))
+    try:
+        apply_patches(hooks)
+    except PatchFailed as exc:
+        print(f"rladapt.bootstrap: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    if hooks:
+        # Python children (and Ray workers through worker_setup) see the same list.
+        os.environ[PATCHES_ENV] = ",".join(hooks)
+    if is_python(native[0]) and _run_in_process(native):
+        return
+    if hooks:
+        print(
+            f"rladapt.bootstrap: warning: {native[0]} is not run in this Python process; runtime patches "
+            f"{', '.join(hooks)} reach it only through Ray's worker_process_setup_hook",
+            file=sys.stderr,
+        )
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        os.execvp(native[0], native)
+    except OSError as exc:
+        print(f"rladapt.bootstrap: cannot run {native[0]!r}: {exc.strerror or exc}", file=sys.stderr)
+        raise SystemExit(127) from None
+
+
+if __name__ == "__main__":
+    # Run through the importable module so the applied-patch record is shared with ``worker_setup``.
+    from rladapt.bootstrap import main as _main
+
+    _main()

@@ -1,0 +1,331 @@
+"""The ``local`` launcher: the native launch as a detached process group on this machine.
+
+``render`` writes ``run.sh``: a bash script that changes to the working directory, exports the environment
+(every value quoted), reads secrets by reference at run time, writes the adapter's files and ``exec``s the
+native argv through the patch bootstrap. ``submit`` starts it in a new session behind a tiny wrapper that
+records the exit code in the run directory, so ``status`` works from any shell after the submitting process
+is gone. ``stop`` sends SIGTERM to the whole group, then SIGKILL after a grace period.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from rladapt.bootstrap import bootstrap_argv
+from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
+from rladapt.primitives.errors import LaunchError, UsageError
+from rladapt.runs import RUN_ID_OPTION, write_atomic
+
+SCRIPT = "run.sh"
+LOG_FILE = "output.log"
+EXIT_FILE = "exit_code"
+STOP_FILE = "stop_requested"
+DEFAULT_GRACE = 15.0
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+# Runs run.sh and records its exit status. The TERM/INT traps are handlers, not "ignore", so the job (started
+# after them) keeps default signal dispositions, while this shell survives a group-wide SIGTERM long enough to
+# record the job's status (143 for a job ended by SIGTERM).
+_WRAPPER = """trap 'true' TERM INT HUP
+bash "$1" </dev/null
+rc=$?
+printf '%s\\n' "$rc" > "$2.tmp" && mv -f "$2.tmp" "$2"
+exit "$rc"
+"""
+
+
+def _quote_path(path: str) -> str:
+    """Quote a path, keeping a leading ``~/`` meaning the home directory of whoever runs the script."""
+    if path == "~":
+        return '"$HOME"'
+    if path.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(path[2:])
+    return shlex.quote(path)
+
+
+def _check_env_name(name: str, what: str) -> str:
+    if not _ENV_NAME.match(name):
+        raise UsageError(f"{what} {name!r} is not a valid environment variable name")
+    return name
+
+
+def _secret_lines(native: NativeLaunch) -> list[str]:
+    lines = []
+    for secret in native.secrets:
+        env = _check_env_name(secret.env, "secret env")
+        if secret.kind == "env":
+            source = _check_env_name(secret.name, f"secret {env}: source variable")
+            # ${VAR?msg} fails the script (set -e) when the submitting shell did not set VAR; both names are
+            # checked identifiers, so the message cannot inject anything.
+            lines.append(f'{env}="${{{source}?is not set: the secret {env} comes from it}}"')
+            lines.append(f"export {env}")
+        elif secret.kind == "file":
+            # Two statements: `export X="$(cat f)"` would hide a failing cat from set -e.
+            lines.append(f'{env}="$(cat -- {_quote_path(secret.name)})"')
+            lines.append(f"export {env}")
+        else:
+            ref = f"{secret.name}/{secret.key}" if secret.key else secret.name
+            raise UsageError(
+                f"secret {env} comes from the Kubernetes secret {ref!r}, which the local launcher cannot read; "
+                f"use `from: {{env: VAR}}` or `from: {{file: PATH}}` in spec.secrets, or --launcher kubernetes"
+            )
+    return lines
+
+
+def _file_lines(files: dict[str, str]) -> list[str]:
+    lines = []
+    for name, text in files.items():
+        rel = PurePosixPath(name)
+        if not name or rel.is_absolute() or ".." in rel.parts:
+            raise UsageError(f"native file {name!r} must be a relative path inside the working directory")
+        if str(rel.parent) != ".":
+            lines.append(f"mkdir -p -- {shlex.quote(str(rel.parent))}")
+        lines.append(f"printf '%s' {shlex.quote(text)} > {shlex.quote(name)}")
+    return lines
+
+
+def _options(native: NativeLaunch, options: dict[str, Any]) -> dict[str, Any]:
+    merged = {**native.launcher_options.get(LocalLauncher.PLUGIN_NAME, {}), **options}
+    unknown = sorted(set(merged) - set(LocalLauncher.OPTIONS) - {RUN_ID_OPTION})
+    if unknown:
+        raise UsageError(
+            f"unknown local launcher option(s): {', '.join(unknown)}; known: {', '.join(LocalLauncher.OPTIONS)}"
+        )
+    return merged
+
+
+def _grace(value: Any) -> float:
+    try:
+        grace = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"launcher option stop_grace={value!r}: expected a number of seconds") from None
+    if grace < 0:
+        raise UsageError(f"launcher option stop_grace={value!r}: must not be negative")
+    return grace
+
+
+def render_script(native: NativeLaunch) -> str:
+    """The bash script that runs ``native`` here; pure, and safe for any value the spec can hold."""
+    lines = [
+        "#!/usr/bin/env bash",
+        f"# rladapt local launch: {json.dumps(native.job_name)} on {json.dumps(native.framework)} "
+        f"{json.dumps(native.version)}",
+        "set -euo pipefail",
+        f"cd -- {_quote_path(native.working_dir)}",
+        'export PYTHONUNBUFFERED="${PYTHONUNBUFFERED:-1}"',
+    ]
+    for key, value in native.env.items():
+        lines.append(f"export {_check_env_name(key, 'env')}={shlex.quote(value)}")
+    lines.extend(_secret_lines(native))
+    lines.extend(_file_lines(dict(native.files)))
+    lines.append("exec " + shlex.join(bootstrap_argv(native)))
+    return "\n".join(lines) + "\n"
+
+
+# --- process inspection (Linux /proc, with a portable fallback) ---------------------------------------------
+
+
+def _proc_stat(pid: int) -> tuple[str, int, int] | None:
+    """(state, pgid, start time in clock ticks) of ``pid`` from /proc, or None when it does not exist."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+    except OSError:
+        return None
+    # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
+    fields = raw[raw.rindex(")") + 2 :].split()
+    return fields[0], int(fields[2]), int(fields[19])
+
+
+def _start_time(pid: int) -> int | None:
+    stat = _proc_stat(pid)
+    return stat[2] if stat else None
+
+
+def _pid_alive(pid: int, start_time: int | None) -> bool:
+    """True when ``pid`` runs (not a zombie) and, when known, is the same process that was started."""
+    if Path("/proc").is_dir():
+        stat = _proc_stat(pid)
+        if stat is None or stat[0] in ("Z", "X"):
+            return False
+        return start_time is None or stat[2] == start_time
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _group_alive(pgid: int) -> bool:
+    """True while any non-zombie process of the group is left (zombies of an unreaped leader do not count)."""
+    proc = Path("/proc")
+    if proc.is_dir():
+        for entry in proc.iterdir():
+            if not entry.name.isdigit():
+                continue
+            stat = _proc_stat(int(entry.name))
+            if stat is not None and stat[1] == pgid and stat[0] not in ("Z", "X"):
+                return True
+        return False
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _read_exit_code(run_dir: Path) -> int | None:
+    try:
+        return int((run_dir / EXIT_FILE).read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+class LocalLauncher(Launcher):
+    PLUGIN_NAME = "local"
+    DESCRIPTION = "Run on this machine as a detached process group (logs and exit code in the run directory)."
+    OPTIONS = {"stop_grace": f"seconds between SIGTERM and SIGKILL on stop (default {DEFAULT_GRACE:g})"}
+
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        opts = _options(native, options)
+        request: dict[str, Any] = {}
+        if "stop_grace" in opts:
+            request["stop_grace"] = _grace(opts["stop_grace"])
+        return Artifacts(launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native)}, request=request)
+
+    def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
+        if SCRIPT not in artifacts.files:
+            raise LaunchError(
+                f"the local launcher needs {SCRIPT} in the artifacts (render with --launcher local)"
+            )
+        run_dir.mkdir(parents=True, exist_ok=True)
+        script = run_dir / SCRIPT
+        script.write_text(artifacts.files[SCRIPT], encoding="utf-8")
+        script.chmod(0o755)
+        for stale in (EXIT_FILE, STOP_FILE):
+            (run_dir / stale).unlink(missing_ok=True)
+        cwd = os.getcwd()
+        with open(run_dir / LOG_FILE, "ab") as log:
+            try:
+                proc = subprocess.Popen(
+                    ["bash", "-c", _WRAPPER, "rladapt-local", str(script), str(run_dir / EXIT_FILE)],
+                    cwd=cwd,
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    start_new_session=True,
+                )
+            except OSError as exc:
+                raise LaunchError(f"cannot start bash for the local launch: {exc}") from None
+        return {
+            "pid": proc.pid,
+            "pgid": proc.pid,
+            "start_time": _start_time(proc.pid),
+            "host": socket.gethostname(),
+            "cwd": cwd,
+            "log": LOG_FILE,
+            "stop_grace": float(artifacts.request.get("stop_grace", DEFAULT_GRACE)),
+        }
+
+    def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        stopped = (run_dir / STOP_FILE).exists()
+        code = _read_exit_code(run_dir)
+        if code is not None:
+            if stopped:
+                return RunStatus("STOPPED", code, "stopped by rladapt stop")
+            if code == 0:
+                return RunStatus("SUCCEEDED", 0, "")
+            return RunStatus("FAILED", code, f"exited with code {code}" + _signal_note(code))
+        host = handle.get("host")
+        if host and host != socket.gethostname():
+            return RunStatus("UNKNOWN", None, f"the run was started on host {host}; ask there")
+        if _pid_alive(int(handle["pid"]), handle.get("start_time")):
+            return RunStatus("RUNNING", None, f"pid {handle['pid']}")
+        if stopped:
+            return RunStatus("STOPPED", None, "stopped by rladapt stop (killed)")
+        return RunStatus(
+            "FAILED", None, "the process ended without recording an exit code (killed from outside?)"
+        )
+
+    def logs(self, handle: dict[str, Any], run_dir: Path, follow: bool = False) -> Iterator[str]:
+        path = run_dir / str(handle.get("log", LOG_FILE))
+        with open(path, encoding="utf-8", errors="replace", newline="") as stream:
+            pending = ""
+            while True:
+                # Read the status before the data: if it is terminal, this read sees everything ever written.
+                done = not follow or self.status(handle, run_dir).terminal
+                chunk = stream.read()
+                if chunk:
+                    pending += chunk
+                    *lines, pending = pending.split("\n")
+                    for line in lines:
+                        yield line + "\n"
+                if done:
+                    break
+                if not chunk:
+                    time.sleep(0.2)
+            if pending:
+                yield pending
+
+    def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        current = self.status(handle, run_dir)
+        if current.terminal:
+            verb = "stopped" if current.state == "STOPPED" else "finished"
+            return RunStatus(current.state, current.exit_code, f"already {verb}; nothing to stop")
+        if current.state != "RUNNING":
+            raise LaunchError(f"cannot stop the run: {current.message}")
+        write_atomic(run_dir / STOP_FILE, f"{time.time()}\n")
+        pgid = int(handle["pgid"])
+        grace = float(handle.get("stop_grace", DEFAULT_GRACE))
+        _signal_group(pgid, signal.SIGTERM)
+        deadline = time.monotonic() + grace
+        while _group_alive(pgid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if _group_alive(pgid):
+            _signal_group(pgid, signal.SIGKILL)
+            while _group_alive(pgid):
+                time.sleep(0.05)
+        # The wrapper writes the exit file just before it exits; give its rename a moment to land.
+        for _ in range(20):
+            if _read_exit_code(run_dir) is not None or not _pid_alive(int(handle["pid"]), None):
+                break
+            time.sleep(0.05)
+        return self.status(handle, run_dir)
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        pass
+    except PermissionError as exc:
+        raise LaunchError(f"not allowed to signal process group {pgid}: {exc}") from None
+
+
+def _signal_note(code: int) -> str:
+    if code > 128:
+        try:
+            return f" (killed by {signal.Signals(code - 128).name})"
+        except ValueError:
+            return ""
+    return ""
+
+
+@hookimpl
+def rladapt_register_launchers() -> list[Launcher]:
+    return [LocalLauncher()]

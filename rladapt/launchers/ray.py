@@ -1,0 +1,310 @@
+"""The ``ray`` launcher: a Ray job on an existing cluster, through Ray's Job Submission API.
+
+``render`` returns the exact ``JobSubmissionClient.submit_job`` request: the entrypoint (the native argv behind
+the patch bootstrap, shell-quoted: Ray runs it through a shell), the runtime_env (the adapter's, with the job
+environment, the adapter's files for the bootstrap to write, and ``worker_process_setup_hook`` when runtime
+patches apply), the submission id and metadata. Two more keys are not sent to Ray: ``address`` (from
+``--launcher-opt address=...``; else ``$RAY_ADDRESS`` at submit time) and ``secret_env`` (job variable ->
+variable of the submitting shell), resolved only at submit so that no secret value is ever rendered.
+
+Ray itself is imported lazily: ``rladapt`` starts without it, and only this launcher needs ``ray[default]``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rladapt.bootstrap import (
+    FILES_ENV,
+    LITERAL_ENV,
+    PATCHES_ENV,
+    WORKER_SETUP_HOOK,
+    bootstrap_argv,
+    json_env_value,
+)
+from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
+from rladapt.primitives.errors import LaunchError, UsageError
+from rladapt.runs import RUN_ID_OPTION
+
+if TYPE_CHECKING:
+    from ray.job_submission import JobSubmissionClient
+
+ADDRESS_ENV = "RAY_ADDRESS"
+#: Request keys that are instructions to this launcher, not arguments of ``submit_job``.
+_LOCAL_KEYS = ("address", "secret_env")
+_NUMERIC_OPTIONS = ("entrypoint_num_cpus", "entrypoint_num_gpus", "entrypoint_memory")
+_STATES = {"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"}
+PROBE_TIMEOUT = 10.0
+STOP_WAIT = 30.0
+
+
+def _options(native: NativeLaunch, options: dict[str, Any]) -> dict[str, Any]:
+    merged = {**native.launcher_options.get(RayLauncher.PLUGIN_NAME, {}), **options}
+    unknown = sorted(set(merged) - set(RayLauncher.OPTIONS) - {RUN_ID_OPTION})
+    if unknown:
+        raise UsageError(
+            f"unknown ray launcher option(s): {', '.join(unknown)}; known: {', '.join(RayLauncher.OPTIONS)}"
+        )
+    return merged
+
+
+def _number(key: str, value: Any) -> float | int:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"launcher option {key}={value!r}: expected a number") from None
+    if number < 0:
+        raise UsageError(f"launcher option {key}={value!r}: must not be negative")
+    return int(number) if number.is_integer() else number
+
+
+def _secret_env(native: NativeLaunch) -> dict[str, str]:
+    out = {}
+    for secret in native.secrets:
+        if secret.kind == "env":
+            out[secret.env] = secret.name
+        elif secret.kind == "file":
+            raise UsageError(
+                f"secret {secret.env} comes from the file {secret.name!r}, which the ray launcher cannot read on "
+                f"the cluster's nodes; use `from: {{env: VAR}}` (read from your shell at submit time)"
+            )
+        else:
+            ref = f"{secret.name}/{secret.key}" if secret.key else secret.name
+            raise UsageError(
+                f"secret {secret.env} comes from the Kubernetes secret {ref!r}, which the ray launcher cannot "
+                f"read; use `from: {{env: VAR}}`, or --launcher kubernetes"
+            )
+    return out
+
+
+def render_request(native: NativeLaunch, options: dict[str, Any]) -> dict[str, Any]:
+    """The submit request for ``native``; pure."""
+    opts = _options(native, options)
+    runtime_env = json.loads(json.dumps(native.runtime_env))  # a deep copy of the adapter's value
+    wanted = {**dict(runtime_env.get("env_vars") or {}), **native.env}
+    # Ray expands $VAR in env_vars with no way to escape it; values are verbatim everywhere else in rladapt
+    # (the local script quotes them), so a value holding '$' goes through the bootstrap instead.
+    env_vars = {k: str(v) for k, v in wanted.items() if "$" not in str(v)}
+    literal = {k: str(v) for k, v in wanted.items() if "$" in str(v)}
+    if literal:
+        env_vars[LITERAL_ENV] = json_env_value(literal)
+    if native.files:
+        env_vars[FILES_ENV] = json_env_value(dict(native.files))
+    if native.runtime_patches:
+        env_vars[PATCHES_ENV] = ",".join(native.runtime_patches)
+    if native.runtime_patches or literal:
+        existing = runtime_env.get("worker_process_setup_hook")
+        if existing not in (None, WORKER_SETUP_HOOK):
+            raise UsageError(
+                f"the adapter's runtime_env sets worker_process_setup_hook={existing!r}, but rladapt needs "
+                f"{WORKER_SETUP_HOOK!r} (runtime patches, or env values holding '$'): Ray takes a single hook"
+            )
+        runtime_env["worker_process_setup_hook"] = WORKER_SETUP_HOOK
+    if env_vars:
+        runtime_env["env_vars"] = env_vars
+    metadata = {
+        **{f"label.{k}": str(v) for k, v in native.labels.items()},
+        "rladapt.job": native.job_name,
+        "rladapt.framework": native.framework,
+        "rladapt.version": native.version,
+    }
+    request: dict[str, Any] = {"entrypoint": shlex.join(bootstrap_argv(native))}
+    if runtime_env:
+        request["runtime_env"] = runtime_env
+    run_id = opts.get(RUN_ID_OPTION)
+    if run_id:
+        request["submission_id"] = str(run_id)
+        metadata["rladapt.run_id"] = str(run_id)
+    request["metadata"] = metadata
+    for key in _NUMERIC_OPTIONS:
+        if key in opts:
+            request[key] = _number(key, opts[key])
+    if opts.get("address"):
+        request["address"] = str(opts["address"])
+    secret_env = _secret_env(native)
+    if secret_env:
+        request["secret_env"] = secret_env
+    return request
+
+
+def _with_secrets(runtime_env: dict[str, Any], values: dict[str, str]) -> dict[str, Any]:
+    """A copy of ``runtime_env`` carrying the secret values (only ever in the request sent, never rendered)."""
+    out = json.loads(json.dumps(runtime_env))
+    env_vars = dict(out.get("env_vars") or {})
+    env_vars.update({k: v for k, v in values.items() if "$" not in v})
+    literal = {k: v for k, v in values.items() if "$" in v}
+    if literal:
+        merged = {**json.loads(env_vars.get(LITERAL_ENV, "{}")), **literal}
+        env_vars[LITERAL_ENV] = json_env_value(merged)
+        out["worker_process_setup_hook"] = WORKER_SETUP_HOOK
+    out["env_vars"] = env_vars
+    return out
+
+
+_EXC_LINE = re.compile(r"^(?:\w+\.)*\w*(?:Error|Exception): (.+)$")
+
+
+def _ray_error(exc: Exception) -> str:
+    """The reason in a Ray SDK error; a refused request carries the server's whole traceback as text."""
+    text = str(exc).strip()
+    reasons = [m.group(1) for line in text.splitlines() if (m := _EXC_LINE.match(line.strip()))]
+    return reasons[-1].rstrip(" .") + "." if reasons else text
+
+
+def _http_address(address: str) -> str | None:
+    if "://" not in address:
+        return f"http://{address}"
+    return address if address.startswith(("http://", "https://")) else None
+
+
+def _probe(address: str) -> None:
+    """Fail fast with a clear message: Ray's own client waits forever on an address that drops packets."""
+    url = _http_address(address)
+    if url is None:
+        return
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/api/version", timeout=PROBE_TIMEOUT) as response:
+            response.read()
+    except urllib.error.HTTPError as exc:
+        raise LaunchError(
+            f"{address} answered HTTP {exc.code} on /api/version: is it a Ray dashboard?"
+        ) from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        raise LaunchError(
+            f"cannot reach the Ray cluster at {address}: {reason}; start one with `ray start --head` or pass "
+            f"the dashboard address with --launcher-opt address=http://HEAD:8265"
+        ) from None
+
+
+def _client(address: str) -> JobSubmissionClient:
+    _probe(address)
+    try:
+        from ray.job_submission import JobSubmissionClient
+    except ImportError as exc:
+        raise LaunchError(f"the ray launcher needs `pip install 'ray[default]'` ({exc})") from None
+    try:
+        return JobSubmissionClient(address)
+    except Exception as exc:  # Ray raises ConnectionError/RuntimeError/ValueError for a bad or dead address
+        raise LaunchError(f"cannot reach the Ray cluster at {address}: {exc}") from None
+
+
+def _job_id(handle: dict[str, Any]) -> str:
+    return str(handle["submission_id"])
+
+
+class RayLauncher(Launcher):
+    PLUGIN_NAME = "ray"
+    DESCRIPTION = (
+        "Submit to an existing Ray cluster through the Job Submission API (address or $RAY_ADDRESS)."
+    )
+    OPTIONS = {
+        "address": f"Ray dashboard address, e.g. http://head:8265 (default: ${ADDRESS_ENV})",
+        "entrypoint_num_cpus": "CPUs reserved for the driver (entrypoint)",
+        "entrypoint_num_gpus": "GPUs reserved for the driver (entrypoint)",
+        "entrypoint_memory": "memory in bytes reserved for the driver (entrypoint)",
+    }
+
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        return Artifacts(launcher=self.PLUGIN_NAME, request=render_request(native, options))
+
+    def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
+        request = dict(artifacts.request)
+        address = request.pop("address", None) or os.environ.get(ADDRESS_ENV)
+        secret_env = request.pop("secret_env", {}) or {}
+        if not address:
+            raise LaunchError(
+                f"no Ray cluster address: pass --launcher-opt address=http://HEAD:8265 or set {ADDRESS_ENV}"
+            )
+        missing = [
+            f"{env} (from ${source})" for env, source in secret_env.items() if source not in os.environ
+        ]
+        if missing:
+            raise UsageError(f"secret source variables are not set in this shell: {', '.join(missing)}")
+        if secret_env:
+            request["runtime_env"] = _with_secrets(
+                request.get("runtime_env") or {},
+                {env: os.environ[source] for env, source in secret_env.items()},
+            )
+        client = _client(address)
+        try:
+            submission_id = client.submit_job(**request)
+        except Exception as exc:  # Ray reports a refused submission as RuntimeError with the server's text
+            raise LaunchError(f"the Ray cluster at {address} refused the job: {_ray_error(exc)}") from None
+        return {"address": address, "submission_id": submission_id}
+
+    def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        client = _client(str(handle["address"]))
+        try:
+            info = client.get_job_info(_job_id(handle))
+        except OSError as exc:  # requests' ConnectionError: the cluster went away between calls
+            raise LaunchError(f"lost the Ray cluster at {handle['address']}: {exc}") from None
+        except Exception as exc:
+            return RunStatus("UNKNOWN", None, f"Ray has no job {_job_id(handle)}: {_ray_error(exc)}")
+        state = str(getattr(info.status, "value", info.status))
+        return RunStatus(
+            state if state in _STATES else "UNKNOWN",  # type: ignore[arg-type]
+            info.driver_exit_code,
+            (info.message or "").strip(),
+        )
+
+    def logs(self, handle: dict[str, Any], run_dir: Path, follow: bool = False) -> Iterator[str]:
+        client = _client(str(handle["address"]))
+        job_id = _job_id(handle)
+        seen = 0
+        pending = ""
+        while True:
+            try:
+                # Status first: once it is terminal, the logs read after it are complete.
+                done = not follow or self._terminal(client, job_id)
+                text = client.get_job_logs(job_id)
+            except LaunchError:
+                raise
+            except Exception as exc:
+                raise LaunchError(f"cannot read the logs of Ray job {job_id}: {_ray_error(exc)}") from None
+            chunk, seen = text[seen:], max(seen, len(text))
+            if chunk:
+                pending += chunk
+                *lines, pending = pending.split("\n")
+                for line in lines:
+                    yield line + "\n"
+            if done:
+                break
+            time.sleep(1.0)
+        if pending:
+            yield pending
+
+    def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        current = self.status(handle, run_dir)
+        if current.terminal:
+            verb = "stopped" if current.state == "STOPPED" else "finished"
+            return RunStatus(current.state, current.exit_code, f"already {verb}; nothing to stop")
+        client = _client(str(handle["address"]))
+        try:
+            client.stop_job(_job_id(handle))
+        except Exception as exc:
+            raise LaunchError(f"Ray refused to stop job {_job_id(handle)}: {_ray_error(exc)}") from None
+        deadline = time.monotonic() + STOP_WAIT
+        status = self.status(handle, run_dir)
+        while not status.terminal and time.monotonic() < deadline:
+            time.sleep(0.5)
+            status = self.status(handle, run_dir)
+        return status
+
+    @staticmethod
+    def _terminal(client: JobSubmissionClient, job_id: str) -> bool:
+        return bool(client.get_job_status(job_id).is_terminal())
+
+
+@hookimpl
+def rladapt_register_launchers() -> list[Launcher]:
+    return [RayLauncher()]

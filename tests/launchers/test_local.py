@@ -1,0 +1,234 @@
+"""The local launcher on this machine: real bash, real processes, the real verl adapter's output.
+
+Only the framework entrypoint is replaced (no GPU): see ``EngineStubPlugin`` in conftest.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rladapt.bootstrap import bootstrap_argv
+from rladapt.cli import main as cli_main
+from rladapt.launchers.local import LOG_FILE, SCRIPT, LocalLauncher
+from rladapt.plugins import NativeLaunch, Registry, RunStatus
+from rladapt.primitives.errors import UsageError
+from rladapt.runs import RunStore
+
+from .conftest import (
+    HOSTILE,
+    PATCH_HOOK,
+    PROBE_FILE_TEXT,
+    no_pwned,
+    render_job,
+    stub_report,
+    wait_for,
+    write_spec,
+)
+
+SECRET = "s3cr3t $(touch pwned) 'q'"
+FILE_SECRET = "from-a-file `touch pwned`"
+
+
+def run_to_end(native: NativeLaunch, run_dir: Path) -> tuple[RunStatus, str, dict[str, object]]:
+    launcher = LocalLauncher()
+    handle = launcher.submit(launcher.render(native, {}), run_dir)
+    output = "".join(launcher.logs(handle, run_dir, follow=True))
+    return launcher.status(handle, run_dir), output, handle
+
+
+def _alive(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def invoke(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """The CLI in this process (so the test plugin's registry applies), with main()'s exit-code policy."""
+    capsys.readouterr()
+    try:
+        cli_main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_script_round_trips_every_argument_and_passes_bash_syntax_check(
+    engine_registry: Registry, workdir: Path
+) -> None:
+    native = render_job(engine_registry, write_spec(workdir))
+    script = LocalLauncher().render(native, {}).files[SCRIPT]
+    subprocess.run(["bash", "-n"], input=script, text=True, check=True)
+    exec_line = next(line for line in script.splitlines() if line.startswith("exec "))
+    # The exec line spans lines when an argument holds a newline: parse from it to the end of the script.
+    tail = script[script.index(exec_line) :]
+    assert shlex.split(tail)[1:] == bootstrap_argv(native)
+    assert "--patch" in bootstrap_argv(native) and PATCH_HOOK in bootstrap_argv(native)
+
+
+@pytest.mark.parametrize("framework", ["verl", "openrlhf"])
+def test_job_runs_with_env_secrets_files_and_patches_and_nothing_hostile_executes(
+    engine_registry: Registry, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, framework: str
+) -> None:
+    secret_file = tmp_path / "secret.txt"
+    secret_file.write_text(FILE_SECRET + "\n")
+    spec = write_spec(
+        workdir,
+        env={"STUB_EXIT": "0"},
+        secrets=[
+            {"env": "API_KEY", "from": {"env": "SRC_KEY"}},
+            {"env": "FILE_KEY", "from": {"file": str(secret_file)}},
+        ],
+        framework=framework,
+    )
+    monkeypatch.setenv("SRC_KEY", SECRET)
+    native = render_job(engine_registry, spec, framework)
+    assert native.framework == framework
+    script = LocalLauncher().render(native, {}).files[SCRIPT]
+    assert SECRET not in script and FILE_SECRET not in script  # secrets by reference only
+
+    status, output, _ = run_to_end(native, tmp_path / "run")
+
+    assert status == RunStatus("SUCCEEDED", 0, "")
+    report = stub_report(output)
+    assert report["argv"] == list(native.argv[2:])  # every adapter argument arrived verbatim
+    assert report["hostile"] == HOSTILE
+    assert report["api_key"] == SECRET
+    assert report["file_key"] == FILE_SECRET
+    assert report["patched_in_process"] is True
+    assert report["probe_file"] == PROBE_FILE_TEXT
+    assert report["pwned_in_cwd"] is False
+    assert no_pwned(workdir, tmp_path) == []
+    assert "STUB-EXIT 0" in output
+
+
+def test_failing_job_reports_its_real_exit_code_through_the_cli(
+    engine_registry: Registry, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = write_spec(workdir, env={"STUB_EXIT": "3"})
+    code, out, err = invoke("launch", "--framework", "verl", str(spec), "--follow", capsys=capsys)
+    assert code == 1
+    run_id = out.splitlines()[0]
+    assert "STUB-EXIT 3" in out
+    assert f"run {run_id} ended FAILED (exit code 3)" in err
+    record = RunStore().get(run_id).record
+    assert (record["state"], record["exit_code"], record["launcher"]) == ("FAILED", 3, "local")
+    assert record["framework"] == "verl" and record["spec_hash"].startswith("sha256:")
+    assert record["handle"]["pid"] > 0
+
+    # The other verbs find the run from its record alone.
+    code, out, _ = invoke("logs", run_id, capsys=capsys)
+    assert code == 0 and "STUB-EXIT 3" in out and "STUB-REPORT" in out
+    code, out, _ = invoke("status", capsys=capsys)  # no id: the latest run
+    assert code == 0 and f"run:       {run_id}" in out and "state:     FAILED (exit code 3)" in out
+    code, out, _ = invoke("runs", capsys=capsys)
+    assert code == 0
+    header, row = out.splitlines()
+    assert header.split() == ["RUN", "LAUNCHER", "FRAMEWORK", "STATE", "CREATED"]
+    assert row.split()[:5] == [run_id, "local", "verl", record["version"], "FAILED"]
+    code, out, _ = invoke("runs", "--json", capsys=capsys)
+    assert code == 0 and json.loads(out)["id"] == run_id
+
+
+def test_missing_secret_source_fails_before_the_job_starts(
+    engine_registry: Registry, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("SRC_KEY", raising=False)
+    spec = write_spec(workdir, secrets=[{"env": "API_KEY", "from": {"env": "SRC_KEY"}}])
+    status, output, _ = run_to_end(render_job(engine_registry, spec), tmp_path / "run")
+    assert status.state == "FAILED" and status.exit_code not in (None, 0)
+    assert "SRC_KEY: is not set: the secret API_KEY comes from it" in output
+    assert "STUB-REPORT" not in output
+
+
+def test_kubernetes_secret_is_refused_at_render_time(engine_registry: Registry, workdir: Path) -> None:
+    spec = write_spec(
+        workdir, secrets=[{"env": "WANDB_API_KEY", "from": {"k8s_secret": {"name": "wandb", "key": "k"}}}]
+    )
+    native = render_job(engine_registry, spec)
+    with pytest.raises(UsageError, match=r"WANDB_API_KEY comes from the Kubernetes secret 'wandb/k'"):
+        LocalLauncher().render(native, {})
+
+
+def test_unknown_launcher_option_is_a_usage_error(engine_registry: Registry, workdir: Path) -> None:
+    native = render_job(engine_registry, write_spec(workdir))
+    with pytest.raises(UsageError, match="unknown local launcher option.*partition"):
+        LocalLauncher().render(native, {"partition": "gpu"})
+
+
+def test_dry_run_prints_the_rendered_script_byte_for_byte_and_records_nothing(
+    engine_registry: Registry, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = write_spec(workdir)
+    code, out, _ = invoke("launch", "--framework", "verl", str(spec), "--dry-run", capsys=capsys)
+    assert code == 0
+    assert out == LocalLauncher().render(render_job(engine_registry, spec), {}).describe()
+    assert RunStore().list() == []
+    assert no_pwned(workdir) == []
+
+
+def test_stop_ends_the_whole_group_status_works_from_another_process_and_stop_twice_is_fine(
+    engine_registry: Registry, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = write_spec(workdir, env={"STUB_SLEEP": "300"})
+    code, out, _ = invoke("launch", "--framework", "verl", str(spec), capsys=capsys)
+    assert code == 0
+    run_id = out.strip()
+    run = RunStore().get(run_id[:-3])  # a unique prefix finds it too
+    log = run.dir / LOG_FILE
+    wait_for(lambda: "STUB-CHILD" in log.read_text(), "the stub to start its child")
+    report = stub_report(log.read_text())
+    child = int(log.read_text().split("STUB-CHILD ")[1].split()[0])
+    assert run.handle is not None and report["pgid"] == run.handle["pgid"]
+
+    # Another process, as from another shell session: it only has the run directory to go by.
+    other = subprocess.run(
+        [sys.executable, "-m", "rladapt.cli", "status", run_id], capture_output=True, text=True, timeout=120
+    )
+    assert other.returncode == 0, other.stderr
+    assert "state:     RUNNING" in other.stdout
+
+    code, out, _ = invoke("stop", run_id, capsys=capsys)
+    assert code == 0
+    assert out.startswith(f"run {run_id}: STOPPED")
+    assert not _alive(int(report["pid"])) and not _alive(child)
+    assert RunStore().get(run_id).state == "STOPPED"
+
+    code, out, _ = invoke("stop", run_id, capsys=capsys)
+    assert code == 0
+    assert "already stopped; nothing to stop" in out
+    assert RunStore().get(run_id).state == "STOPPED"
+
+
+def test_job_killed_from_outside_is_failed_with_the_signal(
+    engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    native = render_job(engine_registry, write_spec(workdir, env={"STUB_SLEEP": "300"}))
+    launcher = LocalLauncher()
+    run_dir = tmp_path / "run"
+    handle = launcher.submit(launcher.render(native, {}), run_dir)
+    wait_for(lambda: "STUB-CHILD" in (run_dir / LOG_FILE).read_text(), "the stub to start")
+    assert launcher.status(handle, run_dir).state == "RUNNING"
+    os.kill(int(stub_report((run_dir / LOG_FILE).read_text())["pid"]), signal.SIGKILL)
+    status = wait_for(lambda: (s := launcher.status(handle, run_dir)).terminal and s, "the run to end")
+    assert status == RunStatus("FAILED", 137, "exited with code 137 (killed by SIGKILL)")
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(int(handle["pgid"]), signal.SIGKILL)  # the stub's orphaned child
+
+
+def test_status_logs_stop_of_unknown_run_are_usage_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    for verb in ("status", "logs", "stop"):
+        code, _, err = invoke(verb, "no-such-run", capsys=capsys)
+        assert code == 2
+        assert "no run 'no-such-run'" in err
