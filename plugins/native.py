@@ -74,6 +74,9 @@ class NativeLaunch(_Frozen):
     files: dict[str, str] = Field(
         default_factory=dict, description="Relative path -> text, written before launch."
     )
+    passthrough: tuple[str, ...] = Field(
+        (), description="The spec's native.<framework> items, verbatim, so native validation can blame them."
+    )
     patches: tuple[str, ...] = Field((), description="Ids of the patches applied, in order.")
     runtime_patches: tuple[str, ...] = Field(
         (), description="Patch ids the bootstrap applies in each process."

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Everything the test suite needs, from a fresh clone: the venv, the services (a private single-node Slurm),
-# then pytest on 2 workers. Ray heads are started by the tests themselves. Extra arguments go to pytest.
+# verl's semantic-validation venv, then pytest on 2 workers. Ray heads are started by the tests themselves.
+# Extra arguments go to pytest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,10 +20,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-for setup in .ci/setup-*.sh; do
-    [ -e "$setup" ] || continue
-    bash "$setup"
-done
-
+# verl's own semantic validation runs in a separate cached venv (CPU torch + verl's pinned dependencies).
+bash .ci/verl-semantic.sh >/dev/null
+export RLADAPT_REQUIRE_SEMANTIC="${RLADAPT_REQUIRE_SEMANTIC:-1}"
+# Engine suites (Slurm) fail instead of skipping when their engine is missing.
 export RLADAPT_REQUIRE_ENGINES="${RLADAPT_REQUIRE_ENGINES:-1}"
 .venv/bin/python -m pytest -n 2 --dist loadgroup "$@"

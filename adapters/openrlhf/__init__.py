@@ -57,11 +57,9 @@ class OpenRLHFAdapter(FrameworkAdapter):
                 )
             ]
         args = native.argv[3:]
-        generated = _generated_flags(native.version)
-        origin = {
-            i: ("native.argv" if a.split("=", 1)[0] in generated else NATIVE_FIELD)
-            for i, a in enumerate(args)
-        }
+        # the spec's native.openrlhf tokens are appended last by translate: blame them, not rladapt
+        first_user = len(args) - len(_translate.split_native(list(native.passthrough)))
+        origin = {i: (NATIVE_FIELD if i >= first_user else "native.argv") for i in range(len(args))}
         found = problems(parser, args, origin, native.version)
         if found:
             return found
@@ -85,16 +83,6 @@ class OpenRLHFAdapter(FrameworkAdapter):
                 "stateful dataloader, then total_consumed_prompts): resume with the release that saved",
             ),
         )
-
-
-def _generated_flags(version: str) -> frozenset[str]:
-    """Every option string rladapt itself may emit for ``version``."""
-    flats = set(versions.DOTTED) | set(versions.RANGES)
-    return frozenset(
-        versions.spell(version, flat) if flat in versions.DOTTED else f"--{flat}"
-        for flat in flats
-        if versions.has_flag(version, flat)
-    )
 
 
 @hookimpl

@@ -103,6 +103,7 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         files=files,
         runtime_env=runtime_env(job, env),
         notes=tuple(args.notes),
+        passthrough=tuple(job.spec.native.get("openrlhf", [])),
         **fields,
     )
 

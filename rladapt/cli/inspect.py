@@ -10,6 +10,35 @@ import click
 
 def register(cli: click.Group) -> None:
     cli.add_command(plugins)
+    cli.add_command(matrix)
+
+
+@click.command()
+@click.option("--framework", "-f", "frameworks", multiple=True, help="Only these frameworks (repeatable).")
+@click.option(
+    "--write",
+    "write",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the report to this file (atomically) instead of stdout.",
+)
+def matrix(frameworks: tuple[str, ...], write: str | None) -> None:
+    """Print the compatibility matrix report (Markdown): versions x capabilities, pins and patches."""
+    import os
+    import tempfile
+
+    from rladapt.compat.report import markdown_report
+    from rladapt.plugins import get_registry
+
+    text = markdown_report(get_registry(), list(frameworks) or None)
+    if write is None:
+        click.echo(text, nl=False)
+        return
+    folder = os.path.dirname(os.path.abspath(write))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".matrix-", suffix=".md")
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    os.replace(tmp, write)
 
 
 def plugins_report() -> dict[str, Any]:

@@ -1,0 +1,61 @@
+"""The built-in verl adapter: a pluggy plugin registering framework ``verl`` and its patches."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
+
+from . import translate as _translate
+from . import validate as _validate
+from .patches import PATCHES
+from .versions import capabilities
+
+if TYPE_CHECKING:
+    from rladapt.plugins.native import NativeLaunch
+    from rladapt.primitives import Problem, RLJob
+
+
+class VerlAdapter(FrameworkAdapter):
+    PLUGIN_NAME = "verl"
+    DESCRIPTION = "verl (volcengine): python3 -m verl.trainer.main_ppo with Hydra overrides"
+
+    def versions(self) -> list[FrameworkVersion]:
+        from rladapt.compat import framework_versions
+
+        return framework_versions("verl", capabilities)
+
+    def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
+        return _translate.translate(job, version)
+
+    def validate_native(self, native: NativeLaunch) -> list[Problem]:
+        return _validate.validate_native(native)
+
+    def checkpoint_layout(self, native: NativeLaunch) -> CheckpointLayout:
+        resume = tuple(
+            a for a in native.argv if a.startswith(("trainer.resume_mode=", "trainer.resume_from_path="))
+        )
+        return CheckpointLayout(
+            root=native.checkpoint_dir or "checkpoints",
+            step_dir_pattern="global_step_{step}",
+            latest_marker="latest_checkpointed_iteration.txt",
+            resume_args=resume,
+            notes=(
+                "global_step_N/actor (and critic/) hold the sharded model, optimizer and extra state; "
+                "global_step_N/data.pt the dataloader state",
+                "resume_mode=auto reads latest_checkpointed_iteration.txt; resume_from_path must name a "
+                "global_step_N directory",
+                "merge to Hugging Face format: python -m verl.model_merger merge --backend fsdp "
+                "--local_dir <root>/global_step_N/actor --target_dir <out>",
+            ),
+        )
+
+
+@hookimpl
+def rladapt_register_frameworks() -> list[FrameworkAdapter]:
+    return [VerlAdapter()]
+
+
+@hookimpl
+def rladapt_register_patches() -> list[Patch]:
+    return list(PATCHES)

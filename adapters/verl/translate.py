@@ -1,0 +1,521 @@
+"""RLJob -> verl's native launch: ``python3 -m <entrypoint> [--config-name X] <Hydra overrides>``.
+
+The overrides use the key names of the requested verl version (``versions.Keys``). What the capability sets
+cannot see (a combination of fields, a field a version lacks) raises ``UnsupportedError`` here, naming the
+field, the version and, where one exists, the first version that can.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from packaging.version import Version
+
+from rladapt.adapters.common import common_fields, placement
+from rladapt.plugins.native import NativeLaunch
+from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
+from rladapt.primitives.spec import CRITIC_ALGORITHMS
+
+from .versions import V0_6_1, V0_8_0, Keys, keys
+
+if TYPE_CHECKING:
+    from rladapt.plugins.adapter import FrameworkVersion
+    from rladapt.primitives import RLJob
+
+ARR = "actor_rollout_ref"
+MAIN_MODULE = "verl.trainer.main_ppo"
+ONE_STEP_OFF_MODULE = "verl.experimental.one_step_off_policy.main_ppo"
+FULLY_ASYNC_MODULE = "verl.experimental.fully_async_policy.fully_async_main"
+
+#: module -> (default config name, Megatron config name); the package-relative config dir is in ``CONFIG_DIRS``.
+CONFIG_NAMES: dict[str, tuple[str, str]] = {
+    MAIN_MODULE: ("ppo_trainer", "ppo_megatron_trainer"),
+    ONE_STEP_OFF_MODULE: ("one_step_off_ppo_trainer", "one_step_off_ppo_megatron_trainer"),
+    FULLY_ASYNC_MODULE: ("fully_async_ppo_trainer", "fully_async_ppo_megatron_trainer"),
+}
+CONFIG_DIRS: dict[str, str] = {
+    MAIN_MODULE: "trainer/config",
+    ONE_STEP_OFF_MODULE: "experimental/one_step_off_policy/config",
+    FULLY_ASYNC_MODULE: "experimental/fully_async_policy/config",
+}
+
+ADV_ESTIMATOR: dict[str, str] = {
+    "grpo": "grpo",
+    "ppo": "gae",
+    "rloo": "rloo",
+    "reinforce_pp": "reinforce_plus_plus",
+    "reinforce_pp_baseline": "reinforce_plus_plus_baseline",
+    "remax": "remax",
+    "dapo": "grpo",  # DAPO = GRPO + clip-higher + dynamic sampling (algorithm.filter_groups)
+    "gspo": "grpo",  # GSPO = GRPO advantages + sequence-level ratio (policy_loss.loss_mode=gspo)
+}
+#: verl's kl_penalty / kl_loss_type names ("k1".."k3" are aliases in every pinned version's core_algos).
+KL_TYPE: dict[str, str] = {"k1": "kl", "k2": "mse", "k3": "k3", "low_var_kl": "low_var_kl"}
+
+#: Files Ray must never upload with the working dir (verl issue 696: HTTPRequestEntityTooLarge).
+WEIGHT_EXCLUDES: tuple[str, ...] = (
+    "*.safetensors",
+    "*.bin",
+    "*.pt",
+    "*.pth",
+    "*.ckpt",
+    "*.gguf",
+    "*.parquet",
+    "*.arrow",
+)
+
+_BARE = re.compile(r"^[A-Za-z0-9_./\-:~+@%]+$")
+_OVERRIDE = re.compile(r"^(?:[+~]{1,2})?[A-Za-z_][A-Za-z0-9_.\-@/]*(?:=.*)?$", re.S)
+
+
+def hydra_value(value: Any) -> str:
+    """A value in Hydra's override grammar (quoted when it would otherwise parse as something else)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(hydra_value(v) for v in value) + "]"
+    text = str(value)
+    if _BARE.match(text) and not _looks_typed(text):
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _looks_typed(text: str) -> bool:
+    if text.lower() in {"true", "false", "null", "inf", "-inf", "nan"}:
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+@dataclass
+class _Builder:
+    job: RLJob
+    version: Version
+    k: Keys
+    overrides: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+    def set(self, key: str, value: Any) -> None:
+        self.overrides.append(f"{key}={hydra_value(value)}")
+
+    def unsupported(self, path: str, what: str, first: str | None = None, found: object = None) -> None:
+        hint = f" (first supported in verl {first})" if first else " (no pinned verl version supports it)"
+        self.problems.append(
+            Problem(
+                path,
+                f"verl {self.version} cannot express {what}{hint}",
+                found=None if found is None else str(found),
+            )
+        )
+
+
+def entrypoint(job: RLJob) -> str:
+    """Which verl entrypoint runs this job."""
+    if job.placement.colocated("actor", "rollout"):
+        return MAIN_MODULE
+    ws = job.spec.weight_sync
+    return ONE_STEP_OFF_MODULE if ws.max_staleness <= 1 and ws.every_steps == 1 else FULLY_ASYNC_MODULE
+
+
+def config_name(job: RLJob) -> str:
+    default, megatron = CONFIG_NAMES[entrypoint(job)]
+    return megatron if job.spec.training.backend == "megatron" else default
+
+
+def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
+    b = _Builder(job=job, version=fv.parsed, k=keys(fv.version))
+    module = entrypoint(job)
+    _placement(b, module)
+    _data(b)
+    _model(b)
+    _algorithm(b)
+    _batches(b)
+    _backend(b)
+    _rollout(b)
+    _reward(b)
+    _trainer(b)
+    native = _native_overrides(b)
+    if b.problems:
+        raise UnsupportedError(b.problems)
+
+    argv: list[str] = [job.spec.runtime.python, "-m", module]
+    name = config_name(job)
+    if name != CONFIG_NAMES[module][0]:
+        argv += ["--config-name", name]
+    argv += b.overrides + native
+    fields = common_fields(job)
+    return NativeLaunch(
+        framework="verl",
+        version=fv.version,
+        argv=tuple(argv),
+        runtime_env=runtime_env(job),
+        notes=tuple(b.notes),
+        passthrough=tuple(native),
+        **fields,
+    )
+
+
+# --- sections ------------------------------------------------------------------------------------------------
+
+
+def _placement(b: _Builder, module: str) -> None:
+    job = b.job
+    roles = placement(job)
+    actor = roles["actor"]
+    for role in ("ref", "critic"):
+        if role in roles and roles[role].pool != actor.pool:
+            b.unsupported(
+                "spec.placement.pools",
+                f"role {role!r} outside the actor's pool (verl puts actor, "
+                "ref and critic in one global resource pool)",
+                found=f"{role} in pool {roles[role].pool!r}",
+            )
+    b.set("trainer.nnodes", actor.nodes)
+    b.set("trainer.n_gpus_per_node", actor.gpus_per_node)
+    if "reward" in roles and roles["reward"].pool != actor.pool:
+        rm = roles["reward"]
+        if not b.k.has_reward_pool:
+            b.unsupported(
+                "spec.placement.pools", "a separate reward-model pool", "0.6.1", "reward in its own pool"
+            )
+        else:
+            prefix = "reward.reward_model" if b.k.reward_tree else "reward_model"
+            b.set(f"{prefix}.enable_resource_pool", True)
+            b.set(f"{prefix}.nnodes", rm.nodes)
+            b.set(f"{prefix}.n_gpus_per_node", rm.gpus_per_node)
+
+    ws = job.spec.weight_sync
+    if module == MAIN_MODULE:
+        if ws.method not in ("auto", "cuda_ipc"):
+            b.unsupported(
+                "spec.weight_sync.method",
+                f"weight sync {ws.method!r} with colocated actor and rollout "
+                "(the hybrid engine reshards weights in process)",
+                found=ws.method,
+            )
+        if ws.every_steps != 1:
+            b.unsupported(
+                "spec.weight_sync.every_steps",
+                "syncing weights less often than every step with the hybrid engine",
+                found=ws.every_steps,
+            )
+        return
+    if b.version < V0_8_0:  # check_capabilities reports this first; kept for direct translate() callers
+        b.unsupported("spec.placement", "rollout on its own GPU pool", "0.8.0", "rollout in its own pool")
+        return
+    ro = roles["rollout"]
+    b.set(f"{ARR}.hybrid_engine", False)
+    b.set("rollout.nnodes", ro.nodes)
+    b.set("rollout.n_gpus_per_node", ro.gpus_per_node)
+    if ws.method == "disk":
+        b.unsupported(
+            "spec.weight_sync.method",
+            "weight sync through disk for a separate rollout pool (checkpoint engines: nccl, nixl)",
+            found="disk",
+        )
+    else:
+        b.set(f"{ARR}.rollout.checkpoint_engine.backend", "nccl")
+    if ws.max_staleness == 0:
+        b.unsupported(
+            "spec.weight_sync.max_staleness",
+            "on-policy rollout on a separate pool (its one-step-off "
+            "and fully-async trainers always generate ahead; set max_staleness >= 1)",
+            found=0,
+        )
+    if module == FULLY_ASYNC_MODULE:
+        if ws.every_steps > ws.max_staleness:
+            b.problems.append(
+                Problem(
+                    "spec.weight_sync.every_steps",
+                    "syncing weights less often than the staleness bound allows",
+                    f"at most max_staleness={ws.max_staleness}",
+                    str(ws.every_steps),
+                )
+            )
+        b.set("async_training.trigger_parameter_sync_step", ws.every_steps)
+        # verl bounds staleness by the extra fraction of samples the rollouter may run ahead per sync period.
+        b.set("async_training.staleness_threshold", float(ws.max_staleness - 1))
+        tr = job.spec.training
+        b.set("rollout.total_rollout_steps", tr.steps * tr.global_batch if tr.steps else None)
+        b.notes.append(
+            "fully-async verl trainer: rollout.total_rollout_steps counts prompts, "
+            "staleness_threshold = max_staleness - 1"
+        )
+
+
+def _data(b: _Builder) -> None:
+    d = b.job.spec.data
+    b.set("data.train_files", list(d.train))
+    b.set("data.val_files", [*d.val, *b.job.spec.eval.datasets])
+    b.set("data.prompt_key", d.prompt_key)
+    b.set("data.max_prompt_length", d.max_prompt_length)
+    b.set("data.max_response_length", d.max_response_length)
+    b.set("data.shuffle", d.shuffle)
+    if b.k.has_data_seed:
+        b.set("data.seed", d.seed)
+    elif "seed" in d.model_fields_set:
+        b.notes.append(f"verl {b.version} has no data.seed; spec.data.seed={d.seed} is not applied")
+
+
+def _model(b: _Builder) -> None:
+    spec = b.job.spec
+    m = spec.model
+    b.set(f"{ARR}.model.path", m.path)
+    if m.tokenizer:
+        if b.k.has_tokenizer_path:
+            b.set(f"{ARR}.model.tokenizer_path", m.tokenizer)
+        else:
+            b.set("data.tokenizer", m.tokenizer)
+    megatron = spec.training.backend == "megatron"
+    if not megatron:
+        b.set(f"{ARR}.model.enable_gradient_checkpointing", m.gradient_checkpointing)
+    b.set(f"{ARR}.rollout.dtype", m.dtype)
+    if m.lora is not None:
+        targets: Any = (
+            m.lora.target_modules if isinstance(m.lora.target_modules, str) else list(m.lora.target_modules)
+        )
+        if spec.training.backend == "megatron":
+            if not b.k.lora_tree:
+                b.unsupported(
+                    "spec.model.lora", "LoRA with the Megatron backend", "0.8.0", f"rank {m.lora.rank}"
+                )
+            else:
+                b.set(f"{ARR}.model.lora.rank", m.lora.rank)
+                b.set(f"{ARR}.model.lora.alpha", m.lora.alpha)
+                if targets != "all-linear":
+                    b.set(f"{ARR}.model.lora.target_modules", targets)
+        else:
+            b.set(f"{ARR}.model.lora_rank", m.lora.rank)
+            b.set(f"{ARR}.model.lora_alpha", m.lora.alpha)
+            b.set(f"{ARR}.model.target_modules", targets)
+    if spec.algorithm.needs_critic:
+        b.set("critic.model.path", m.critic_path or m.path)
+        if m.tokenizer:
+            b.set("critic.model.tokenizer_path", m.tokenizer)
+        if not megatron:
+            b.set("critic.model.enable_gradient_checkpointing", m.gradient_checkpointing)
+
+
+def _algorithm(b: _Builder) -> None:
+    alg = b.job.spec.algorithm
+    b.set("algorithm.adv_estimator", ADV_ESTIMATOR[alg.name])
+    b.set("algorithm.gamma", alg.gamma)
+    b.set("algorithm.lam", alg.lam)
+    kl_on = alg.kl.coef > 0
+    in_loss = kl_on and alg.kl.in_ == "loss"
+    in_reward = kl_on and alg.kl.in_ == "reward"
+    b.set(f"{ARR}.actor.use_kl_loss", in_loss)
+    if in_loss:
+        b.set(f"{ARR}.actor.kl_loss_coef", alg.kl.coef)
+        b.set(f"{ARR}.actor.kl_loss_type", KL_TYPE[alg.kl.estimator])
+    b.set("algorithm.use_kl_in_reward", in_reward)
+    if in_reward:
+        b.set("algorithm.kl_ctrl.kl_coef", alg.kl.coef)
+        b.set("algorithm.kl_penalty", KL_TYPE[alg.kl.estimator])
+    b.set(f"{ARR}.actor.clip_ratio_low", alg.clip.low)
+    b.set(f"{ARR}.actor.clip_ratio_high", alg.clip.high)
+    b.set(f"{ARR}.actor.entropy_coeff", alg.entropy_coef)
+    b.set(f"{ARR}.actor.ppo_epochs", alg.ppo_epochs)
+    if alg.name == "gspo":
+        b.set(f"{ARR}.actor.policy_loss.loss_mode", "gspo")
+        b.set(f"{ARR}.actor.loss_agg_mode", "seq-mean-token-mean")
+    if alg.name == "dapo":
+        b.set("algorithm.filter_groups.enable", True)
+        b.set("algorithm.filter_groups.metric", "acc")
+        b.set(f"{ARR}.actor.loss_agg_mode", "token-mean")
+    if alg.needs_critic:
+        b.set("critic.ppo_epochs", alg.ppo_epochs)
+
+
+def _batches(b: _Builder) -> None:
+    spec = b.job.spec
+    tr = spec.training
+    b.set("data.train_batch_size", tr.global_batch)
+    b.set(f"{ARR}.actor.ppo_mini_batch_size", tr.mini_batch)
+    # verl requires these per-GPU micro batches whenever dynamic batching is off ("Please set at least one of").
+    b.set(f"{ARR}.actor.ppo_micro_batch_size_per_gpu", tr.micro_batch_per_gpu)
+    b.set(f"{ARR}.rollout.log_prob_micro_batch_size_per_gpu", tr.micro_batch_per_gpu)
+    b.set(f"{ARR}.ref.log_prob_micro_batch_size_per_gpu", tr.micro_batch_per_gpu)
+    dyn = tr.dynamic_batch
+    b.set(f"{ARR}.actor.use_dynamic_bsz", dyn.enabled)
+    if dyn.enabled:
+        b.set(f"{ARR}.actor.ppo_max_token_len_per_gpu", dyn.max_tokens_per_gpu)
+    opt = tr.optimizer
+    b.set(f"{ARR}.actor.optim.lr", opt.lr)
+    b.set(f"{ARR}.actor.optim.lr_warmup_steps", opt.warmup_steps)
+    b.set(f"{ARR}.actor.optim.weight_decay", opt.weight_decay)
+    if spec.algorithm.needs_critic:
+        b.set("critic.ppo_micro_batch_size_per_gpu", tr.micro_batch_per_gpu)
+        if dyn.enabled:
+            b.set("critic.ppo_max_token_len_per_gpu", 2 * dyn.max_tokens_per_gpu)
+        copt = tr.critic_optimizer or opt
+        b.set("critic.optim.lr", copt.lr)
+        if b.version >= V0_6_1 or tr.backend == "megatron":
+            b.set("critic.optim.lr_warmup_steps", copt.warmup_steps)
+        elif copt.warmup_steps and tr.steps:
+            # 0.5.0's FSDP critic optimizer only knows a warmup ratio of the total steps.
+            b.set("critic.optim.lr_warmup_steps_ratio", copt.warmup_steps / tr.steps)
+        elif copt.warmup_steps:
+            b.unsupported(
+                "spec.training.critic_optimizer.warmup_steps",
+                "critic warmup in steps when the run is given in epochs",
+                "0.6.1",
+                copt.warmup_steps,
+            )
+        b.set("critic.optim.weight_decay", copt.weight_decay)
+
+
+def _backend(b: _Builder) -> None:
+    spec = b.job.spec
+    tr = spec.training
+    critic = spec.algorithm.needs_critic
+    if tr.backend in ("fsdp", "fsdp2"):
+        b.set(f"{ARR}.actor.strategy", tr.backend)
+        if critic:
+            b.set("critic.strategy", tr.backend)
+        b.set(f"{ARR}.actor.ulysses_sequence_parallel_size", tr.parallel.sp)
+        if critic:
+            b.set("critic.ulysses_sequence_parallel_size", tr.parallel.sp)
+    elif tr.backend == "megatron":
+        par = tr.parallel
+        for role in (f"{ARR}.actor", f"{ARR}.ref", *(["critic"] if critic else [])):
+            b.set(f"{role}.megatron.tensor_model_parallel_size", par.tp)
+            b.set(f"{role}.megatron.pipeline_model_parallel_size", par.pp)
+            b.set(f"{role}.megatron.context_parallel_size", par.cp)
+        if spec.model.gradient_checkpointing:
+            # Megatron recomputes activations through its transformer config (the same in every pinned version;
+            # 0.5.0's critic inherits the actor's block).
+            roles = [f"{ARR}.actor", *(["critic"] if critic and b.version >= V0_6_1 else [])]
+            for role in roles:
+                otc = f"{role}.megatron.override_transformer_config"
+                b.set(f"{otc}.recompute_granularity", "full")
+                b.set(f"{otc}.recompute_method", "uniform")
+                b.set(f"{otc}.recompute_num_layers", 1)
+        if par.sp > 1:
+            b.unsupported(
+                "spec.training.parallel.sp",
+                "Ulysses sequence parallelism with Megatron (use cp)",
+                found=par.sp,
+            )
+
+
+def _rollout(b: _Builder) -> None:
+    ro = b.job.spec.rollout
+    alg = b.job.spec.algorithm
+    r = f"{ARR}.rollout"
+    b.set(f"{r}.name", ro.engine)  # mandatory (no default) from 0.6.1
+    b.set(f"{r}.mode", ro.mode)
+    b.set(f"{r}.tensor_model_parallel_size", ro.tensor_parallel)
+    b.set(f"{r}.gpu_memory_utilization", ro.gpu_memory_utilization)
+    b.set(f"{r}.n", alg.group_size)
+    b.set(f"{r}.temperature", ro.temperature)
+    b.set(f"{r}.top_p", ro.top_p)
+    b.set(f"{r}.top_k", ro.top_k)
+    if ro.max_tokens is not None:
+        b.set(f"{r}.response_length", ro.max_tokens)
+    b.set(f"{r}.val_kwargs.n", ro.val.n)
+    b.set(f"{r}.val_kwargs.temperature", ro.val.temperature)
+    b.set(f"{r}.val_kwargs.top_p", ro.val.top_p)
+    b.set(f"{r}.val_kwargs.do_sample", ro.val.temperature > 0 or ro.val.n > 1)
+
+
+def _reward(b: _Builder) -> None:
+    rw = b.job.spec.reward
+    if rw.function is not None:
+        b.set(f"{b.k.custom_reward_function}.path", rw.function.path)
+        b.set(f"{b.k.custom_reward_function}.name", rw.function.name)
+    if rw.model is not None:
+        if b.k.reward_tree:
+            b.set("reward.reward_model.enable", True)
+            b.set("reward.reward_model.model_path", rw.model.path)
+            # From 0.7.1 the reward model is served by a rollout engine of its own (no default engine).
+            b.set("reward.reward_model.rollout.name", b.job.spec.rollout.engine)
+            b.set(
+                "reward.reward_model.rollout.tensor_model_parallel_size", b.job.spec.rollout.tensor_parallel
+            )
+            if "micro_batch_per_gpu" in rw.model.model_fields_set:
+                b.notes.append(
+                    f"verl {b.version} serves the reward model with a rollout engine; "
+                    "spec.reward.model.micro_batch_per_gpu does not apply"
+                )
+        else:
+            b.set("reward_model.enable", True)
+            b.set("reward_model.model.path", rw.model.path)
+            b.set("reward_model.micro_batch_size_per_gpu", rw.model.micro_batch_per_gpu)
+
+
+def _trainer(b: _Builder) -> None:
+    job = b.job
+    spec = job.spec
+    tr = spec.training
+    if tr.steps is not None:
+        b.set("trainer.total_training_steps", tr.steps)
+        # verl stops at whichever of total_epochs / total_training_steps comes first; every epoch is >= 1 step.
+        b.set("trainer.total_epochs", tr.steps)
+    else:
+        b.set("trainer.total_epochs", tr.epochs or 1)
+    ck = spec.checkpoint
+    if ck.every_steps:
+        b.set("trainer.save_freq", ck.every_steps)
+    else:
+        # verl saves on `save_freq > 0 and (last step or step % save_freq == 0)`: -1 would never save at all.
+        b.set("trainer.save_freq", tr.steps if tr.steps else 2**31 - 1)
+    b.set("trainer.default_local_dir", job.checkpoint_dir)
+    b.set("trainer.resume_mode", {"auto": "auto", "never": "disable", "path": "resume_path"}[ck.resume])
+    if ck.resume == "path":
+        b.set("trainer.resume_from_path", ck.resume_path)
+    if ck.keep_last is not None:
+        b.set("trainer.max_actor_ckpt_to_keep", ck.keep_last)
+        if spec.algorithm.needs_critic:
+            b.set("trainer.max_critic_ckpt_to_keep", ck.keep_last)
+    contents = ["model", "optimizer", "extra", *(["hf_model"] if ck.save_hf else [])]
+    b.set(f"{ARR}.actor.checkpoint.save_contents", contents)
+    ev = spec.eval
+    b.set("trainer.test_freq", ev.every_steps or -1)
+    b.set("trainer.val_before_train", ev.before_training)
+    lg = spec.logging
+    b.set("trainer.logger", list(lg.backends))
+    b.set("trainer.project_name", lg.project)
+    b.set("trainer.experiment_name", job.experiment)
+    if tr.backend != "megatron" and tr.parallel.sp > 1 and spec.algorithm.name in CRITIC_ALGORITHMS:
+        b.notes.append("Ulysses sequence parallelism also applies to the critic")
+
+
+def _native_overrides(b: _Builder) -> list[str]:
+    items = list(b.job.spec.native.get("verl", []))
+    bad = [
+        Problem(f"spec.native.verl[{i}]", "not a Hydra override", "KEY=VALUE, +KEY=VALUE or ~KEY", item)
+        for i, item in enumerate(items)
+        if not _OVERRIDE.match(item)
+    ]
+    if bad:
+        raise SpecError(bad)
+    return items
+
+
+def runtime_env(job: RLJob) -> dict[str, Any]:
+    """Ray runtime_env: ship the working dir, never checkpoints, data, .git or weights (verl issue 696)."""
+    excludes: list[str] = ["/.git/", "/outputs/", "/wandb/", "/.cache/", "/.venv/", *WEIGHT_EXCLUDES]
+    ck = job.checkpoint_dir
+    if not ck.startswith("/"):
+        excludes.append("/" + ck.strip("/").removeprefix("./") + "/")
+    for path in [*job.spec.data.train, *job.spec.data.val, *job.spec.eval.datasets]:
+        if not path.startswith(("/", "hdfs://", "s3://", "gs://")):
+            excludes.append("/" + path.removeprefix("./"))
+    env: dict[str, Any] = {
+        "working_dir": job.spec.runtime.working_dir,
+        "excludes": list(dict.fromkeys(excludes)),
+    }
+    if job.spec.env:
+        env["env_vars"] = dict(job.spec.env)
+    return env

@@ -1,0 +1,204 @@
+"""Check a verl NativeLaunch against verl's REAL Hydra config of the same version.
+
+verl is never imported (its ``__init__`` pulls torch, ray, tensordict): the package is located with
+``importlib.util.find_spec`` or ``RLADAPT_VERL_CONFIG_DIR`` and its YAML tree is composed with Hydra, an optional
+dependency (extra ``verl``) imported lazily. Without a matching verl (or Hydra) there is nothing to check against
+and the result is empty.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rladapt.primitives.errors import Problem
+
+from .translate import CONFIG_DIRS, CONFIG_NAMES
+
+if TYPE_CHECKING:
+    from rladapt.plugins.native import NativeLaunch
+
+#: A verl package directory (the one holding ``trainer/config`` and ``version/version``) to validate against.
+CONFIG_DIR_ENV = "RLADAPT_VERL_CONFIG_DIR"
+_PKG_SEARCHPATH = "pkg://verl.trainer.config"
+_MAX_PROBLEMS = 20
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """The Hydra view of a verl argv: entry module, config name and overrides (in order)."""
+
+    module: str
+    config_name: str
+    overrides: tuple[str, ...]
+
+    @property
+    def config_subdir(self) -> str:
+        return CONFIG_DIRS[self.module]
+
+
+def parse_argv(argv: Sequence[str]) -> Invocation:
+    rest = list(argv)
+    module = rest[rest.index("-m") + 1] if "-m" in rest else ""
+    rest = rest[rest.index(module) + 1 :] if module in rest else rest[1:]
+    name = CONFIG_NAMES.get(module, ("ppo_trainer", ""))[0]
+    overrides: list[str] = []
+    i = 0
+    while i < len(rest):
+        item = rest[i]
+        if item in ("--config-name", "-cn") and i + 1 < len(rest):
+            name, i = rest[i + 1], i + 2
+            continue
+        if item.startswith("--config-name="):
+            name = item.split("=", 1)[1]
+        else:
+            overrides.append(item)
+        i += 1
+    return Invocation(module=module, config_name=name, overrides=tuple(overrides))
+
+
+def package_version(package_dir: Path) -> str | None:
+    try:
+        return (package_dir / "version" / "version").read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+
+
+def find_package_dir() -> Path | None:
+    """The verl package directory to validate against: ``RLADAPT_VERL_CONFIG_DIR``, else an installed verl."""
+    configured = os.environ.get(CONFIG_DIR_ENV)
+    if configured:
+        path = Path(configured)
+        if (path / "ppo_trainer.yaml").is_file():  # pointed at verl/trainer/config itself
+            path = path.parent.parent
+        return path if (path / "trainer" / "config").is_dir() else None
+    try:
+        spec = importlib.util.find_spec("verl")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    path = Path(next(iter(spec.submodule_search_locations)))
+    return path if (path / "trainer" / "config").is_dir() else None
+
+
+def compose(package_dir: Path, invocation: Invocation, overrides: Sequence[str] | None = None) -> Any:
+    """Compose verl's config for ``invocation`` from ``package_dir`` (raises Hydra's exceptions)."""
+    from hydra import compose as hydra_compose
+    from hydra import initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+
+    items = list(invocation.overrides if overrides is None else overrides)
+    # The experimental configs reach ppo_trainer through a search path; point it at this package's tree
+    # (``pkg://verl...`` would import verl, and a CWD-relative ``file://`` depends on where we run).
+    trainer_dir = f"file://{(package_dir / 'trainer' / 'config').resolve()}"
+    items = [
+        f"hydra.searchpath=[{trainer_dir}]"
+        if item.startswith("hydra.searchpath=") and _PKG_SEARCHPATH in item
+        else item
+        for item in items
+    ]
+    GlobalHydra.instance().clear()
+    with initialize_config_dir(
+        config_dir=str((package_dir / invocation.config_subdir).resolve()), version_base=None
+    ):
+        return hydra_compose(config_name=invocation.config_name, overrides=items)
+
+
+def allowed_missing(cfg: Any) -> set[str]:
+    """MISSING keys verl itself leaves unset in a valid config (the reward-model engine when no RM is used)."""
+    from omegaconf import OmegaConf
+
+    allowed: set[str] = set()
+    rm = OmegaConf.select(cfg, "reward.reward_model.enable", default=None)
+    if not rm:
+        allowed.add("reward.reward_model.rollout.name")
+    return allowed
+
+
+def _offending(exc: BaseException) -> str | None:
+    for text in (str(exc), str(exc.__cause__ or "")):
+        match = re.search(r"override '([^']+)'", text) or re.search(r"Error parsing override '([^']+)'", text)
+        if match:
+            return match.group(1)
+    return None
+
+
+def _where(native: NativeLaunch, key: str | None) -> tuple[str, str | None]:
+    """The argv position of the rejected override (native.verl items are the last ones) and its text."""
+    if key is None:
+        return "verl", None
+    for i, item in enumerate(native.argv):
+        if item.split("=", 1)[0].lstrip("+~") == key.lstrip("+~"):
+            if item in native.passthrough:  # the user's own escape-hatch override: blame the spec field
+                return f"spec.native.verl[{native.passthrough.index(item)}]", item
+            return f"verl argv[{i}]", item
+    return f"verl: {key}", None
+
+
+def validate(native: NativeLaunch, package_dir: Path) -> list[Problem]:
+    """Every problem Hydra and the MISSING check find, removing rejected overrides one at a time."""
+    from hydra.errors import HydraException
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    invocation = parse_argv(native.argv)
+    if invocation.module not in CONFIG_DIRS:
+        return [
+            Problem(
+                "verl argv", f"unknown verl entrypoint {invocation.module!r}", ", ".join(sorted(CONFIG_DIRS))
+            )
+        ]
+    if not (package_dir / invocation.config_subdir / f"{invocation.config_name}.yaml").is_file():
+        return [
+            Problem(
+                "verl argv",
+                f"verl {native.version} has no config {invocation.config_name!r} for {invocation.module}",
+            )
+        ]
+    overrides = list(invocation.overrides)
+    problems: list[Problem] = []
+    cfg = None
+    while len(problems) < _MAX_PROBLEMS:
+        try:
+            cfg = compose(package_dir, invocation, overrides)
+            break
+        except (HydraException, OmegaConfBaseException) as exc:
+            key = _offending(exc)
+            cause = str(exc.__cause__ or exc).splitlines()[0]
+            where, item = _where(native, key)
+            problems.append(
+                Problem(where, f"verl {native.version} rejects {key or 'the config'}: {cause}", found=item)
+            )
+            dropped = [o for o in overrides if key is not None and o.split("=", 1)[0] == key.split("=", 1)[0]]
+            if not dropped:
+                break
+            overrides = [o for o in overrides if o not in dropped]
+    if cfg is None:
+        return problems
+    missing = set(OmegaConf.missing_keys(cfg)) - allowed_missing(cfg)
+    problems.extend(
+        Problem(f"verl: {key}", f"verl {native.version} needs a value for {key} (left ???)")
+        for key in sorted(missing)
+    )
+    try:
+        OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False)
+    except OmegaConfBaseException as exc:
+        problems.append(
+            Problem("verl", f"verl {native.version} cannot resolve the config: {str(exc).splitlines()[0]}")
+        )
+    return problems
+
+
+def validate_native(native: NativeLaunch) -> list[Problem]:
+    package_dir = find_package_dir()
+    if package_dir is None or package_version(package_dir) != native.version:
+        return []
+    if importlib.util.find_spec("hydra") is None:
+        return []
+    return validate(native, package_dir)

@@ -1,0 +1,111 @@
+"""What each verl release can express, and the key names it uses for it.
+
+Everything here was read from the released wheels (composed ``ppo_trainer`` key sets, ``AdvantageEstimator``,
+the rollout registry); the conformance suite re-checks it against the real wheel of every pinned version.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from packaging.version import Version
+
+V0_6_1 = Version("0.6.1")
+V0_7_1 = Version("0.7.1")
+V0_8_0 = Version("0.8.0")
+V0_9_0 = Version("0.9.0")
+
+#: Capabilities every pinned verl version has.
+_BASE = frozenset(
+    {
+        "placement.colocated",
+        "rollout.async",
+        "rollout.engine.vllm",
+        "rollout.engine.sglang",
+        "backend.fsdp",
+        "backend.fsdp2",
+        "backend.megatron",
+        "algorithm.grpo",
+        "algorithm.ppo",
+        "algorithm.rloo",
+        "algorithm.reinforce_pp",
+        "algorithm.reinforce_pp_baseline",
+        "algorithm.remax",
+        "kl.loss",
+        "kl.reward",
+        "reward.function",
+        "reward.model",
+        "lora",
+        "dynamic_batch",
+        "checkpoint.resume_path",
+        "checkpoint.keep_last",
+        "eval.before_training",
+        "logging.wandb",
+        "logging.tensorboard",
+        "logging.mlflow",
+    }
+)
+
+
+@cache
+def capabilities(version: str) -> frozenset[str]:
+    """The capability set of one verl version (see ``rladapt.plugins.capabilities.KNOWN_CAPABILITIES``)."""
+    v = Version(version)
+    caps = set(_BASE)
+    if v < V0_7_1:
+        # 0.7.1 removed the synchronous rollout mode ("Rollout mode 'sync' has been removed") and the HF rollout.
+        caps |= {"rollout.sync", "rollout.engine.hf"}
+    if v >= V0_6_1:
+        caps.add("algorithm.gspo")  # policy_loss.loss_mode=gspo
+    if v >= V0_8_0:
+        # The one-step-off / fully-async entrypoints ship in the wheel from 0.8.0 (0.7.x: source checkout only).
+        caps |= {"placement.separate", "weight_sync.off_policy"}
+    if v >= V0_9_0:
+        caps.add("algorithm.dapo")  # algorithm.filter_groups joined the main config in 0.9.0
+    return frozenset(caps)
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The override keys of one verl version that moved between releases."""
+
+    version: Version
+
+    @property
+    def ray_init(self) -> str:
+        return "ray_init" if self.version < V0_6_1 else "ray_kwargs.ray_init"
+
+    @property
+    def reward_tree(self) -> bool:
+        """``reward.*`` (0.7.1+) instead of top-level ``custom_reward_function.*`` / ``reward_model.*``."""
+        return self.version >= V0_7_1
+
+    @property
+    def custom_reward_function(self) -> str:
+        return "reward.custom_reward_function" if self.reward_tree else "custom_reward_function"
+
+    @property
+    def has_data_seed(self) -> bool:
+        return self.version >= V0_6_1
+
+    @property
+    def has_tokenizer_path(self) -> bool:
+        return self.version >= V0_6_1
+
+    @property
+    def has_reward_pool(self) -> bool:
+        return self.version >= V0_6_1
+
+    @property
+    def lora_tree(self) -> bool:
+        """``model.lora.*`` (Megatron LoRA) exists from 0.8.0."""
+        return self.version >= V0_8_0
+
+    @property
+    def has_checkpoint_engine(self) -> bool:
+        return self.version >= V0_7_1
+
+
+def keys(version: str) -> Keys:
+    return Keys(Version(version))
