@@ -34,7 +34,7 @@ def _jobs(specs: Iterable[str | Path | RLJob]) -> list[RLJob]:
 def check_declaration(adapter: FrameworkAdapter) -> list[str]:
     failures = []
     name = getattr(adapter, "PLUGIN_NAME", None)
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         failures.append(f"PLUGIN_NAME {name!r} must be a lowercase identifier")
     versions = adapter.versions()
     if not versions:
@@ -69,7 +69,7 @@ def check_native(
         if name.startswith("/") or ".." in Path(name).parts:
             failures.append(f"{where}: file {name!r} must be a relative path inside the working directory")
     for key in native.env:
-        if not _ENV.match(key):
+        if not _ENV.fullmatch(key):
             failures.append(f"{where}: env name {key!r} is not a valid variable name")
     secret_envs = {s.env for s in job.spec.secrets}
     if secret_envs & set(native.env):

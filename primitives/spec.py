@@ -40,7 +40,7 @@ class Metadata(_Model):
     @field_validator("name")
     @classmethod
     def _dns_name(cls, value: str) -> str:
-        if len(value) > 63 or not _DNS_LABEL.match(value):
+        if len(value) > 63 or not _DNS_LABEL.fullmatch(value):
             raise ValueError("a DNS label: lowercase letters, digits and '-', at most 63 characters")
         return value
 
@@ -317,7 +317,7 @@ class VolumeSource(_Model):
         chosen = [k for k in ("host_path", "pvc", "nfs", "memory") if getattr(self, k) is not None]
         if len(chosen) != 1:
             raise ValueError(f"exactly one of host_path, pvc, nfs, memory (found {chosen or 'none'})")
-        if self.memory is not None and not _QUANTITY.match(self.memory):
+        if self.memory is not None and not _QUANTITY.fullmatch(self.memory):
             raise ValueError("memory is a size such as 64Gi")
         return self
 
@@ -331,7 +331,7 @@ class Volume(_Model):
     @field_validator("name")
     @classmethod
     def _dns(cls, value: str) -> str:
-        if not _DNS_LABEL.match(value):
+        if not _DNS_LABEL.fullmatch(value):
             raise ValueError("a DNS label: lowercase letters, digits and '-'")
         return value
 
@@ -352,7 +352,7 @@ class Port(_Model):
     @field_validator("name")
     @classmethod
     def _dns(cls, value: str) -> str:
-        if len(value) > 15 or not _DNS_LABEL.match(value):
+        if len(value) > 15 or not _DNS_LABEL.fullmatch(value):
             raise ValueError("a port name: lowercase letters, digits and '-', at most 15 characters")
         return value
 
@@ -382,7 +382,7 @@ class Secret(_Model):
     @field_validator("env")
     @classmethod
     def _env_name(cls, value: str) -> str:
-        if not _ENV_NAME.match(value):
+        if not _ENV_NAME.fullmatch(value):
             raise ValueError("an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
         return value
 
@@ -425,7 +425,7 @@ class Spec(_Model):
     @field_validator("env")
     @classmethod
     def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
-        bad = [k for k in value if not _ENV_NAME.match(k)]
+        bad = [k for k in value if not _ENV_NAME.fullmatch(k)]
         if bad:
             raise ValueError(f"environment variable names ([A-Za-z_][A-Za-z0-9_]*), found {bad}")
         return value

@@ -6,6 +6,7 @@ test per patch that fails without it.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING
 
 from rladapt.plugins.patches import Patch
@@ -39,7 +40,9 @@ LEGACY_REWARD_KEYS: dict[str, str] = {
 TRAINER_SEARCHPATH = "hydra.searchpath=[pkg://verl.trainer.config]"
 
 #: Slurm's CPU count for the task that runs the driver; null (Ray's autodetection) outside Slurm.
-SLURM_NUM_CPUS = "'${oc.decode:${oc.env:SLURM_CPUS_PER_TASK,null}}'"
+#: Set by the runtime half of the patch (``export_slurm_num_cpus``) in the process that composes verl's config.
+NUM_CPUS_ENV = "RLADAPT_RAY_NUM_CPUS"
+SLURM_NUM_CPUS = "'${oc.decode:${oc.env:" + NUM_CPUS_ENV + ",null}}'"
 
 
 def _split(item: str) -> tuple[str, str, str]:
@@ -77,6 +80,20 @@ def trainer_searchpath(native: NativeLaunch, job: RLJob) -> NativeLaunch:
 
 def _experimental(native: NativeLaunch, job: RLJob) -> bool:
     return ONE_STEP_OFF_MODULE in native.argv or FULLY_ASYNC_MODULE in native.argv
+
+
+def export_slurm_num_cpus() -> None:
+    """Runtime half, run by ``rladapt.bootstrap`` before verl composes its config.
+
+    Only a driver that starts its own Ray inside a Slurm allocation must pin ``num_cpus`` to the allocation; one
+    that joins an existing cluster (``RAY_ADDRESS``, as the slurm launcher's Ray head/worker recipe does) must not
+    pass it at all: Ray refuses ``num_cpus`` when connecting to a running cluster.
+    """
+    cpus = os.environ.get("SLURM_CPUS_PER_TASK", "")
+    if cpus.isdigit() and not os.environ.get("RAY_ADDRESS"):
+        os.environ[NUM_CPUS_ENV] = cpus
+    else:
+        os.environ.pop(NUM_CPUS_ENV, None)
 
 
 def slurm_num_cpus(native: NativeLaunch, job: RLJob) -> NativeLaunch:
@@ -117,8 +134,10 @@ PATCHES: list[Patch] = [
         versions=">=0.5.0",
         issue="https://github.com/verl-project/verl/issues/523",
         summary="ray.init(num_cpus=None) under Slurm fails with 'Failed to register worker to Raylet'; pass "
-        "SLURM_CPUS_PER_TASK (null, i.e. unchanged, outside Slurm)",
-        kind="config",
+        "SLURM_CPUS_PER_TASK when the driver starts its own Ray in the allocation (null, i.e. unchanged, outside "
+        "Slurm or when joining a running cluster)",
+        kind="runtime",
         apply=slurm_num_cpus,
+        runtime_hook="rladapt.adapters.verl.patches:export_slurm_num_cpus",
     ),
 ]

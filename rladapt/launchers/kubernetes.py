@@ -138,13 +138,13 @@ class KubernetesOptions:
             return value
 
         for key in ("cpu", "memory", "head_cpu", "head_memory"):
-            if key in text and not _QUANTITY.match(text[key]):
+            if key in text and not _QUANTITY.fullmatch(text[key]):
                 raise UsageError(
                     f"kubernetes launcher option {key}={text[key]!r}: expected a Kubernetes quantity "
                     "such as 8, 500m or 64Gi"
                 )
         for key in ("namespace", "service_account", "priority_class"):
-            if key in text and not _DNS1123_SUBDOMAIN.match(text[key]):
+            if key in text and not _DNS1123_SUBDOMAIN.fullmatch(text[key]):
                 raise UsageError(
                     f"kubernetes launcher option {key}={text[key]!r}: expected a DNS name "
                     "(lowercase letters, digits, '-' and '.')"
@@ -224,13 +224,13 @@ def _parse_tolerations(text: str) -> tuple[tuple[str, str | None, str | None], .
 
 def _label_key_ok(key: str) -> bool:
     prefix, slash, name = key.rpartition("/")
-    if slash and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.match(prefix)):
+    if slash and (not prefix or len(prefix) > 253 or not _DNS1123_SUBDOMAIN.fullmatch(prefix)):
         return False
-    return 0 < len(name) <= 63 and bool(_LABEL_NAME.match(name))
+    return 0 < len(name) <= 63 and bool(_LABEL_NAME.fullmatch(name))
 
 
 def _label_value_ok(value: str) -> bool:
-    return value == "" or (len(value) <= 63 and bool(_LABEL_NAME.match(value)))
+    return value == "" or (len(value) <= 63 and bool(_LABEL_NAME.fullmatch(value)))
 
 
 # --- rendering -------------------------------------------------------------------------------------------------
@@ -240,7 +240,7 @@ def rayjob_name(job_name: str, run_id: str | None) -> str:
     """The run id (unique per launch; the job name in a dry run), fitted to what KubeRay accepts: a DNS-1035
     label of at most 47 characters. A run id's random tail is kept when it must be shortened."""
     name = run_id or job_name
-    if len(name) <= MAX_NAME_LENGTH and _DNS1035.match(name):
+    if len(name) <= MAX_NAME_LENGTH and _DNS1035.fullmatch(name):
         return name
     if not name[:1].isalpha():
         name = "rl-" + name
@@ -298,7 +298,7 @@ class _Renderer:
 
     def check_name(self) -> str:
         name = rayjob_name(self.native.job_name, self.opts.run_id)
-        if not _DNS1035.match(name):
+        if not _DNS1035.fullmatch(name):
             self.problem(
                 "metadata.name",
                 "KubeRay needs a RayJob name that is a DNS-1035 label of at most "
@@ -572,7 +572,7 @@ class _Renderer:
         mounts = mounts + file_mounts
         pool_paths = {}
         for index, pool in enumerate(native.pools):
-            if len(pool.name) > 63 or not _DNS1123_LABEL.match(pool.name):
+            if len(pool.name) > 63 or not _DNS1123_LABEL.fullmatch(pool.name):
                 self.problem(
                     f"spec.placement.pools[{index}].name",
                     "a pool becomes a KubeRay worker group, whose name must be a DNS label",

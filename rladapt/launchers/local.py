@@ -54,7 +54,7 @@ def _quote_path(path: str) -> str:
 
 
 def _check_env_name(name: str, what: str) -> str:
-    if not _ENV_NAME.match(name):
+    if not _ENV_NAME.fullmatch(name):
         raise UsageError(f"{what} {name!r} is not a valid environment variable name")
     return name
 

@@ -219,3 +219,10 @@ def test_job_is_immutable() -> None:
     job = load_job_text(MINIMAL, [])
     with pytest.raises(Exception, match="frozen"):
         job.spec.training.global_batch = 3  # type: ignore[misc]
+
+
+def test_names_with_a_trailing_newline_are_rejected() -> None:
+    # `$` in a Python regex matches before a final newline; names end up in scripts and manifests
+    out = problems(MINIMAL + '  env: {"A\\n": x}\n')
+    assert out[0].startswith("spec.env: invalid value; expected environment variable names")
+    assert problems(MINIMAL.replace("name: tiny", 'name: "tiny\\n"'))[0].startswith("metadata.name: invalid value")

@@ -18,6 +18,7 @@ from hydra.errors import ConfigCompositionException, HydraException
 from omegaconf import OmegaConf
 from packaging.version import Version
 
+from rladapt.adapters.verl import patches as verl_patches
 from rladapt.adapters.verl import validate as verl_validate
 from rladapt.adapters.verl.translate import translate
 from rladapt.pipeline import render_native
@@ -498,11 +499,21 @@ def test_patch_slurm_num_cpus(
     key = "ray_init.num_cpus" if version == "0.5.0" else "ray_kwargs.ray_init.num_cpus"
     job = job_from("grpo-gsm8k.yaml")
     monkeypatch.setenv("SLURM_CPUS_PER_TASK", "6")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv(verl_patches.NUM_CPUS_ENV, "")  # restored (unset) after the test; the hook writes it
     unpatched = translate(job, registry.framework("verl").resolve_version(version))
     assert select(compose(unpatched, package), key) is None  # ray.init(num_cpus=None) under Slurm: issue 523
     native = render(registry, job, version)
+    assert native.runtime_patches == ("rladapt.adapters.verl.patches:export_slurm_num_cpus",)
+    verl_patches.export_slurm_num_cpus()  # what the bootstrap runs before verl composes its config
     assert select(compose(native, package), key) == 6
+    # joining a running cluster (the slurm launcher's Ray recipe): Ray refuses num_cpus there
+    monkeypatch.setenv("RAY_ADDRESS", "10.0.0.1:6379")
+    verl_patches.export_slurm_num_cpus()
+    assert select(compose(native, package), key) is None
+    monkeypatch.delenv("RAY_ADDRESS")
     monkeypatch.delenv("SLURM_CPUS_PER_TASK")
+    verl_patches.export_slurm_num_cpus()
     assert select(compose(native, package), key) is None  # outside Slurm Ray keeps autodetecting
 
 

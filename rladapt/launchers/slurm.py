@@ -1,0 +1,719 @@
+"""The ``slurm`` launcher: an sbatch script that brings up a Ray cluster on its nodes and runs the driver.
+
+``render`` writes ``job.sbatch``, following the recipe verl, OpenRLHF and NeMo-RL document for Ray on Slurm:
+``#SBATCH`` lines from the placement (one task per node, GPUs per node) and from the options (partition,
+account, time, ...); then, in bash, the job environment (every value quoted, secrets read by reference at run
+time), the adapter's files, a Ray head on the node that runs the script and one Ray worker on every other node
+(each a background ``srun`` step), a bounded wait until ``ray status`` counts every node, and finally the
+driver (the native argv behind the patch bootstrap) on the head node with ``RAY_ADDRESS`` set. The script
+exits with the driver's exit code; an EXIT trap records that code next to the output file, so a run's result
+survives slurmctld forgetting the job (``MinJobAge``), and stops the Ray steps.
+
+``submit`` runs ``sbatch --parsable --chdir RUN_DIR`` from the current directory (the job changes back to it,
+``$SLURM_SUBMIT_DIR``, before the working directory), so the output file lands in the run directory, which
+must therefore be on a filesystem the nodes share. ``status`` reads ``scontrol show job -o``; ``stop`` is
+``scancel``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
+from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunState, RunStatus, hookimpl
+from rladapt.primitives.errors import LaunchError, UsageError
+from rladapt.runs import RUN_ID_OPTION, write_atomic
+
+PLUGIN_NAME = "slurm"
+SCRIPT = "job.sbatch"
+#: sbatch's own default name; relative, so it lands in the ``--chdir`` directory (the run directory).
+OUTPUT_PATTERN = "slurm-%j.out"
+EXIT_SUFFIX = ".exit"
+STOP_FILE = "stop_requested"
+DEFAULT_RAY_PORT = 6379
+DEFAULT_RAY_WAIT = 600
+#: Seconds a Slurm client command may take; sbatch/scontrol retry for a while when slurmctld is unreachable.
+CLIENT_TIMEOUT = 90.0
+STOP_WAIT = 60.0
+#: The variable through which Ray's job supervisor passes a job's runtime_env to its driver's ``ray.init``.
+RAY_JOB_CONFIG_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"
+
+# All of these are used with fullmatch: a "$" anchor would also accept a trailing newline.
+_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# #SBATCH lines are parsed by sbatch, not by a shell: values are limited to characters that need no quoting.
+_NAME_LIST = re.compile(r"[A-Za-z0-9_.+-]+(,[A-Za-z0-9_.+-]+)*")
+_TIME = re.compile(
+    r"\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2}"
+    r"|UNLIMITED|INFINITE|unlimited|infinite"
+)
+_MEM = re.compile(r"\d+[KMGTkmgt]?")
+_CONSTRAINT = re.compile(r"[A-Za-z0-9_.,&|*!:()\[\]-]+")
+_JOB_NAME_DROP = re.compile(r"[^A-Za-z0-9_.-]+")
+_JOB_ID = re.compile(r"\d+(_\d+)?")
+
+# Slurm job states (scontrol's JobState) -> rladapt run states; anything unlisted is UNKNOWN.
+_STATES: dict[str, RunState] = {
+    "PENDING": "PENDING",
+    "CONFIGURING": "PENDING",
+    "REQUEUED": "PENDING",
+    "REQUEUE_HOLD": "PENDING",
+    "REQUEUE_FED": "PENDING",
+    "RESV_DEL_HOLD": "PENDING",
+    "SUSPENDED": "PENDING",
+    "RUNNING": "RUNNING",
+    "COMPLETING": "RUNNING",
+    "RESIZING": "RUNNING",
+    "SIGNALING": "RUNNING",
+    "STAGE_OUT": "RUNNING",
+    "COMPLETED": "SUCCEEDED",
+    "CANCELLED": "STOPPED",
+    "FAILED": "FAILED",
+    "TIMEOUT": "FAILED",
+    "NODE_FAIL": "FAILED",
+    "OUT_OF_MEMORY": "FAILED",
+    "BOOT_FAIL": "FAILED",
+    "DEADLINE": "FAILED",
+    "PREEMPTED": "FAILED",
+    "SPECIAL_EXIT": "FAILED",
+    "REVOKED": "FAILED",
+}
+_FAILURE_NOTES = {
+    "TIMEOUT": "the time limit was reached",
+    "NODE_FAIL": "a node failed",
+    "OUT_OF_MEMORY": "out of memory",
+    "BOOT_FAIL": "a node failed to boot",
+    "DEADLINE": "the deadline was reached",
+    "PREEMPTED": "preempted",
+}
+
+_BOOL_TRUE = {"1", "true", "yes", "on"}
+_BOOL_FALSE = {"0", "false", "no", "off"}
+
+
+def _bool(key: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in _BOOL_TRUE:
+        return True
+    if text in _BOOL_FALSE:
+        return False
+    raise UsageError(f"slurm launcher option {key}={value!r}: expected true or false")
+
+
+def _int(key: str, value: Any, minimum: int = 0) -> int:
+    if isinstance(value, bool):
+        raise UsageError(f"slurm launcher option {key}={value!r}: expected an integer")
+    try:
+        number = int(str(value).strip())
+    except ValueError:
+        raise UsageError(f"slurm launcher option {key}={value!r}: expected an integer") from None
+    if number < minimum:
+        raise UsageError(f"slurm launcher option {key}={value!r}: must be at least {minimum}")
+    return number
+
+
+def _matching(key: str, value: Any, pattern: re.Pattern[str], expected: str) -> str:
+    text = str(value).strip()
+    if not pattern.fullmatch(text):
+        raise UsageError(f"slurm launcher option {key}={value!r}: expected {expected}")
+    return text
+
+
+def _check_env_name(name: str, what: str) -> str:
+    if not _ENV_NAME.fullmatch(name):
+        raise UsageError(f"{what} {name!r} is not a valid environment variable name")
+    return name
+
+
+def _quote_path(path: str) -> str:
+    """Quote a path, keeping a leading ``~/`` meaning the home directory of whoever runs the job."""
+    if path == "~":
+        return '"$HOME"'
+    if path.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(path[2:])
+    return shlex.quote(path)
+
+
+def _job_name(native: NativeLaunch, opts: dict[str, Any]) -> str:
+    raw = str(opts.get("job_name") or opts.get(RUN_ID_OPTION) or native.job_name)
+    name = _JOB_NAME_DROP.sub("-", raw).strip("-.")[:100]
+    return name or "rladapt"
+
+
+def _time_limit(opts: dict[str, Any], native: NativeLaunch) -> str | None:
+    if "time" in opts:
+        return _matching("time", opts["time"], _TIME, "a Slurm time such as 90, 4:00:00 or 2-00:00:00")
+    seconds = native.lifecycle.get("timeout_seconds")
+    if not seconds:
+        return None
+    minutes = max(1, math.ceil(int(seconds) / 60))
+    days, rest = divmod(minutes, 24 * 60)
+    hours, mins = divmod(rest, 60)
+    return f"{days}-{hours:02d}:{mins:02d}:00" if days else f"{hours:02d}:{mins:02d}:00"
+
+
+class _Options:
+    """Every option of one render, validated and typed (``spec.launcher.slurm`` under ``--launcher-opt``)."""
+
+    def __init__(self, native: NativeLaunch, options: dict[str, Any]) -> None:
+        merged = {**native.launcher_options.get(PLUGIN_NAME, {}), **options}
+        unknown = sorted(set(merged) - set(SlurmLauncher.OPTIONS) - {RUN_ID_OPTION})
+        if unknown:
+            raise UsageError(
+                f"unknown slurm launcher option(s): {', '.join(unknown)}; "
+                f"known: {', '.join(sorted(SlurmLauncher.OPTIONS))}"
+            )
+        self.job_name = _job_name(native, merged)
+        self.sbatch: list[tuple[str, str]] = []
+        for key in ("partition", "account", "qos", "reservation"):
+            if key in merged:
+                self.sbatch.append(
+                    (key, _matching(key, merged[key], _NAME_LIST, "a comma-separated name list"))
+                )
+        limit = _time_limit(merged, native)
+        if limit:
+            self.sbatch.append(("time", limit))
+        if "mem" in merged:
+            self.sbatch.append(("mem", _matching("mem", merged["mem"], _MEM, "a size such as 64G or 500M")))
+        if "constraint" in merged:
+            self.sbatch.append(
+                (
+                    "constraint",
+                    _matching("constraint", merged["constraint"], _CONSTRAINT, "a Slurm constraint"),
+                )
+            )
+        self.exclusive = _bool("exclusive", merged.get("exclusive", False))
+        self.gpus_per_node = (
+            _int("gpus_per_node", merged["gpus_per_node"])
+            if "gpus_per_node" in merged
+            else native.gpus_per_node
+        )
+        self.cpus_per_task = (
+            _int("cpus_per_task", merged["cpus_per_task"], 1) if "cpus_per_task" in merged else None
+        )
+        self.ray = _bool("ray", merged.get("ray", True))
+        ray_ports = [p.port for p in native.ports if p.purpose == "ray"]
+        self.ray_port = _int(
+            "ray_port", merged.get("ray_port", ray_ports[0] if ray_ports else DEFAULT_RAY_PORT), 1
+        )
+        if self.ray_port > 65535:
+            raise UsageError(f"slurm launcher option ray_port={self.ray_port}: must be at most 65535")
+        dashboards = [p.port for p in native.ports if p.purpose == "dashboard"]
+        self.dashboard_port: int | None = dashboards[0] if dashboards else None
+        self.ray_wait = _int("ray_wait", merged.get("ray_wait", DEFAULT_RAY_WAIT), 1)
+        self.object_store_memory = (
+            _int("object_store_memory", merged["object_store_memory"], 1)
+            if "object_store_memory" in merged
+            else None
+        )
+        self.ray_args = self._split("ray_args", merged.get("ray_args", ""))
+        self.srun_args = self._split("srun_args", merged.get("srun_args", ""))
+        self.driver_srun = _bool("driver_srun", merged.get("driver_srun", False))
+
+    @staticmethod
+    def _split(key: str, value: Any) -> list[str]:
+        try:
+            return shlex.split(str(value))
+        except ValueError as exc:
+            raise UsageError(f"slurm launcher option {key}={value!r}: {exc}") from None
+
+
+def _sbatch_lines(native: NativeLaunch, opts: _Options) -> list[str]:
+    lines = [
+        f"#SBATCH --job-name={opts.job_name}",
+        f"#SBATCH --nodes={native.total_nodes}",
+        "#SBATCH --ntasks-per-node=1",
+    ]
+    if opts.gpus_per_node > 0:
+        lines.append(f"#SBATCH --gpus-per-node={opts.gpus_per_node}")
+    if opts.cpus_per_task is not None:
+        lines.append(f"#SBATCH --cpus-per-task={opts.cpus_per_task}")
+    lines.extend(f"#SBATCH --{key}={value}" for key, value in opts.sbatch)
+    if opts.exclusive:
+        lines.append("#SBATCH --exclusive")
+    lines.append(f"#SBATCH --output={OUTPUT_PATTERN}")
+    return lines
+
+
+def _secret_lines(native: NativeLaunch) -> list[str]:
+    lines = []
+    for secret in native.secrets:
+        env = _check_env_name(secret.env, "secret env")
+        if secret.kind == "env":
+            source = _check_env_name(secret.name, f"secret {env}: source variable")
+            # sbatch exports the submitting shell's environment to the job; ${VAR?msg} fails the job (set -e)
+            # when VAR was not set there. Both names are checked identifiers, so the message injects nothing.
+            lines.append(f'{env}="${{{source}?is not set: the secret {env} comes from it}}"')
+            lines.append(f"export {env}")
+        elif secret.kind == "file":
+            # Two statements: `export X="$(cat f)"` would hide a failing cat from set -e.
+            lines.append(f'{env}="$(cat -- {_quote_path(secret.name)})"')
+            lines.append(f"export {env}")
+        else:
+            ref = f"{secret.name}/{secret.key}" if secret.key else secret.name
+            raise UsageError(
+                f"secret {env} comes from the Kubernetes secret {ref!r}, which a Slurm job cannot read; "
+                "use `from: {env: VAR}` or `from: {file: PATH}` in spec.secrets, or --launcher kubernetes"
+            )
+    return lines
+
+
+def _file_lines(files: dict[str, str]) -> list[str]:
+    lines = []
+    for name, text in files.items():
+        rel = PurePosixPath(name)
+        if not name or rel.is_absolute() or ".." in rel.parts:
+            raise UsageError(f"native file {name!r} must be a relative path inside the working directory")
+        if str(rel.parent) != ".":
+            lines.append(f"mkdir -p -- {shlex.quote(str(rel.parent))}")
+        lines.append(f"printf '%s' {shlex.quote(text)} > {shlex.quote(name)}")
+    return lines
+
+
+def _volume_lines(native: NativeLaunch) -> list[str]:
+    """Slurm mounts nothing: a volume must already be at its mount path on the nodes (a shared filesystem)."""
+    lines = []
+    for volume in native.volumes:
+        if volume.kind == "memory":
+            lines.append(
+                f"# volume {json.dumps(volume.name)}: memory-backed {json.dumps(volume.mount)} is the "
+                "node's own (its size is not set)"
+            )
+            continue
+        message = (
+            f"rladapt: volume {volume.name} ({volume.kind} {volume.source}) is expected at {volume.mount}, "
+            "which does not exist on this node; Slurm mounts nothing, so make it available on every node"
+        )
+        lines.append(
+            f"[[ -e {_quote_path(volume.mount)} ]] || {{ echo {shlex.quote(message)} >&2; exit 1; }}"
+        )
+    return lines
+
+
+def _srun(opts: _Options, *args: str) -> str:
+    return shlex.join(["srun", *opts.srun_args, *args])
+
+
+def _ray_start_args(opts: _Options) -> str:
+    args = [f"--num-gpus={opts.gpus_per_node}", "--disable-usage-stats"]
+    if opts.object_store_memory is not None:
+        args.append(f"--object-store-memory={opts.object_store_memory}")
+    return shlex.join(args + opts.ray_args)
+
+
+# The EXIT trap records the exit code next to the output file first (scancel sends SIGKILL KillWait seconds
+# after SIGTERM, which may cut the rest short), then stops the Ray steps (srun ends its step on SIGTERM) and
+# removes Ray's session logs unless the job failed. TERM (scancel, time limit) and INT end the script through
+# it too; bash runs them once the foreground command returned, which the same signal also ends.
+_TRAP = r"""rladapt_cleanup() {
+  local rc=$?
+  trap - EXIT
+  { printf '%s\n' "$rc" > "$rladapt_exit_file.tmp" \
+    && mv -f -- "$rladapt_exit_file.tmp" "$rladapt_exit_file"; } 2>/dev/null || true
+  if ((${#rladapt_ray_pids[@]})); then
+    if ((rc != 0)); then echo "rladapt: Ray logs kept in $rladapt_ray_tmp on $(hostname)" >&2; fi
+    echo "rladapt: stopping the Ray cluster" >&2
+    kill -TERM "${rladapt_ray_pids[@]}" 2>/dev/null || true
+    wait "${rladapt_ray_pids[@]}" 2>/dev/null || true
+    if ((rc == 0)); then rm -rf -- "$rladapt_ray_tmp"; fi
+  fi
+  exit "$rc"
+}
+rladapt_ray_pids=()
+trap rladapt_cleanup EXIT
+trap 'exit 143' TERM
+trap 'exit 130' INT"""
+
+# Counts the nodes `ray status` lists as active or idle (autoscaler v1 and v2 formats); 0 until it can tell.
+_RAY_NODES = r"""rladapt_ray_nodes() {
+  { ray status --address="$RAY_ADDRESS" 2>/dev/null || true; } | awk '
+    /^(Active|Idle):/ { section = 1; next }
+    /^[A-Za-z]/ { section = 0 }
+    section && $1 ~ /^[0-9]+$/ && $2 ~ /^node_/ { n += $1 }
+    END { print n + 0 }'
+}"""
+
+
+def _ray_lines(native: NativeLaunch, opts: _Options) -> list[str]:
+    start = _ray_start_args(opts)
+    port = opts.ray_port
+    head_args = [f"--port={port}"]
+    if opts.dashboard_port is not None:
+        head_args += ["--include-dashboard=true", f"--dashboard-port={opts.dashboard_port}"]
+    else:
+        head_args.append("--include-dashboard=false")
+    cpus = str(opts.cpus_per_task) if opts.cpus_per_task is not None else '"$SLURM_CPUS_ON_NODE"'
+    wait = opts.ray_wait
+    return [
+        "",
+        "# --- Ray: the head on this node (the first of the allocation), a worker on every other node ---",
+        'mapfile -t rladapt_nodes < <(scontrol show hostnames "$SLURM_JOB_NODELIST")',
+        'rladapt_head="$SLURMD_NODENAME"',
+        # Debian maps the host name to 127.0.1.1: other nodes could never reach that address.
+        "rladapt_head_ip=\"$(hostname --ip-address 2>/dev/null | awk '{print $1}')\" || true",
+        "if [[ -z $rladapt_head_ip ]] \\",
+        "  || { ((SLURM_JOB_NUM_NODES > 1)) && [[ $rladapt_head_ip == 127.* ]]; }; then",
+        "  rladapt_head_ip=\"$(hostname -I 2>/dev/null | awk '{print $1}')\" || true",
+        "fi",
+        ': "${rladapt_head_ip:=127.0.0.1}"',
+        f'export RAY_ADDRESS="$rladapt_head_ip:{port}"',
+        'rladapt_ray_tmp="/tmp/ray-$SLURM_JOB_ID"',
+        f"rladapt_ray_cpus={cpus}",
+        'echo "rladapt: starting the Ray head on $rladapt_head ($RAY_ADDRESS), $SLURM_JOB_NUM_NODES node(s)"',
+        f'{_srun(opts, "--nodes=1", "--ntasks=1")} -w "$rladapt_head" \\',
+        '  ray start --head --block --node-ip-address="$rladapt_head_ip" --num-cpus="$rladapt_ray_cpus" \\',
+        f'  --temp-dir="$rladapt_ray_tmp" {shlex.join(head_args)} {start} &',
+        "rladapt_ray_pids+=($!)",
+        'for rladapt_node in "${rladapt_nodes[@]}"; do',
+        '  [[ $rladapt_node == "$rladapt_head" ]] && continue',
+        f'  {_srun(opts, "--nodes=1", "--ntasks=1")} -w "$rladapt_node" \\',
+        '    ray start --address="$RAY_ADDRESS" --block --num-cpus="$rladapt_ray_cpus" \\',
+        f'    --temp-dir="$rladapt_ray_tmp" {start} &',
+        "  rladapt_ray_pids+=($!)",
+        "done",
+        _RAY_NODES,
+        f"rladapt_deadline=$((SECONDS + {wait}))",
+        "until (($(rladapt_ray_nodes) >= SLURM_JOB_NUM_NODES)); do",
+        '  for rladapt_pid in "${rladapt_ray_pids[@]}"; do',
+        '    if ! kill -0 "$rladapt_pid" 2>/dev/null; then',
+        '      echo "rladapt: a Ray node exited while starting" >&2',
+        "      exit 1",
+        "    fi",
+        "  done",
+        "  if ((SECONDS >= rladapt_deadline)); then",
+        f'    echo "rladapt: the Ray cluster did not reach $SLURM_JOB_NUM_NODES node(s) in {wait} s" >&2',
+        "    exit 1",
+        "  fi",
+        "  sleep 2",
+        "done",
+        'echo "rladapt: Ray cluster up: $SLURM_JOB_NUM_NODES node(s) at $RAY_ADDRESS"',
+    ]
+
+
+def _driver_lines(native: NativeLaunch, opts: _Options) -> list[str]:
+    restarts = int(native.lifecycle.get("max_restarts") or 0)
+    pad = "  " if restarts > 0 else ""
+    # The batch shell already runs on the head node, so by default the driver is its child: its output reaches
+    # the file unchanged (srun's I/O forwarding splits lines longer than 1 KiB and interleaves its own
+    # messages). An srun step is for sites whose steps need srun_args, e.g. a container.
+    prefix = ""
+    if opts.driver_srun:
+        prefix = _srun(opts, "--overlap", "--nodes=1", "--ntasks=1") + ' -w "$SLURMD_NODENAME" '
+    # The bootstrap on one line, then one native word per line: easy to compare with the native argv.
+    words = bootstrap_argv(native)
+    cut = words.index("--") + 1
+    command = f" \\\n{pad}  ".join([prefix + shlex.join(words[:cut]), *(shlex.quote(w) for w in words[cut:])])
+    lines = ["", "# --- the driver, on this node, through the patch bootstrap ---"]
+    if native.runtime_patches:
+        # What Ray's job supervisor hands a submitted driver: ray.init merges this runtime_env with the
+        # framework's own, so every Ray worker of the job runs the patch hook first.
+        job_config = {"runtime_env": {"worker_process_setup_hook": WORKER_SETUP_HOOK}}
+        lines.append(f"export {RAY_JOB_CONFIG_ENV}={shlex.quote(json.dumps(job_config))}")
+    if restarts <= 0:
+        lines += ["rladapt_rc=0", f"{command} || rladapt_rc=$?"]
+    else:
+        lines += [
+            "rladapt_attempt=0",
+            "while :; do",
+            "  rladapt_rc=0",
+            f"  {command} || rladapt_rc=$?",
+            f"  ((rladapt_rc != 0 && rladapt_attempt < {restarts})) || break",
+            "  rladapt_attempt=$((rladapt_attempt + 1))",
+            '  echo "rladapt: the driver exited with $rladapt_rc;" \\',
+            f'    "restart $rladapt_attempt of {restarts}" >&2',
+            "done",
+        ]
+    lines += ['echo "rladapt: the driver exited with $rladapt_rc"', 'exit "$rladapt_rc"']
+    return lines
+
+
+def render_script(native: NativeLaunch, opts: _Options) -> str:
+    """The sbatch script that runs ``native``; pure, and safe for any value the spec can hold."""
+    lines = [
+        "#!/usr/bin/env bash",
+        *_sbatch_lines(native, opts),
+        f"# rladapt slurm launch: {json.dumps(native.job_name)} on {json.dumps(native.framework)} "
+        f"{json.dumps(native.version)}; submit with: sbatch --chdir=RUN_DIR {SCRIPT}",
+        "set -euo pipefail",
+        ': "${SLURM_JOB_ID:?run this script with sbatch}"',
+        f'rladapt_exit_file="$PWD/slurm-$SLURM_JOB_ID{EXIT_SUFFIX}"',
+        _TRAP,
+        'cd -- "$SLURM_SUBMIT_DIR"',
+        f"cd -- {_quote_path(native.working_dir)}",
+        # The working directory is importable in every process of the job, Ray workers included (the ray
+        # launcher's runtime_env working_dir does the same): patch hooks and reward functions may live there.
+        'export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"',
+        'export PYTHONUNBUFFERED="${PYTHONUNBUFFERED:-1}"',
+    ]
+    if native.image:
+        lines.append(
+            f"# image {json.dumps(native.image)}: Slurm runs no image by itself; pass your site's container "
+            "flags (e.g. pyxis --container-image) with -o srun_args=... -o driver_srun=true"
+        )
+    lines += [f"export {_check_env_name(k, 'env')}={shlex.quote(v)}" for k, v in native.env.items()]
+    lines += _secret_lines(native)
+    if native.runtime_patches:
+        # Exported before Ray starts: Ray workers inherit the raylet's environment, and worker_setup reads it.
+        lines.append(f"export {PATCHES_ENV}={shlex.quote(','.join(native.runtime_patches))}")
+    lines += _volume_lines(native)
+    lines += _file_lines(dict(native.files))
+    if opts.ray:
+        lines += _ray_lines(native, opts)
+    lines += _driver_lines(native, opts)
+    return "\n".join(lines) + "\n"
+
+
+# --- talking to Slurm ---------------------------------------------------------------------------------------
+
+
+def _run(argv: list[str], what: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    if shutil.which(argv[0]) is None:
+        raise LaunchError(
+            f"Slurm is not available here: `{argv[0]}` is not on PATH (install the Slurm client tools, "
+            "or run rladapt on a login node of the cluster)"
+        )
+    try:
+        return subprocess.run(
+            argv, cwd=cwd, capture_output=True, text=True, timeout=CLIENT_TIMEOUT, stdin=subprocess.DEVNULL
+        )
+    except subprocess.TimeoutExpired:
+        raise LaunchError(f"{what}: `{shlex.join(argv)}` did not answer in {CLIENT_TIMEOUT:g} s") from None
+    except OSError as exc:
+        raise LaunchError(f"{what}: cannot run {argv[0]}: {exc}") from None
+
+
+def _slurm_message(proc: subprocess.CompletedProcess[str]) -> str:
+    text = (proc.stderr.strip() or proc.stdout.strip() or f"exit code {proc.returncode}").splitlines()
+    return " ".join(line.strip() for line in text[-3:])
+
+
+def _unreachable(message: str) -> bool:
+    lowered = message.lower()
+    return any(
+        marker in lowered
+        for marker in (
+            "unable to contact slurm controller",
+            "connection refused",
+            "unable to establish",
+            "could not establish",
+            "unable to connect",
+            "zero bytes were transmitted",
+        )
+    )
+
+
+def _job_id(handle: dict[str, Any]) -> str:
+    job_id = str(handle.get("job_id", ""))
+    if not _JOB_ID.fullmatch(job_id):
+        raise LaunchError(f"the run record holds no valid Slurm job id (found {job_id!r})")
+    return job_id
+
+
+def _exit_file(handle: dict[str, Any], run_dir: Path) -> Path:
+    return run_dir / f"slurm-{_job_id(handle)}{EXIT_SUFFIX}"
+
+
+def _read_exit_code(path: Path) -> int | None:
+    try:
+        return int(path.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def _fields(line: str) -> dict[str, str]:
+    """``Key=Value`` tokens of ``scontrol show job -o`` (a value with spaces keeps its first word)."""
+    out: dict[str, str] = {}
+    for token in line.split():
+        key, sep, value = token.partition("=")
+        if sep and key and key not in out:
+            out[key] = value
+    return out
+
+
+def status_from_scontrol(fields: dict[str, str]) -> RunStatus:
+    """One job's ``scontrol show job`` fields as a RunStatus (exit code ``rc:signal`` -> rc or 128+signal)."""
+    slurm_state = fields.get("JobState", "")
+    state: RunState = _STATES.get(slurm_state, "UNKNOWN")
+    exit_code: int | None = None
+    rc, _, sig = fields.get("ExitCode", "").partition(":")
+    if rc.isdigit() and sig.isdigit() and state in ("SUCCEEDED", "FAILED", "STOPPED"):
+        exit_code = 128 + int(sig) if int(sig) else int(rc)
+        if state == "STOPPED" and exit_code == 0:
+            exit_code = None  # cancelled before it ran: there is no exit code to report
+    reason = fields.get("Reason", "None")
+    job = f"Slurm job {fields.get('JobId', '?')}"
+    if state == "PENDING":
+        message = f"{job} {slurm_state.lower()}" + (f" ({reason})" if reason not in ("None", "") else "")
+    elif state == "RUNNING":
+        message = f"{job} {slurm_state.lower()} on {fields.get('NodeList', '?')}"
+    elif state == "SUCCEEDED":
+        message = f"{job} completed"
+    elif state == "STOPPED":
+        message = f"{job} cancelled"
+    elif state == "FAILED":
+        note = _FAILURE_NOTES.get(slurm_state, f"exit code {exit_code}")
+        message = f"{job} {slurm_state.lower()}: {note}"
+    else:
+        message = f"{job} in Slurm state {slurm_state or '?'}"
+    return RunStatus(state, exit_code, message)
+
+
+class SlurmLauncher(Launcher):
+    PLUGIN_NAME = PLUGIN_NAME
+    DESCRIPTION = "Submit an sbatch script: a Ray head and workers on the allocated nodes, then the driver."
+    OPTIONS = {
+        "partition": "Slurm partition (#SBATCH --partition)",
+        "account": "account to charge (#SBATCH --account)",
+        "qos": "quality of service (#SBATCH --qos)",
+        "reservation": "reservation name (#SBATCH --reservation)",
+        "time": "time limit, e.g. 4:00:00 or 2-00:00:00 (default: spec.lifecycle.timeout_seconds, if set)",
+        "mem": "memory per node, e.g. 200G (#SBATCH --mem; default: the cluster's)",
+        "constraint": "node features (#SBATCH --constraint)",
+        "exclusive": "true: whole nodes (#SBATCH --exclusive)",
+        "cpus_per_task": "CPUs per node, also Ray's --num-cpus (default: what Slurm allocates)",
+        "gpus_per_node": "GPUs per node, also Ray's --num-gpus (default: the placement's; 0 drops the line)",
+        "job_name": "Slurm job name (default: the run id)",
+        "ray": "false: run the driver with srun only, without starting a Ray cluster (default true)",
+        "ray_port": f"GCS port of the Ray head (default: the spec's ray port, else {DEFAULT_RAY_PORT})",
+        "ray_wait": f"seconds to wait for every node to join the Ray cluster (default {DEFAULT_RAY_WAIT})",
+        "object_store_memory": "bytes of Ray object store per node (default: Ray's)",
+        "ray_args": "extra arguments of every `ray start`, shell-split, e.g. '--ray-client-server-port=10'",
+        "srun_args": "extra arguments for every srun step, shell-split, e.g. pyxis '--container-image=IMG'",
+        "driver_srun": "true: run the driver as an srun step (with srun_args) instead of in the batch shell",
+    }
+
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        opts = _Options(native, options)
+        request = {
+            "sbatch": ["sbatch", "--parsable", "--chdir=<run directory>", SCRIPT],
+            "job_name": opts.job_name,
+            "nodes": native.total_nodes,
+            "ray": opts.ray,
+        }
+        return Artifacts(
+            launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native, opts)}, request=request
+        )
+
+    def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
+        if SCRIPT not in artifacts.files:
+            raise LaunchError(
+                f"the slurm launcher needs {SCRIPT} in the artifacts (render with --launcher slurm)"
+            )
+        run_dir = run_dir.absolute()
+        run_dir.mkdir(parents=True, exist_ok=True)
+        script = run_dir / SCRIPT
+        script.write_text(artifacts.files[SCRIPT], encoding="utf-8")
+        script.chmod(0o755)
+        (run_dir / STOP_FILE).unlink(missing_ok=True)
+        # From the current directory: the job returns to it ($SLURM_SUBMIT_DIR) before its working directory.
+        proc = _run(["sbatch", "--parsable", f"--chdir={run_dir}", str(script)], "sbatch")
+        if proc.returncode != 0:
+            message = _slurm_message(proc)
+            if _unreachable(message):
+                raise LaunchError(f"the Slurm controller is unreachable: {message}")
+            raise LaunchError(f"sbatch refused the job: {message}")
+        job_id = proc.stdout.strip().splitlines()[-1].split(";")[0].strip() if proc.stdout.strip() else ""
+        if not _JOB_ID.fullmatch(job_id):
+            raise LaunchError(f"sbatch answered without a job id: {proc.stdout.strip()!r}")
+        handle: dict[str, Any] = {
+            "job_id": job_id,
+            "script": str(script),
+            "output": str(run_dir / OUTPUT_PATTERN.replace("%j", job_id)),
+        }
+        cluster = proc.stdout.strip().splitlines()[-1].partition(";")[2].strip()
+        if cluster:
+            handle["cluster"] = cluster
+        return handle
+
+    def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        job_id = _job_id(handle)
+        proc = _run(["scontrol", "show", "job", "-o", job_id], "scontrol")
+        if proc.returncode == 0 and proc.stdout.strip():
+            return status_from_scontrol(_fields(proc.stdout.strip().splitlines()[0]))
+        message = _slurm_message(proc)
+        if "invalid job id" not in message.lower():
+            if _unreachable(message):
+                raise LaunchError(f"the Slurm controller is unreachable: {message}")
+            raise LaunchError(f"scontrol cannot show Slurm job {job_id}: {message}")
+        # slurmctld forgets finished jobs after MinJobAge: the exit file written by the job's trap remains.
+        code = _read_exit_code(_exit_file(handle, run_dir))
+        stopped = (run_dir / STOP_FILE).exists()
+        if code is None:
+            if stopped:
+                return RunStatus("STOPPED", None, f"Slurm job {job_id} was cancelled and is no longer listed")
+            return RunStatus(
+                "UNKNOWN", None, f"Slurm no longer lists job {job_id} and it recorded no exit code"
+            )
+        if stopped:
+            return RunStatus("STOPPED", code, f"Slurm job {job_id} cancelled (exit code {code})")
+        if code == 0:
+            return RunStatus("SUCCEEDED", 0, f"Slurm job {job_id} completed")
+        return RunStatus("FAILED", code, f"Slurm job {job_id} failed: exit code {code}")
+
+    def logs(self, handle: dict[str, Any], run_dir: Path, follow: bool = False) -> Iterator[str]:
+        path = Path(str(handle.get("output") or run_dir / OUTPUT_PATTERN.replace("%j", _job_id(handle))))
+        stream = None
+        pending = ""
+        try:
+            while True:
+                # The status before the data: if it is terminal, the read below sees everything ever written.
+                done = not follow or self.status(handle, run_dir).terminal
+                if stream is None:
+                    try:
+                        stream = open(path, encoding="utf-8", errors="replace", newline="")  # noqa: SIM115
+                    except FileNotFoundError:
+                        if done:
+                            return
+                        time.sleep(0.5)  # still pending: Slurm creates the file when the job starts
+                        continue
+                chunk = stream.read()
+                if chunk:
+                    pending += chunk
+                    *lines, pending = pending.split("\n")
+                    for line in lines:
+                        yield line + "\n"
+                if done:
+                    break
+                if not chunk:
+                    time.sleep(0.5)
+            if pending:
+                yield pending
+        finally:
+            if stream is not None:
+                stream.close()
+
+    def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        current = self.status(handle, run_dir)
+        if current.terminal:
+            verb = "stopped" if current.state == "STOPPED" else "finished"
+            return RunStatus(current.state, current.exit_code, f"already {verb}; nothing to stop")
+        job_id = _job_id(handle)
+        write_atomic(run_dir / STOP_FILE, f"{time.time()}\n")
+        proc = _run(["scancel", job_id], "scancel")
+        if proc.returncode != 0:
+            message = _slurm_message(proc)
+            if "already completing or completed" not in message.lower():
+                raise LaunchError(f"scancel could not cancel Slurm job {job_id}: {message}")
+        deadline = time.monotonic() + STOP_WAIT
+        status = self.status(handle, run_dir)
+        while not status.terminal and time.monotonic() < deadline:
+            time.sleep(0.5)
+            status = self.status(handle, run_dir)
+        if not status.terminal:
+            return RunStatus(status.state, status.exit_code, f"cancel requested; {status.message}")
+        return status
+
+
+@hookimpl
+def rladapt_register_launchers() -> list[Launcher]:
+    return [SlurmLauncher()]

@@ -1,0 +1,621 @@
+"""The ``slurm`` launcher against a real single-node Slurm (Debian ``slurm-wlm`` + ``munge``).
+
+Slurm comes from ``.ci/slurm.sh up`` (idempotent; it installs the packages when they are missing), called once
+per session by the ``slurm`` fixture under a file lock shared by the xdist workers; the fixture brings Slurm
+down again only if it started it, when the last worker is done (``scripts/test.sh`` calls ``up``/``down``
+itself).
+
+The jobs are the real verl adapter output for the GSM8K example. The framework's entrypoint needs GPUs, which
+this machine has no: the shared test plugin (``conftest.EngineStubPlugin``) replaces it with
+``stub_entrypoint.py``, and the Ray test swaps that for ``slurm_ray_driver.py`` below, which reports which Ray
+cluster it joined. The placement's 8 GPUs per node are overridden with ``-o gpus_per_node=0`` (the node has no
+GPU GRES). Everything else is real: the sbatch script, srun steps, the Ray head started by the script, the
+patch bootstrap, env, files. The Ray head binds loopback only (``RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER=0`` in the
+submitting environment), on ports picked per test, since other Ray heads may run on this machine at the same
+time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rladapt.cli import main as cli_main
+from rladapt.launchers.slurm import SCRIPT, SlurmLauncher, status_from_scontrol
+from rladapt.plugins import Artifacts, NativeLaunch, PortSpec, Registry, RunStatus, SecretRef, VolumeSpec
+from rladapt.primitives.errors import LaunchError, UsageError
+from rladapt.runs import RunStore
+from tests.conftest import REPO
+from tests.launchers.conftest import (
+    HOSTILE,
+    PROBE_FILE_TEXT,
+    no_pwned,
+    render_job,
+    stub_report,
+    wait_for,
+    write_spec,
+)
+
+SLURM_SH = REPO / ".ci" / "slurm.sh"
+VENV_BIN = str(Path(sys.executable).parent)
+JOB_TIMEOUT = 300.0  # guards against a hang only: two one-CPU jobs fit on the CI node at a time
+BASE_OPTIONS: dict[str, Any] = {"gpus_per_node": 0, "cpus_per_task": 1, "mem": "1G"}
+
+RAY_DRIVER = "slurm_ray_driver.py"
+RAY_DRIVER_SOURCE = '''"""Stand-in for the framework's driver: joins the job's Ray cluster, runs a task."""
+import json
+import os
+import sys
+
+import ray
+
+ray.init(address="auto", logging_level="ERROR")
+
+
+@ray.remote(num_cpus=0)
+def probe():
+    return {"slurm_job_id": os.environ.get("SLURM_JOB_ID"), "hostile": os.environ.get("HOSTILE"),
+            "patched": getattr(sys, "rladapt_test_patched", None)}
+
+
+report = {
+    "argv": sys.argv[1:],
+    "ray_address": os.environ.get("RAY_ADDRESS"),
+    "gcs_address": ray.get_runtime_context().gcs_address,
+    "alive_nodes": sum(1 for node in ray.nodes() if node["Alive"]),
+    "driver_patched": getattr(sys, "rladapt_test_patched", None),
+    "worker": ray.get(probe.remote()),
+}
+print("SLURM-DRIVER " + json.dumps(report, sort_keys=True), flush=True)
+'''
+
+
+# --- the Slurm cluster --------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _slurm_sh(command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        ["bash", str(SLURM_SH), command],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(scope="session")
+def slurm(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """``{"SLURM_CONF": path}`` of a running Slurm, shared by all xdist workers (reference-counted).
+
+    ``RLADAPT_NO_SLURM=1`` skips the Slurm tests; a Slurm that cannot come up fails them when
+    ``RLADAPT_REQUIRE_ENGINES=1`` (as in CI) and skips them otherwise (e.g. a laptop without root for apt).
+    """
+    if os.environ.get("RLADAPT_NO_SLURM") == "1":
+        pytest.skip("Slurm tests disabled by RLADAPT_NO_SLURM=1")
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    lock, state_file = root / "slurm.lock", root / "slurm.json"
+    with _locked(lock):
+        state: dict[str, Any] = (
+            json.loads(state_file.read_text()) if state_file.exists() else {"refs": 0, "started": False}
+        )
+        up = _slurm_sh("up")
+        match = re.search(r"^export SLURM_CONF=(.+)$", up.stdout, re.M)
+        if up.returncode != 0 or not match:
+            message = f".ci/slurm.sh up failed ({up.returncode}):\n{up.stderr[-3000:]}"
+            if os.environ.get("RLADAPT_REQUIRE_ENGINES") == "1":
+                pytest.fail(message)
+            pytest.skip(message)
+        if state["refs"] == 0:
+            # Only a Slurm this session started is ours to stop; one that was already up belongs to .ci/run.
+            state["started"] = "already up" not in up.stderr
+        state["refs"] += 1
+        state["conf"] = shlex.split(match.group(1))[0]
+        state_file.write_text(json.dumps(state))
+    yield {"SLURM_CONF": str(state["conf"])}
+    with _locked(lock):
+        current = json.loads(state_file.read_text())
+        current["refs"] -= 1
+        if current["refs"] <= 0 and current["started"]:
+            _slurm_sh("down")
+            current["started"] = False
+        state_file.write_text(json.dumps(current))
+
+
+@pytest.fixture
+def slurm_env(slurm: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """The submitting shell: Slurm's config, this venv first on PATH (ray, python3), Ray on loopback."""
+    monkeypatch.setenv("SLURM_CONF", slurm["SLURM_CONF"])
+    monkeypatch.setenv("PATH", VENV_BIN + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.setenv("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
+    monkeypatch.setenv("RAY_USAGE_STATS_ENABLED", "0")
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    return slurm
+
+
+# --- helpers ------------------------------------------------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _ray_options() -> dict[str, Any]:
+    """Ray on its own ports: Ray's fixed defaults (6379, 10001, 52365) would collide with other heads here."""
+    extra = (
+        f"--ray-client-server-port={_free_port()} --dashboard-agent-listen-port={_free_port()} "
+        f"--dashboard-agent-grpc-port={_free_port()} --runtime-env-agent-port={_free_port()} "
+        f"--metrics-export-port={_free_port()}"
+    )
+    return {"ray": True, "ray_port": _free_port(), "ray_args": extra, "object_store_memory": 100 << 20}
+
+
+def _native(registry: Registry, workdir: Path, env: dict[str, str] | None = None, **kw: Any) -> NativeLaunch:
+    return render_job(registry, write_spec(workdir, env=env, **kw))
+
+
+def _render(native: NativeLaunch, **options: Any) -> Artifacts:
+    artifacts = SlurmLauncher().render(native, {"run_id": "slurm-test", **BASE_OPTIONS, **options})
+    _bash_n(artifacts.files[SCRIPT])
+    return artifacts
+
+
+def _bash_n(script: str) -> None:
+    check = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True)
+    assert check.returncode == 0, check.stderr
+
+
+def _wait_terminal(launcher: SlurmLauncher, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+    status: RunStatus | None = None
+
+    def terminal() -> bool:
+        nonlocal status
+        status = launcher.status(handle, run_dir)
+        return status.terminal
+
+    try:
+        wait_for(terminal, f"Slurm job {handle['job_id']} to end", timeout=JOB_TIMEOUT, interval=0.5)
+    except AssertionError:
+        launcher.stop(handle, run_dir)
+        raise AssertionError(f"job {handle['job_id']} did not end; output:\n{_output(handle)}") from None
+    assert status is not None
+    return status
+
+
+def _output(handle: dict[str, Any]) -> str:
+    path = Path(handle["output"])
+    return path.read_text(errors="replace") if path.exists() else ""
+
+
+def _job_processes(job_id: str) -> list[str]:
+    """Live processes whose environment says they belong to Slurm job ``job_id`` (zombies do not count)."""
+    marker = f"SLURM_JOB_ID={job_id}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            if marker not in (entry / "environ").read_bytes().split(b"\0"):
+                continue
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+            command = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            found.append(f"{entry.name} {command[:120]}")
+    return found
+
+
+# --- render (pure; no Slurm needed) -------------------------------------------------------------------------
+
+
+def test_render_follows_placement_and_options(engine_registry: Registry, workdir: Path) -> None:
+    native = _native(engine_registry, workdir)
+    spec_opts = {"slurm": {"partition": "gpu", "account": "rl", "time": "1:00:00"}}
+    native = native.model_copy(update={"launcher_options": spec_opts})
+    # --launcher-opt wins over spec.launcher.slurm.
+    artifacts = SlurmLauncher().render(native, {"run_id": "grpo-0a1b", "time": "2-00:00:00", "qos": "high"})
+    script = artifacts.files[SCRIPT]
+    _bash_n(script)
+    header = [line for line in script.splitlines() if line.startswith("#SBATCH")]
+    assert header == [
+        "#SBATCH --job-name=grpo-0a1b",
+        "#SBATCH --nodes=1",
+        "#SBATCH --ntasks-per-node=1",
+        "#SBATCH --gpus-per-node=8",
+        "#SBATCH --partition=gpu",
+        "#SBATCH --account=rl",
+        "#SBATCH --qos=high",
+        "#SBATCH --time=2-00:00:00",
+        "#SBATCH --output=slurm-%j.out",
+    ]
+    # sbatch stops reading directives at the first command: every #SBATCH line comes before it.
+    first_command = next(i for i, line in enumerate(script.splitlines()) if line and not line.startswith("#"))
+    assert all(i < first_command for i, line in enumerate(script.splitlines()) if line.startswith("#SBATCH"))
+    assert "ray start --head --block" in script and "--num-gpus=8" in script
+    # The driver is the batch shell's child, through the patch bootstrap; as an srun step only when asked.
+    bootstrap = f"{sys.executable} -m rladapt.bootstrap --patch rladapt_test_patch:apply -- \\\n"
+    assert f"\nrladapt_rc=0\n{bootstrap}" in script
+    stepped = SlurmLauncher().render(native, {"driver_srun": "true", "srun_args": "--container-image='a b'"})
+    assert (
+        "\nsrun '--container-image=a b' --overlap --nodes=1 --ntasks=1 -w \"$SLURMD_NODENAME\" " + bootstrap
+    ) in stepped.files[SCRIPT]
+
+
+def test_render_multi_node_starts_workers_and_drops_ray_when_asked(
+    engine_registry: Registry, workdir: Path
+) -> None:
+    native = _native(engine_registry, workdir)
+    pools = tuple(p.model_copy(update={"nodes": 3}) for p in native.pools)
+    ports = (
+        PortSpec(name="gcs", port=7000, purpose="ray"),
+        PortSpec(name="dash", port=8266, purpose="dashboard"),
+    )
+    native = native.model_copy(
+        update={"pools": pools, "ports": ports, "lifecycle": {**native.lifecycle, "timeout_seconds": 5400}}
+    )
+    script = SlurmLauncher().render(native, {"cpus_per_task": 16, "exclusive": "true"}).files[SCRIPT]
+    _bash_n(script)
+    assert "#SBATCH --nodes=3" in script and "#SBATCH --exclusive" in script
+    assert "#SBATCH --time=01:30:00" in script  # from spec.lifecycle.timeout_seconds
+    assert 'ray start --address="$RAY_ADDRESS" --block --num-cpus="$rladapt_ray_cpus"' in script
+    assert "rladapt_ray_cpus=16" in script
+    # The spec's ports: the GCS port and the dashboard (which is otherwise off).
+    assert 'export RAY_ADDRESS="$rladapt_head_ip:7000"' in script
+    assert "--port=7000 --include-dashboard=true --dashboard-port=8266" in script
+    plain = SlurmLauncher().render(native, {"ray": "false", "gpus_per_node": "0"}).files[SCRIPT]
+    _bash_n(plain)
+    assert "ray start" not in plain and "RAY_ADDRESS" not in plain and "--gpus-per-node" not in plain
+
+
+@pytest.mark.parametrize(
+    ("options", "fragment"),
+    [
+        ({"partiton": "gpu"}, "unknown slurm launcher option(s): partiton"),
+        ({"partition": "gpu\n#SBATCH --wrap=x"}, "partition="),
+        ({"partition": "a b"}, "partition="),
+        ({"account": "$(id)"}, "account="),
+        ({"time": "1 day"}, "time="),
+        ({"mem": "lots"}, "mem="),
+        ({"ray_port": "70000"}, "ray_port"),
+        ({"cpus_per_task": "0"}, "cpus_per_task"),
+        ({"ray": "maybe"}, "ray="),
+        ({"ray_args": "'unterminated"}, "ray_args="),
+    ],
+)
+def test_render_rejects_bad_options(
+    engine_registry: Registry, workdir: Path, options: dict[str, Any], fragment: str
+) -> None:
+    native = _native(engine_registry, workdir)
+    with pytest.raises(UsageError) as caught:
+        SlurmLauncher().render(native, options)
+    assert fragment in caught.value.message
+
+
+def test_render_secrets_by_reference_only(engine_registry: Registry, workdir: Path) -> None:
+    secrets = [
+        {"env": "API_KEY", "from": {"env": "MY_API_KEY"}},
+        {"env": "FILE_KEY", "from": {"file": "~/secret dir/key.txt"}},
+    ]
+    native = _native(engine_registry, workdir, secrets=secrets)
+    script = _render(native).files[SCRIPT]
+    assert 'API_KEY="${MY_API_KEY?is not set: the secret API_KEY comes from it}"' in script
+    assert 'FILE_KEY="$(cat -- "$HOME"/\'secret dir/key.txt\')"' in script
+    k8s = native.model_copy(
+        update={"secrets": (SecretRef(env="TOKEN", kind="k8s_secret", name="hf", key="t"),)}
+    )
+    with pytest.raises(UsageError, match=r"secret TOKEN comes from the Kubernetes secret 'hf/t'"):
+        SlurmLauncher().render(k8s, {})
+
+
+def test_render_rejects_names_that_would_break_out(engine_registry: Registry, workdir: Path) -> None:
+    native = _native(engine_registry, workdir)
+    # A trailing newline passes a "^...$" regex: the name would end the export line and start a command.
+    for env in ({"OK\n": "x"}, {"A;touch pwned": "x"}):
+        with pytest.raises(UsageError, match="not a valid environment variable name"):
+            SlurmLauncher().render(native.model_copy(update={"env": env}), {})
+    bad_secret = (SecretRef(env="TOKEN", kind="env", name="SRC\n"),)
+    with pytest.raises(UsageError, match="source variable"):
+        SlurmLauncher().render(native.model_copy(update={"secrets": bad_secret}), {})
+    # Values that only reach comments are JSON-escaped, so a newline cannot end the comment.
+    volume = VolumeSpec(name="shm", mount="/dev/shm\ntouch pwned", kind="memory", source="1Gi")
+    script = _render(native.model_copy(update={"volumes": (volume,)})).files[SCRIPT]
+    assert "\ntouch pwned" not in script and '"/dev/shm\\ntouch pwned"' in script
+
+
+@pytest.mark.parametrize(
+    ("line", "state", "code"),
+    [
+        ("JobId=5 JobName=x JobState=PENDING Reason=Resources ExitCode=0:0", "PENDING", None),
+        ("JobId=5 JobName=x JobState=RUNNING Reason=None ExitCode=0:0 NodeList=vm", "RUNNING", None),
+        ("JobId=5 JobName=x JobState=COMPLETING Reason=None ExitCode=0:0", "RUNNING", None),
+        ("JobId=5 JobName=x JobState=COMPLETED Reason=None ExitCode=0:0", "SUCCEEDED", 0),
+        ("JobId=5 JobName=x JobState=FAILED Reason=NonZeroExitCode ExitCode=7:0", "FAILED", 7),
+        ("JobId=5 JobName=x JobState=CANCELLED Reason=None ExitCode=0:15", "STOPPED", 143),
+        ("JobId=5 JobName=x JobState=CANCELLED Reason=None ExitCode=0:0", "STOPPED", None),
+        ("JobId=5 JobName=x JobState=TIMEOUT Reason=TimeLimit ExitCode=0:15", "FAILED", 143),
+        ("JobId=5 JobName=x JobState=NODE_FAIL Reason=NodeDown ExitCode=0:0", "FAILED", 0),
+        ("JobId=5 JobName=x JobState=OUT_OF_MEMORY Reason=OutOfMemory ExitCode=0:125", "FAILED", 253),
+        ("JobId=5 JobName=x JobState=WEIRD ExitCode=0:0", "UNKNOWN", None),
+    ],
+)
+def test_scontrol_state_mapping(line: str, state: str, code: int | None) -> None:
+    fields = dict(token.split("=", 1) for token in line.split())
+    status = status_from_scontrol(fields)
+    assert (status.state, status.exit_code) == (state, code)
+    assert "Slurm job 5" in status.message
+
+
+# --- against the real Slurm ---------------------------------------------------------------------------------
+
+
+@pytest.mark.engine
+def test_ray_on_slurm_end_to_end(
+    slurm_env: dict[str, str], engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    native = _native(engine_registry, workdir)
+    (workdir / RAY_DRIVER).write_text(RAY_DRIVER_SOURCE)
+    # The stub stand-in for main_ppo becomes one that reports on the Ray cluster it joined (see module doc).
+    native = native.model_copy(update={"argv": (native.argv[0], RAY_DRIVER, *native.argv[2:])})
+    options = _ray_options()
+    launcher, run_dir = SlurmLauncher(), tmp_path / "run"
+    handle = launcher.submit(_render(native, **options), run_dir)
+    assert set(handle) >= {"job_id", "script", "output"} and Path(handle["script"]).is_file()
+
+    lines = list(launcher.logs(handle, run_dir, follow=True))  # follows until the job is terminal
+    output = "".join(lines)
+    status = launcher.status(handle, run_dir)
+    assert (status.state, status.exit_code) == ("SUCCEEDED", 0), output
+    assert output == _output(handle)
+    assert f"Ray cluster up: 1 node(s) at 127.0.0.1:{options['ray_port']}" in output
+    report_lines = [line for line in lines if line.startswith("SLURM-DRIVER ")]
+    assert len(report_lines) == 1, output
+    report = json.loads(report_lines[0][len("SLURM-DRIVER ") :])
+    assert report["ray_address"] == f"127.0.0.1:{options['ray_port']}"
+    assert report["gcs_address"] == report["ray_address"]  # joined the head the script started
+    assert report["alive_nodes"] == 1
+    # The task ran in a Ray worker of this Slurm job, with the job's env and the runtime patch applied.
+    assert report["worker"] == {"slurm_job_id": handle["job_id"], "hostile": HOSTILE, "patched": True}
+    assert report["driver_patched"] is True
+    assert report["argv"] == list(native.argv[2:])
+    assert (run_dir / f"slurm-{handle['job_id']}.exit").read_text() == "0\n"
+    # The EXIT trap stopped the Ray head: nothing of this job is left running.
+    wait_for(lambda: not _job_processes(handle["job_id"]), "the job's processes to end", timeout=60)
+    assert not no_pwned(tmp_path)
+
+
+@pytest.mark.engine
+def test_failing_driver_gives_failed_with_its_exit_code(
+    slurm_env: dict[str, str], engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    native = _native(engine_registry, workdir, env={"STUB_EXIT": "7"})
+    launcher, run_dir = SlurmLauncher(), tmp_path / "run"
+    handle = launcher.submit(_render(native, ray=False), run_dir)
+    status = _wait_terminal(launcher, handle, run_dir)
+    output = "".join(launcher.logs(handle, run_dir))
+    assert (status.state, status.exit_code) == ("FAILED", 7), output
+    assert "STUB-EXIT 7" in output and "rladapt: the driver exited with 7" in output
+    assert stub_report(output)["argv"] == list(native.argv[2:])
+    # A second stop of a finished job changes nothing and says so.
+    again = launcher.stop(handle, run_dir)
+    assert (again.state, again.exit_code) == ("FAILED", 7) and "already finished" in again.message
+
+
+@pytest.mark.engine
+def test_restarts_rerun_the_driver(
+    slurm_env: dict[str, str], engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    native = _native(engine_registry, workdir, env={"STUB_EXIT": "3"})
+    native = native.model_copy(update={"lifecycle": {**native.lifecycle, "max_restarts": 1}})
+    launcher, run_dir = SlurmLauncher(), tmp_path / "run"
+    # The driver as an srun step this time (the mode for sites that need srun_args, e.g. a container).
+    handle = launcher.submit(_render(native, ray=False, driver_srun=True), run_dir)
+    status = _wait_terminal(launcher, handle, run_dir)
+    output = _output(handle)
+    assert (status.state, status.exit_code) == ("FAILED", 3), output
+    assert output.count("STUB-EXIT 3") == 2 and "restart 1 of 1" in output
+
+
+@pytest.mark.engine
+def test_stop_cancels_the_job_and_its_ray_cluster(
+    slurm_env: dict[str, str], engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    native = _native(engine_registry, workdir, env={"STUB_SLEEP": "600", "STUB_RAY_TASK": "1"})
+    launcher, run_dir = SlurmLauncher(), tmp_path / "run"
+    handle = launcher.submit(_render(native, **_ray_options()), run_dir)
+    job_id = handle["job_id"]
+    # The driver joined Ray, ran a task and now sleeps next to a child process.
+    wait_for(
+        lambda: "STUB-CHILD " in _output(handle),
+        "the driver to be running",
+        timeout=JOB_TIMEOUT,
+        interval=0.5,
+    )
+    running = launcher.status(handle, run_dir)
+    assert running.state == "RUNNING", running
+    assert any("raylet" in p or "gcs_server" in p for p in _job_processes(job_id)), _job_processes(job_id)
+    assert stub_report(_output(handle))["worker"]["hostile"] == HOSTILE
+
+    stopped = launcher.stop(handle, run_dir)
+    assert stopped.state == "STOPPED", stopped
+    wait_for(
+        lambda: not _job_processes(job_id), "the job's processes (Ray head, driver, child) to end", timeout=90
+    )
+    # The trap ran on SIGTERM: the exit code is on record even after slurmctld forgets the job, and Ray's
+    # session logs of the failed job are kept on the node (here: this machine) for whoever debugs it.
+    assert (run_dir / f"slurm-{job_id}.exit").read_text() == "143\n"
+    kept = re.search(r"^rladapt: Ray logs kept in (\S+) on ", _output(handle), re.M)
+    assert kept and Path(kept.group(1), "session_latest").exists(), _output(handle)
+    shutil.rmtree(kept.group(1))
+    again = launcher.stop(handle, run_dir)
+    assert again.state == "STOPPED" and "already stopped" in again.message
+    assert launcher.status(handle, run_dir).state == "STOPPED"
+
+
+@pytest.mark.engine
+def test_hostile_values_run_nothing(
+    slurm_env: dict[str, str],
+    engine_registry: Registry,
+    workdir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    secret_file = tmp_path / "secret dir" / "it's $(touch pwned).txt"
+    secret_file.parent.mkdir()
+    secret_file.write_text(HOSTILE)
+    monkeypatch.setenv("MY_API_KEY", "s3cr3t " + HOSTILE)
+    secrets = [
+        {"env": "API_KEY", "from": {"env": "MY_API_KEY"}},
+        {"env": "FILE_KEY", "from": {"file": str(secret_file)}},
+    ]
+    native = _native(engine_registry, workdir, env={"EXTRA": HOSTILE}, secrets=secrets)
+    native = native.model_copy(update={"argv": (*native.argv, HOSTILE, "--flag=" + HOSTILE, "")})
+    artifacts = _render(native, ray=False, job_name=HOSTILE)
+    script = artifacts.files[SCRIPT]
+    assert "#SBATCH --job-name=touch-pwned-touch-pwned-single-double-touch-pwned-second-line-HOME" in script
+    assert "s3cr3t" not in script  # secrets by reference only
+    launcher, run_dir = SlurmLauncher(), tmp_path / "run"
+    handle = launcher.submit(artifacts, run_dir)
+    status = _wait_terminal(launcher, handle, run_dir)
+    output = _output(handle)
+    assert (status.state, status.exit_code) == ("SUCCEEDED", 0), output
+    report = stub_report(output)
+    assert report["argv"] == list(native.argv[2:])
+    assert report["hostile"] == HOSTILE
+    assert report["api_key"] == "s3cr3t " + HOSTILE
+    assert report["file_key"] == HOSTILE.rstrip("\n")  # "$(cat f)" drops trailing newlines, as any shell does
+    assert report["probe_file"] == PROBE_FILE_TEXT
+    assert report["pwned_in_cwd"] is False
+    assert not no_pwned(tmp_path, workdir, run_dir)
+
+
+@pytest.mark.engine
+def test_invalid_partition_is_a_launch_error(
+    slurm_env: dict[str, str], engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    native = _native(engine_registry, workdir)
+    with pytest.raises(LaunchError, match=r"(?i)sbatch refused the job: .*invalid partition"):
+        SlurmLauncher().submit(_render(native, partition="no-such-partition", ray=False), tmp_path / "run")
+
+
+@pytest.mark.engine
+def test_slurm_unreachable_is_a_launch_error(
+    slurm_env: dict[str, str],
+    engine_registry: Registry,
+    workdir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    artifacts = _render(_native(engine_registry, workdir), ray=False)
+    launcher = SlurmLauncher()
+    # A controller port nobody listens on; short timeouts so the clients give up at once.
+    conf = Path(slurm_env["SLURM_CONF"]).read_text()
+    dead = re.sub(r"^SlurmctldPort=.*$", f"SlurmctldPort={_free_port()}", conf, flags=re.M)
+    (tmp_path / "dead.conf").write_text(dead + "MessageTimeout=1\nTCPTimeout=1\n")
+    monkeypatch.setenv("SLURM_CONF", str(tmp_path / "dead.conf"))
+    with pytest.raises(LaunchError, match="Slurm controller is unreachable"):
+        launcher.submit(artifacts, tmp_path / "run")
+    with pytest.raises(LaunchError, match="Slurm controller is unreachable"):
+        launcher.status({"job_id": "1", "output": str(tmp_path / "x.out")}, tmp_path / "run")
+    # No Slurm client on PATH at all.
+    empty = tmp_path / "empty-bin"
+    empty.mkdir()
+    monkeypatch.setenv("PATH", str(empty))
+    with pytest.raises(LaunchError, match=r"Slurm is not available here: `sbatch` is not on PATH"):
+        launcher.submit(artifacts, tmp_path / "run2")
+
+
+@pytest.mark.engine
+def test_status_of_a_job_slurm_forgot(slurm_env: dict[str, str], tmp_path: Path) -> None:
+    launcher, run_dir = SlurmLauncher(), tmp_path / "run"
+    run_dir.mkdir()
+    handle = {"job_id": "987654", "output": str(run_dir / "slurm-987654.out")}
+    assert launcher.status(handle, run_dir).state == "UNKNOWN"
+    (run_dir / "slurm-987654.exit").write_text("0\n")
+    status = launcher.status(handle, run_dir)
+    assert (status.state, status.exit_code) == ("SUCCEEDED", 0)
+    (run_dir / "slurm-987654.exit").write_text("9\n")
+    assert launcher.status(handle, run_dir).state == "FAILED"
+    (run_dir / "stop_requested").write_text("1\n")
+    assert launcher.status(handle, run_dir).state == "STOPPED"
+
+
+def _cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """The CLI in this process (so the test plugin's registry applies), with main()'s exit-code policy."""
+    capsys.readouterr()
+    try:
+        cli_main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.engine
+def test_cli_launch_status_runs_and_a_refused_submission(
+    slurm_env: dict[str, str],
+    engine_registry: Registry,
+    workdir: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    spec = str(write_spec(workdir, env={"STUB_EXIT": "3"}))
+    opts = [f"-o{key}={value}" for key, value in {**BASE_OPTIONS, "ray": "false"}.items()]
+    launch = ["launch", "--framework", "verl", spec, "--launcher", "slurm", *opts]
+
+    code, out, _ = _cli(*launch, "--dry-run", capsys=capsys)
+    assert code == 0 and out.startswith(
+        f"--- {SCRIPT} ---\n#!/usr/bin/env bash\n#SBATCH --job-name=launch-test\n"
+    )
+    assert RunStore().list() == []  # a dry run records nothing
+
+    code, out, err = _cli(*launch, "--follow", capsys=capsys)
+    assert code == 1, err
+    run_id = out.splitlines()[0]
+    assert "STUB-EXIT 3" in out and f"run {run_id} ended FAILED (exit code 3)" in err
+    record = RunStore().get(run_id).record
+    assert (record["state"], record["exit_code"], record["launcher"]) == ("FAILED", 3, "slurm")
+    assert record["handle"]["job_id"].isdigit()
+    script = Path(record["handle"]["script"]).read_text()
+    assert f"#SBATCH --job-name={run_id}\n" in script  # the run id names the Slurm job
+    code, out, _ = _cli("status", run_id, capsys=capsys)
+    assert code == 0 and "state:     FAILED (exit code 3)" in out and "launcher:  slurm" in out
+    code, out, _ = _cli("runs", capsys=capsys)
+    assert code == 0 and out.splitlines()[1].split()[:2] == [run_id, "slurm"]
+
+    # sbatch refuses the job: a clear error, and a record that says so (no handle, FAILED).
+    code, _, err = _cli(*launch, "-opartition=no-such-partition", capsys=capsys)
+    assert code != 0 and "sbatch refused the job" in err and "Invalid partition" in err
+    refused = RunStore().list()[-1].record
+    assert refused["state"] == "FAILED" and refused["handle"] is None
+    assert refused["message"].startswith("submission failed: sbatch refused the job")
+
+
+def test_registered_as_builtin_plugin(engine_registry: Registry) -> None:
+    assert isinstance(engine_registry.launcher("slurm"), SlurmLauncher)
+    assert engine_registry.launchers["slurm"].plugin == "slurm"
