@@ -32,6 +32,7 @@ BLOCK_ENV = "RLADAPT_BLOCK_PLUGINS"
 BUILTIN_PLUGINS: dict[str, str] = {
     "verl": "rladapt.adapters.verl",
     "openrlhf": "rladapt.adapters.openrlhf",
+    "nemo-rl": "rladapt.adapters.nemo_rl",
     "local": "rladapt.launchers.local",
     "ray": "rladapt.launchers.ray",
     "slurm": "rladapt.launchers.slurm",

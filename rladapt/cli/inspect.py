@@ -109,22 +109,23 @@ def plugins(fmt: str, capabilities: bool) -> None:
     from rich.table import Table
 
     console = Console(width=140)
+    ft = Table(title="frameworks", title_justify="left")
+    for col in ("name", "plugin", "versions (newest supported is the default)", "description"):
+        ft.add_column(col)
     for name, fw in report["frameworks"].items():
+        versions = ", ".join(
+            v["version"] + ("" if v["status"] == "supported" else f" ({v['status']})") for v in fw["versions"]
+        )
+        ft.add_row(name, fw["plugin"], versions or f"[red]{fw.get('error', 'none')}[/red]", fw["description"])
+    console.print(ft)
+    for name, fw in report["frameworks"].items() if capabilities else ():
         versions = fw["versions"]
-        table = Table(title=f"framework {name} (plugin {fw['plugin']})", title_justify="left")
+        table = Table(title=f"{name}: capabilities per version", title_justify="left")
         table.add_column("capability")
         for v in versions:
-            table.add_column(
-                v["version"] + ("" if v["status"] == "supported" else f" ({v['status']})"), justify="center"
-            )
-        if fw.get("error"):
-            console.print(f"[red]framework {name}: {fw['error']}[/red]")
-        if capabilities:
-            caps = sorted({c for v in versions for c in v["capabilities"]})
-            for cap in caps:
-                table.add_row(cap, *("yes" if cap in v["capabilities"] else "-" for v in versions))
-        else:
-            table.add_row("versions", *("" for _ in versions))
+            table.add_column(v["version"], justify="center")
+        for cap in sorted({c for v in versions for c in v["capabilities"]}):
+            table.add_row(cap, *("yes" if cap in v["capabilities"] else "-" for v in versions))
         console.print(table)
     lt = Table(title="launchers", title_justify="left")
     for col in ("name", "plugin", "options"):

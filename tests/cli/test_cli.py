@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,9 @@ def rladapt(
 def example_plugin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """examples/plugin installed for real (pip, entry points and all) into its own directory."""
     target = tmp_path_factory.mktemp("plugin-site")
+    # pip builds in the source tree: a private copy keeps parallel workers from racing on its build/ folder
+    source = tmp_path_factory.mktemp("plugin-src") / "plugin"
+    shutil.copytree(REPO / "examples" / "plugin", source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
     subprocess.run(
         [
             sys.executable,
@@ -46,7 +50,7 @@ def example_plugin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
             "--no-build-isolation",
             "--target",
             str(target),
-            str(REPO / "examples" / "plugin"),
+            str(source),
         ],
         check=True,
         timeout=300,

@@ -15,7 +15,7 @@ FRAMEWORKS = sorted(n for n, r in REGISTRY.frameworks.items() if r.plugin in BUI
 
 def test_every_builtin_plugin_loads() -> None:
     assert REGISTRY.broken == []
-    assert {"verl", "openrlhf"} <= set(FRAMEWORKS)
+    assert {"verl", "openrlhf", "nemo-rl"} <= set(FRAMEWORKS)
     assert {"local", "ray", "slurm", "kubernetes"} <= set(REGISTRY.launchers)
 
 

@@ -259,7 +259,9 @@ def test_render_follows_placement_and_options(engine_registry: Registry, workdir
     assert all(i < first_command for i, line in enumerate(script.splitlines()) if line.startswith("#SBATCH"))
     assert "ray start --head --block" in script and "--num-gpus=8" in script
     # The driver is the batch shell's child, through the patch bootstrap; as an srun step only when asked.
-    bootstrap = f"{sys.executable} -m rladapt.bootstrap --patch rladapt_test_patch:apply -- \\\n"
+    patches = "".join(f"--patch {hook} " for hook in native.runtime_patches)
+    assert native.runtime_patches[-1] == "rladapt_test_patch:apply"
+    bootstrap = f"{sys.executable} -m rladapt.bootstrap {patches}-- \\\n"
     assert f"\nrladapt_rc=0\n{bootstrap}" in script
     stepped = SlurmLauncher().render(native, {"driver_srun": "true", "srun_args": "--container-image='a b'"})
     assert (

@@ -1,0 +1,66 @@
+"""The built-in NeMo-RL adapter: a pluggy plugin registering framework ``nemo-rl``.
+
+A job becomes ``uv run python examples/run_grpo[_math].py --config rladapt-configs/<job>.yaml <overrides>``, run from
+a NeMo-RL checkout of the pinned tag; the generated config inherits that tag's ``grpo_math_1B.yaml``. NeMo-RL has
+no real PyPI release and needs Python >= 3.12, so validation uses the adapter's own per-version schema
+(``schema.py``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
+
+from . import translate as _translate
+from . import validate as _validate
+from .patches import PATCHES
+from .versions import capabilities
+
+if TYPE_CHECKING:
+    from rladapt.plugins.native import NativeLaunch
+    from rladapt.primitives import Problem, RLJob
+
+
+class NemoRLAdapter(FrameworkAdapter):
+    PLUGIN_NAME = "nemo-rl"
+    DESCRIPTION = (
+        "NeMo-RL (NVIDIA-NeMo/RL): uv run python examples/run_grpo*.py --config <file> <Hydra overrides>"
+    )
+
+    def versions(self) -> list[FrameworkVersion]:
+        from rladapt.compat import framework_versions
+
+        return framework_versions("nemo-rl", capabilities)
+
+    def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
+        return _translate.translate(job, version)
+
+    def validate_native(self, native: NativeLaunch) -> list[Problem]:
+        return _validate.validate_native(native)
+
+    def checkpoint_layout(self, native: NativeLaunch) -> CheckpointLayout:
+        return CheckpointLayout(
+            root=native.checkpoint_dir or "results/grpo",
+            step_dir_pattern="step_{step}",
+            latest_marker=None,
+            resume_args=(),
+            notes=(
+                "step_N/ holds training_info.json (step, epoch, consumed samples), config.yaml, policy/weights, "
+                "policy/optimizer (DTensor), policy/tokenizer and train_dataloader.pt",
+                "resume is automatic: a run picks the highest step_N in checkpointing.checkpoint_dir; there is no "
+                "flag to resume from another path or to start fresh (NVIDIA-NeMo/RL issue 345)",
+                "reusing a checkpoint_dir with another model silently resumes the old run (issue 415)",
+                "writes go to tmp_step_N and are renamed when complete; keep_top_k prunes the oldest",
+            ),
+        )
+
+
+@hookimpl
+def rladapt_register_frameworks() -> list[FrameworkAdapter]:
+    return [NemoRLAdapter()]
+
+
+@hookimpl
+def rladapt_register_patches() -> list[Patch]:
+    return list(PATCHES)

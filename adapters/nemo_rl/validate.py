@@ -1,0 +1,158 @@
+"""Check a NeMo-RL NativeLaunch against the adapter's schema of the same version, in pure Python.
+
+NeMo-RL itself never judges most of this: its TypedDicts are open, 0.7.0's ``MasterConfig`` allows extra keys,
+and a key in a ``--config`` file is merged without struct mode, so a misspelt or moved key (``data.dataset_name``
+on 0.6.0, NVIDIA-NeMo/RL issue 2719) is silently ignored. Here every key of the generated config and every
+``spec.native["nemo-rl"]`` override must be a key of that version, and the checks NeMo-RL only makes inside
+``setup()`` (after the cluster is up) run before launch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+import yaml
+from packaging.version import Version
+
+from rladapt.primitives.errors import Problem
+
+from . import schema
+from .translate import FRAMEWORK, NATIVE_FIELD
+from .versions import V0_4_0
+
+if TYPE_CHECKING:
+    from rladapt.plugins.native import NativeLaunch
+
+_MAX_PROBLEMS = 20
+#: A section marked so replaces the inherited one instead of merging into it (load_config, 0.6.0+).
+OVERRIDE_MARKER = "_override_"
+
+
+def leaves(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """Every dotted key holding a value (an empty mapping is a value)."""
+    for key, value in tree.items():
+        if key == OVERRIDE_MARKER:
+            continue
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            yield from leaves(value, path + ".")
+        else:
+            yield path, value
+
+
+def config_file(native: NativeLaunch) -> str | None:
+    argv = list(native.argv)
+    if "--config" in argv and argv.index("--config") + 1 < len(argv):
+        return argv[argv.index("--config") + 1]
+    return next((a.split("=", 1)[1] for a in argv if a.startswith("--config=")), None)
+
+
+def overrides(native: NativeLaunch) -> list[str]:
+    argv = list(native.argv)
+    if "--config" in argv:
+        return argv[argv.index("--config") + 2 :]
+    return [a for a in argv[4:] if not a.startswith("--config=")]
+
+
+def _unknown(key: str, version: str, where: str, found: str | None = None) -> Problem:
+    hint = schema.suggest(key, version)
+    message = f"{FRAMEWORK} {version} has no config key {key!r}" + (
+        f" (did you mean {hint!r}?)" if hint else ""
+    )
+    return Problem(where, message, found=found)
+
+
+def _get(values: dict[str, Any], key: str) -> Any:
+    node: Any = values
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return None
+        node = node[part]
+    return node
+
+
+def validate_native(native: NativeLaunch) -> list[Problem]:
+    version = native.version
+    problems: list[Problem] = []
+    path = config_file(native)
+    if path is None or path not in native.files:
+        return [
+            Problem("native.argv", f"{FRAMEWORK} needs --config <file> naming one of the generated files")
+        ]
+    try:
+        document = yaml.safe_load(native.files[path]) or {}
+    except yaml.YAMLError as exc:
+        return [Problem(f"native.files[{path}]", f"not YAML: {exc}")]
+    if not isinstance(document, dict):
+        return [Problem(f"native.files[{path}]", "the config must be a mapping")]
+    body = {k: v for k, v in document.items() if k != "defaults"}
+    emitted = dict(leaves(body))
+    for key in emitted:
+        if not schema.is_known(key, version):
+            problems.append(_unknown(key, version, f"{FRAMEWORK} config: {key}"))
+    for i, item in enumerate(overrides(native)):
+        prefix = item[: len(item) - len(item.lstrip("+~"))]
+        key = item[len(prefix) :].split("=", 1)[0]
+        where = f"{NATIVE_FIELD}[{i}]"
+        if prefix == "+" and key in emitted:
+            problems.append(
+                Problem(
+                    where,
+                    f"+{key} adds a key the config already has (Hydra refuses it); drop the '+'",
+                    found=item,
+                )
+            )
+        elif not schema.is_known(key, version):
+            problems.append(_unknown(key, version, where, item))
+    problems.extend(semantic(body, Version(version)))
+    return problems[:_MAX_PROBLEMS]
+
+
+def semantic(cfg: dict[str, Any], version: Version) -> list[Problem]:
+    """The checks NeMo-RL makes in ``grpo.setup`` / the run scripts, on what the config file sets."""
+    out: list[Problem] = []
+    where = f"{FRAMEWORK} config"
+
+    def bad(key: str, message: str) -> None:
+        out.append(Problem(f"{where}: {key}", f"{FRAMEWORK} {version} {message}"))
+
+    metric = _get(cfg, "checkpointing.metric_name")
+    if version >= V0_4_0 and isinstance(metric, str) and not metric.startswith(("val:", "train:")):
+        bad("checkpointing.metric_name", "expects 'val:<metric>' or 'train:<metric>' (PR 1291)")
+    if _get(cfg, "policy.dynamic_batching.enabled") and _get(cfg, "policy.sequence_packing.enabled"):
+        bad("policy.sequence_packing.enabled", "cannot pack sequences and batch dynamically at once")
+    if _get(cfg, "policy.dtensor_cfg.enabled") and _get(cfg, "policy.megatron_cfg.enabled"):
+        bad(
+            "policy.megatron_cfg.enabled",
+            "trains with one backend: dtensor_cfg and megatron_cfg are both enabled",
+        )
+    nodes = _get(cfg, "cluster.num_nodes")
+    per_node = _get(cfg, "cluster.gpus_per_node")
+    if _get(cfg, "policy.generation.colocated.enabled") is False and isinstance(nodes, int):
+        res = "policy.generation.colocated.resources"
+        gen_nodes = _get(cfg, f"{res}.num_nodes")
+        gen_gpus = _get(cfg, f"{res}.gpus_per_node")
+        if nodes == 1:
+            if not gen_gpus or gen_nodes not in (None, 1):
+                bad(res, "on one node needs resources.gpus_per_node > 0 and resources.num_nodes null or 1")
+        elif not gen_nodes or gen_gpus != per_node:
+            bad(
+                res,
+                "on several nodes needs resources.num_nodes > 0 and gpus_per_node = cluster.gpus_per_node",
+            )
+        elif gen_nodes >= nodes:
+            bad(res, "leaves no node for training (resources.num_nodes >= cluster.num_nodes)")
+        if _get(cfg, "policy.generation.backend") == "megatron":
+            bad("policy.generation.backend", "cannot run megatron generation on a separate pool")
+    if _get(cfg, "grpo.async_grpo.enabled"):
+        if _get(cfg, "policy.generation.colocated.enabled") is not False:
+            bad("grpo.async_grpo.enabled", "runs async GRPO only with non-colocated generation")
+        for feature in (
+            "grpo.use_dynamic_sampling",
+            "grpo.reward_scaling.enabled",
+            "grpo.reward_shaping.enabled",
+        ):
+            if _get(cfg, feature):
+                bad(feature, "does not support it with async GRPO (examples/run_grpo.py)")
+    return out

@@ -1,0 +1,151 @@
+"""What each NeMo-RL release can express, and the names it uses for it.
+
+Read from the tagged sources of NVIDIA-NeMo/RL (``examples/run_grpo*.py``, the typed ``MasterConfig`` and the
+example GRPO configs); the conformance suite re-checks the emitted keys against the key tree and the example
+config of every pinned tag.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+from packaging.version import Version
+
+V0_4_0 = Version("0.4.0")
+V0_5_0 = Version("0.5.0")
+V0_6_0 = Version("0.6.0")
+V0_7_0 = Version("0.7.0")
+
+#: Capabilities of every pinned NeMo-RL version.
+_BASE = frozenset(
+    {
+        "placement.colocated",
+        "rollout.sync",
+        "rollout.engine.vllm",
+        "backend.fsdp2",  # the DTensor policy (FSDP2 + TP)
+        "algorithm.grpo",
+        "algorithm.rloo",  # GRPO with a leave-one-out baseline and no std normalisation
+        "kl.loss",
+        "dynamic_batch",
+        "checkpoint.keep_last",
+        "eval.before_training",
+        "logging.wandb",
+        "logging.tensorboard",
+    }
+)
+
+#: The example config every generated config inherits from (``defaults:``), present at every pinned tag.
+BASE_CONFIG = "examples/configs/grpo_math_1B.yaml"
+
+
+@cache
+def capabilities(version: str) -> frozenset[str]:
+    """The capability set of one NeMo-RL version (see ``rladapt.plugins.capabilities.KNOWN_CAPABILITIES``).
+
+    Never in any version, so never listed: PPO with a critic (``run_ppo.py`` of 0.7.0 is not mapped yet), ReMax,
+    reward functions and remote rewards (NeMo-RL scores rollouts with environments registered in code), DeepSpeed,
+    HF rollout, and resuming from a chosen path (NeMo-RL always resumes from the newest ``step_N``).
+    """
+    v = Version(version)
+    caps = set(_BASE)
+    if v < V0_4_0:
+        caps.add("backend.fsdp")  # dtensor_cfg.enabled=false selected the HF/FSDP1 policy (dropped by 0.4.0)
+    if v >= V0_4_0:
+        caps |= {
+            "placement.separate",  # policy.generation.colocated (0.3.0)
+            "rollout.async",  # vllm_cfg.async_engine
+            "backend.megatron",
+            "algorithm.dapo",  # grpo.use_dynamic_sampling
+            "algorithm.gspo",  # loss_fn.sequence_level_importance_ratios
+            "weight_sync.off_policy",  # grpo.async_grpo
+            "reward.model",  # env.reward_model (RewardModelEnvironment)
+            "logging.mlflow",
+        }
+    if v >= V0_5_0:
+        caps.add("lora")  # policy.dtensor_cfg.lora_cfg
+    if v >= V0_6_0:
+        caps |= {
+            "rollout.engine.sglang",
+            "algorithm.reinforce_pp",  # grpo.adv_estimator.name=reinforce_plus_plus
+            "algorithm.reinforce_pp_baseline",
+            "kl.reward",  # loss_fn.use_kl_in_reward
+        }
+    return frozenset(caps)
+
+
+@dataclass(frozen=True)
+class Keys:
+    """The layout facts of one NeMo-RL version that moved between releases."""
+
+    version: Version
+
+    def script(self, reward_model: bool) -> str:
+        if self.version >= V0_5_0:
+            return "examples/run_grpo.py"  # selects the environment from the data config
+        if reward_model:
+            return "examples/run_grpo_rm.py"
+        return "examples/run_grpo_math.py"
+
+    @property
+    def custom_files(self) -> bool:
+        """``ResponseDataset`` over local files (0.4.0); 0.2.1 only knows its built-in HF datasets."""
+        return self.version >= V0_4_0
+
+    @property
+    def dataset_blocks(self) -> bool:
+        """``data.train`` / ``data.validation`` / ``data.default`` (0.6.0) instead of flat ``data.*`` keys."""
+        return self.version >= V0_6_0
+
+    @property
+    def file_suffixes(self) -> tuple[str, ...]:
+        if self.version >= V0_6_0:
+            return (".json", ".jsonl", ".parquet", ".csv", ".arrow", ".txt")
+        return (".json", ".jsonl")  # anything else goes to datasets.load_dataset(path) as a Hub id
+
+    @property
+    def metric_prefix(self) -> bool:
+        """``checkpointing.metric_name`` must read ``val:<m>`` / ``train:<m>`` (PR 1291, 0.4.0)."""
+        return self.version >= V0_4_0
+
+    @property
+    def has_epochs(self) -> bool:
+        return self.version >= V0_4_0
+
+    @property
+    def has_seed(self) -> bool:
+        return self.version >= V0_4_0
+
+    @property
+    def has_kl_type(self) -> bool:
+        return self.version >= V0_5_0
+
+    @property
+    def has_adv_estimator(self) -> bool:
+        return self.version >= V0_6_0
+
+    @property
+    def has_save_consolidated(self) -> bool:
+        return self.version >= V0_4_0
+
+    @property
+    def has_context_parallel(self) -> bool:
+        return self.version >= V0_4_0
+
+    @property
+    def env_name_key(self) -> str | None:
+        """Where the data config names its environment (None: hard-wired by the script)."""
+        if self.version >= V0_6_0:
+            return "data.default.env_name"
+        if self.version >= V0_5_0:
+            return "data.env_name"
+        return None
+
+    @property
+    def reward_model_enabled_key(self) -> bool:
+        """0.4.0's ``env.reward_model.enabled`` (later versions select it by environment name)."""
+        return self.version < V0_5_0
+
+
+def keys(version: str) -> Keys:
+    return Keys(Version(version))
