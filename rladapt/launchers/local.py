@@ -11,17 +11,24 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shlex
 import signal
 import socket
 import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from rladapt.bootstrap import bootstrap_argv
+from rladapt.launchers._shell import (
+    check_env_name,
+    complete_lines,
+    file_lines,
+    nothing_to_stop,
+    quote_path,
+    secret_lines,
+)
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RUN_ID_OPTION, write_atomic
@@ -31,7 +38,6 @@ LOG_FILE = "output.log"
 EXIT_FILE = "exit_code"
 STOP_FILE = "stop_requested"
 DEFAULT_GRACE = 15.0
-_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 # Runs run.sh and records its exit status. The TERM/INT traps are handlers, not "ignore", so the job (started
 # after them) keeps default signal dispositions, while this shell survives a group-wide SIGTERM long enough to
@@ -42,56 +48,6 @@ rc=$?
 printf '%s\\n' "$rc" > "$2.tmp" && mv -f "$2.tmp" "$2"
 exit "$rc"
 """
-
-
-def _quote_path(path: str) -> str:
-    """Quote a path, keeping a leading ``~/`` meaning the home directory of whoever runs the script."""
-    if path == "~":
-        return '"$HOME"'
-    if path.startswith("~/"):
-        return '"$HOME"/' + shlex.quote(path[2:])
-    return shlex.quote(path)
-
-
-def _check_env_name(name: str, what: str) -> str:
-    if not _ENV_NAME.fullmatch(name):
-        raise UsageError(f"{what} {name!r} is not a valid environment variable name")
-    return name
-
-
-def _secret_lines(native: NativeLaunch) -> list[str]:
-    lines = []
-    for secret in native.secrets:
-        env = _check_env_name(secret.env, "secret env")
-        if secret.kind == "env":
-            source = _check_env_name(secret.name, f"secret {env}: source variable")
-            # ${VAR?msg} fails the script (set -e) when the submitting shell did not set VAR; both names are
-            # checked identifiers, so the message cannot inject anything.
-            lines.append(f'{env}="${{{source}?is not set: the secret {env} comes from it}}"')
-            lines.append(f"export {env}")
-        elif secret.kind == "file":
-            # Two statements: `export X="$(cat f)"` would hide a failing cat from set -e.
-            lines.append(f'{env}="$(cat -- {_quote_path(secret.name)})"')
-            lines.append(f"export {env}")
-        else:
-            ref = f"{secret.name}/{secret.key}" if secret.key else secret.name
-            raise UsageError(
-                f"secret {env} comes from the Kubernetes secret {ref!r}, which the local launcher cannot read; "
-                f"use `from: {{env: VAR}}` or `from: {{file: PATH}}` in spec.secrets, or --launcher kubernetes"
-            )
-    return lines
-
-
-def _file_lines(files: dict[str, str]) -> list[str]:
-    lines = []
-    for name, text in files.items():
-        rel = PurePosixPath(name)
-        if not name or rel.is_absolute() or ".." in rel.parts:
-            raise UsageError(f"native file {name!r} must be a relative path inside the working directory")
-        if str(rel.parent) != ".":
-            lines.append(f"mkdir -p -- {shlex.quote(str(rel.parent))}")
-        lines.append(f"printf '%s' {shlex.quote(text)} > {shlex.quote(name)}")
-    return lines
 
 
 def _options(native: NativeLaunch, options: dict[str, Any]) -> dict[str, Any]:
@@ -121,13 +77,13 @@ def render_script(native: NativeLaunch) -> str:
         f"# rladapt local launch: {json.dumps(native.job_name)} on {json.dumps(native.framework)} "
         f"{json.dumps(native.version)}",
         "set -euo pipefail",
-        f"cd -- {_quote_path(native.working_dir)}",
+        f"cd -- {quote_path(native.working_dir)}",
         'export PYTHONUNBUFFERED="${PYTHONUNBUFFERED:-1}"',
     ]
     for key, value in native.env.items():
-        lines.append(f"export {_check_env_name(key, 'env')}={shlex.quote(value)}")
-    lines.extend(_secret_lines(native))
-    lines.extend(_file_lines(dict(native.files)))
+        lines.append(f"export {check_env_name(key, 'env')}={shlex.quote(value)}")
+    lines.extend(secret_lines(native, "the local launcher"))
+    lines.extend(file_lines(dict(native.files)))
     lines.append("exec " + shlex.join(bootstrap_argv(native)))
     return "\n".join(lines) + "\n"
 
@@ -270,11 +226,8 @@ class LocalLauncher(Launcher):
                 # Read the status before the data: if it is terminal, this read sees everything ever written.
                 done = not follow or self.status(handle, run_dir).terminal
                 chunk = stream.read()
-                if chunk:
-                    pending += chunk
-                    *lines, pending = pending.split("\n")
-                    for line in lines:
-                        yield line + "\n"
+                lines, pending = complete_lines(pending, chunk)
+                yield from lines
                 if done:
                     break
                 if not chunk:
@@ -285,8 +238,7 @@ class LocalLauncher(Launcher):
     def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
         current = self.status(handle, run_dir)
         if current.terminal:
-            verb = "stopped" if current.state == "STOPPED" else "finished"
-            return RunStatus(current.state, current.exit_code, f"already {verb}; nothing to stop")
+            return nothing_to_stop(current)
         if current.state != "RUNNING":
             raise LaunchError(f"cannot stop the run: {current.message}")
         write_atomic(run_dir / STOP_FILE, f"{time.time()}\n")

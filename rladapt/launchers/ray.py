@@ -31,6 +31,7 @@ from rladapt.bootstrap import (
     bootstrap_argv,
     json_env_value,
 )
+from rladapt.launchers._shell import complete_lines, nothing_to_stop
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RUN_ID_OPTION
@@ -272,11 +273,8 @@ class RayLauncher(Launcher):
             except Exception as exc:
                 raise LaunchError(f"cannot read the logs of Ray job {job_id}: {_ray_error(exc)}") from None
             chunk, seen = text[seen:], max(seen, len(text))
-            if chunk:
-                pending += chunk
-                *lines, pending = pending.split("\n")
-                for line in lines:
-                    yield line + "\n"
+            lines, pending = complete_lines(pending, chunk)
+            yield from lines
             if done:
                 break
             time.sleep(1.0)
@@ -286,8 +284,7 @@ class RayLauncher(Launcher):
     def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
         current = self.status(handle, run_dir)
         if current.terminal:
-            verb = "stopped" if current.state == "STOPPED" else "finished"
-            return RunStatus(current.state, current.exit_code, f"already {verb}; nothing to stop")
+            return nothing_to_stop(current)
         client = _client(str(handle["address"]))
         try:
             client.stop_job(_job_id(handle))

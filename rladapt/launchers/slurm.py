@@ -25,10 +25,18 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
+from rladapt.launchers._shell import (
+    check_env_name,
+    complete_lines,
+    file_lines,
+    nothing_to_stop,
+    quote_path,
+    secret_lines,
+)
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunState, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RUN_ID_OPTION, write_atomic
@@ -48,7 +56,6 @@ STOP_WAIT = 60.0
 RAY_JOB_CONFIG_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"
 
 # All of these are used with fullmatch: a "$" anchor would also accept a trailing newline.
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # #SBATCH lines are parsed by sbatch, not by a shell: values are limited to characters that need no quoting.
 _NAME_LIST = re.compile(r"[A-Za-z0-9_.+-]+(,[A-Za-z0-9_.+-]+)*")
 _TIME = re.compile(
@@ -127,21 +134,6 @@ def _matching(key: str, value: Any, pattern: re.Pattern[str], expected: str) -> 
     if not pattern.fullmatch(text):
         raise UsageError(f"slurm launcher option {key}={value!r}: expected {expected}")
     return text
-
-
-def _check_env_name(name: str, what: str) -> str:
-    if not _ENV_NAME.fullmatch(name):
-        raise UsageError(f"{what} {name!r} is not a valid environment variable name")
-    return name
-
-
-def _quote_path(path: str) -> str:
-    """Quote a path, keeping a leading ``~/`` meaning the home directory of whoever runs the job."""
-    if path == "~":
-        return '"$HOME"'
-    if path.startswith("~/"):
-        return '"$HOME"/' + shlex.quote(path[2:])
-    return shlex.quote(path)
 
 
 def _job_name(native: NativeLaunch, opts: dict[str, Any]) -> str:
@@ -245,41 +237,6 @@ def _sbatch_lines(native: NativeLaunch, opts: _Options) -> list[str]:
     return lines
 
 
-def _secret_lines(native: NativeLaunch) -> list[str]:
-    lines = []
-    for secret in native.secrets:
-        env = _check_env_name(secret.env, "secret env")
-        if secret.kind == "env":
-            source = _check_env_name(secret.name, f"secret {env}: source variable")
-            # sbatch exports the submitting shell's environment to the job; ${VAR?msg} fails the job (set -e)
-            # when VAR was not set there. Both names are checked identifiers, so the message injects nothing.
-            lines.append(f'{env}="${{{source}?is not set: the secret {env} comes from it}}"')
-            lines.append(f"export {env}")
-        elif secret.kind == "file":
-            # Two statements: `export X="$(cat f)"` would hide a failing cat from set -e.
-            lines.append(f'{env}="$(cat -- {_quote_path(secret.name)})"')
-            lines.append(f"export {env}")
-        else:
-            ref = f"{secret.name}/{secret.key}" if secret.key else secret.name
-            raise UsageError(
-                f"secret {env} comes from the Kubernetes secret {ref!r}, which a Slurm job cannot read; "
-                "use `from: {env: VAR}` or `from: {file: PATH}` in spec.secrets, or --launcher kubernetes"
-            )
-    return lines
-
-
-def _file_lines(files: dict[str, str]) -> list[str]:
-    lines = []
-    for name, text in files.items():
-        rel = PurePosixPath(name)
-        if not name or rel.is_absolute() or ".." in rel.parts:
-            raise UsageError(f"native file {name!r} must be a relative path inside the working directory")
-        if str(rel.parent) != ".":
-            lines.append(f"mkdir -p -- {shlex.quote(str(rel.parent))}")
-        lines.append(f"printf '%s' {shlex.quote(text)} > {shlex.quote(name)}")
-    return lines
-
-
 def _volume_lines(native: NativeLaunch) -> list[str]:
     """Slurm mounts nothing: a volume must already be at its mount path on the nodes (a shared filesystem)."""
     lines = []
@@ -294,9 +251,7 @@ def _volume_lines(native: NativeLaunch) -> list[str]:
             f"rladapt: volume {volume.name} ({volume.kind} {volume.source}) is expected at {volume.mount}, "
             "which does not exist on this node; Slurm mounts nothing, so make it available on every node"
         )
-        lines.append(
-            f"[[ -e {_quote_path(volume.mount)} ]] || {{ echo {shlex.quote(message)} >&2; exit 1; }}"
-        )
+        lines.append(f"[[ -e {quote_path(volume.mount)} ]] || {{ echo {shlex.quote(message)} >&2; exit 1; }}")
     return lines
 
 
@@ -449,7 +404,7 @@ def render_script(native: NativeLaunch, opts: _Options) -> str:
         f'rladapt_exit_file="$PWD/slurm-$SLURM_JOB_ID{EXIT_SUFFIX}"',
         _TRAP,
         'cd -- "$SLURM_SUBMIT_DIR"',
-        f"cd -- {_quote_path(native.working_dir)}",
+        f"cd -- {quote_path(native.working_dir)}",
         # The working directory is importable in every process of the job, Ray workers included (the ray
         # launcher's runtime_env working_dir does the same): patch hooks and reward functions may live there.
         'export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"',
@@ -460,13 +415,13 @@ def render_script(native: NativeLaunch, opts: _Options) -> str:
             f"# image {json.dumps(native.image)}: Slurm runs no image by itself; pass your site's container "
             "flags (e.g. pyxis --container-image) with -o srun_args=... -o driver_srun=true"
         )
-    lines += [f"export {_check_env_name(k, 'env')}={shlex.quote(v)}" for k, v in native.env.items()]
-    lines += _secret_lines(native)
+    lines += [f"export {check_env_name(k, 'env')}={shlex.quote(v)}" for k, v in native.env.items()]
+    lines += secret_lines(native, "a Slurm job")
     if native.runtime_patches:
         # Exported before Ray starts: Ray workers inherit the raylet's environment, and worker_setup reads it.
         lines.append(f"export {PATCHES_ENV}={shlex.quote(','.join(native.runtime_patches))}")
     lines += _volume_lines(native)
-    lines += _file_lines(dict(native.files))
+    lines += file_lines(dict(native.files))
     if opts.ray:
         lines += _ray_lines(native, opts)
     lines += _driver_lines(native, opts)
@@ -677,11 +632,8 @@ class SlurmLauncher(Launcher):
                         time.sleep(0.5)  # still pending: Slurm creates the file when the job starts
                         continue
                 chunk = stream.read()
-                if chunk:
-                    pending += chunk
-                    *lines, pending = pending.split("\n")
-                    for line in lines:
-                        yield line + "\n"
+                lines, pending = complete_lines(pending, chunk)
+                yield from lines
                 if done:
                     break
                 if not chunk:
@@ -695,8 +647,7 @@ class SlurmLauncher(Launcher):
     def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
         current = self.status(handle, run_dir)
         if current.terminal:
-            verb = "stopped" if current.state == "STOPPED" else "finished"
-            return RunStatus(current.state, current.exit_code, f"already {verb}; nothing to stop")
+            return nothing_to_stop(current)
         job_id = _job_id(handle)
         write_atomic(run_dir / STOP_FILE, f"{time.time()}\n")
         proc = _run(["scancel", job_id], "scancel")

@@ -38,7 +38,9 @@ def example_plugin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     target = tmp_path_factory.mktemp("plugin-site")
     # pip builds in the source tree: a private copy keeps parallel workers from racing on its build/ folder
     source = tmp_path_factory.mktemp("plugin-src") / "plugin"
-    shutil.copytree(REPO / "examples" / "plugin", source, ignore=shutil.ignore_patterns("build", "*.egg-info"))
+    shutil.copytree(
+        REPO / "examples" / "plugin", source, ignore=shutil.ignore_patterns("build", "*.egg-info")
+    )
     subprocess.run(
         [
             sys.executable,

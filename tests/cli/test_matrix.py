@@ -10,7 +10,9 @@ from tests.conftest import REPO
 def test_committed_report_is_current() -> None:
     fresh = markdown_report(load_registry(use_entry_points=False))
     committed = (REPO / "compat-matrix" / "REPORT.md").read_text(encoding="utf-8")
-    assert committed == fresh, "compat-matrix/REPORT.md is stale: run `rladapt matrix --write compat-matrix/REPORT.md`"
+    assert committed == fresh, (
+        "compat-matrix/REPORT.md is stale: run `rladapt matrix --write compat-matrix/REPORT.md`"
+    )
 
 
 def test_report_covers_every_pinned_version_and_patch() -> None:

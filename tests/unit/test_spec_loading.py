@@ -225,4 +225,6 @@ def test_names_with_a_trailing_newline_are_rejected() -> None:
     # `$` in a Python regex matches before a final newline; names end up in scripts and manifests
     out = problems(MINIMAL + '  env: {"A\\n": x}\n')
     assert out[0].startswith("spec.env: invalid value; expected environment variable names")
-    assert problems(MINIMAL.replace("name: tiny", 'name: "tiny\\n"'))[0].startswith("metadata.name: invalid value")
+    assert problems(MINIMAL.replace("name: tiny", 'name: "tiny\\n"'))[0].startswith(
+        "metadata.name: invalid value"
+    )

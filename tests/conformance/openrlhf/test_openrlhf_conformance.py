@@ -41,7 +41,10 @@ EXAMPLE_REFUSED: dict[str, tuple[list[str], set[str]]] = {
     "async-grpo-separate": (["spec.eval.before_training=true"], {"spec.eval.before_training"}),
     "grpo-gsm8k": (["spec.eval.before_training=true"], {"spec.eval.before_training"}),
     # Evaluation needs a reward function or remote reward, not a reward model.
-    "ppo-critic-rm": (["spec.data.val=[data/hh/test.parquet]", "spec.eval.every_steps=25"], {"spec.data.val"}),
+    "ppo-critic-rm": (
+        ["spec.data.val=[data/hh/test.parquet]", "spec.eval.every_steps=25"],
+        {"spec.data.val"},
+    ),
 }
 
 

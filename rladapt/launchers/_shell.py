@@ -1,0 +1,106 @@
+"""Helpers shared by the launchers.
+
+Most of this renders the parts of a bash script that the script-based launchers (``local``, ``slurm``) have
+in common: quoting, environment-variable names, secrets read by reference at run time, and the adapter's
+files. The rest is launcher plumbing that every launcher repeats word for word: turning log chunks into lines,
+and the answer to ``stop`` for a run that has already ended.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import PurePosixPath
+
+from rladapt.plugins import NativeLaunch, RunStatus
+from rladapt.primitives.errors import UsageError
+
+# Used with fullmatch, unanchored: a "$" anchor would also accept a trailing newline.
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def quote_path(path: str) -> str:
+    """Quote ``path`` for bash, keeping a leading ``~/`` meaning the home directory of whoever runs the script.
+
+    ``~`` alone becomes ``"$HOME"``; everything else is quoted literally, so a path can hold any character.
+    """
+    if path == "~":
+        return '"$HOME"'
+    if path.startswith("~/"):
+        return '"$HOME"/' + shlex.quote(path[2:])
+    return shlex.quote(path)
+
+
+def check_env_name(name: str, what: str) -> str:
+    """Return ``name`` if it is a valid environment variable name, else raise a UsageError naming ``what``.
+
+    Names are written into the script unquoted (``export NAME=...``, ``${NAME?...}``), so this check is what
+    keeps them from injecting anything.
+    """
+    if not ENV_NAME.fullmatch(name):
+        raise UsageError(f"{what} {name!r} is not a valid environment variable name")
+    return name
+
+
+def secret_lines(native: NativeLaunch, launcher_label: str) -> list[str]:
+    """Script lines that export each secret of ``native``, read by reference when the script runs.
+
+    ``env`` secrets come from a variable of the environment the script runs in (the submitting shell's, which
+    sbatch exports to the job), ``file`` secrets from a file; the values never appear in the script. A
+    Kubernetes secret cannot be read outside Kubernetes: the UsageError says that ``launcher_label`` (e.g.
+    ``"the local launcher"``, ``"a Slurm job"``) cannot read it.
+    """
+    lines = []
+    for secret in native.secrets:
+        env = check_env_name(secret.env, "secret env")
+        if secret.kind == "env":
+            source = check_env_name(secret.name, f"secret {env}: source variable")
+            # ${VAR?msg} fails the script (set -e) when VAR is not set where it runs; both names are checked
+            # identifiers, so the message cannot inject anything.
+            lines.append(f'{env}="${{{source}?is not set: the secret {env} comes from it}}"')
+            lines.append(f"export {env}")
+        elif secret.kind == "file":
+            # Two statements: `export X="$(cat f)"` would hide a failing cat from set -e.
+            lines.append(f'{env}="$(cat -- {quote_path(secret.name)})"')
+            lines.append(f"export {env}")
+        else:
+            ref = f"{secret.name}/{secret.key}" if secret.key else secret.name
+            raise UsageError(
+                f"secret {env} comes from the Kubernetes secret {ref!r}, which {launcher_label} cannot read; "
+                "use `from: {env: VAR}` or `from: {file: PATH}` in spec.secrets, or --launcher kubernetes"
+            )
+    return lines
+
+
+def file_lines(files: dict[str, str]) -> list[str]:
+    """Script lines that write each of ``files`` (relative path -> text) under the current directory.
+
+    Raises a UsageError for a path that is empty, absolute or climbs out with ``..``.
+    """
+    lines = []
+    for name, text in files.items():
+        rel = PurePosixPath(name)
+        if not name or rel.is_absolute() or ".." in rel.parts:
+            raise UsageError(f"native file {name!r} must be a relative path inside the working directory")
+        if str(rel.parent) != ".":
+            lines.append(f"mkdir -p -- {shlex.quote(str(rel.parent))}")
+        lines.append(f"printf '%s' {shlex.quote(text)} > {shlex.quote(name)}")
+    return lines
+
+
+def complete_lines(pending: str, chunk: str) -> tuple[list[str], str]:
+    """Split the unfinished text ``pending`` plus a new log ``chunk`` into complete lines and a new rest.
+
+    Each complete line keeps its ``\\n``; the rest (text after the last newline) waits for the next chunk, and
+    a ``logs`` implementation yields it as is once the log has ended.
+    """
+    if not chunk:
+        return [], pending
+    *lines, rest = (pending + chunk).split("\n")
+    return [line + "\n" for line in lines], rest
+
+
+def nothing_to_stop(current: RunStatus) -> RunStatus:
+    """The answer of ``stop`` for a run whose ``current`` status is already terminal."""
+    verb = "stopped" if current.state == "STOPPED" else "finished"
+    return RunStatus(current.state, current.exit_code, f"already {verb}; nothing to stop")
