@@ -3,9 +3,11 @@ the framework: placement, ports, volumes, secrets, resume point."""
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from rladapt.plugins.native import PoolSpec, PortSpec, Resume, RolePlacement, SecretRef, VolumeSpec
+from rladapt.primitives.errors import Problem, SpecError
 
 if TYPE_CHECKING:
     from rladapt.primitives import RLJob
@@ -93,3 +95,26 @@ def common_fields(job: RLJob) -> dict[str, object]:
         "launcher_options": {k: dict(v) for k, v in job.spec.launcher.items()},
         "lifecycle": job.spec.lifecycle.model_dump(),
     }
+
+
+# Hydra's override grammar, as far as a passthrough item must follow it: an optional +, ++ or ~, a dotted key
+# (config-group paths may hold / and @), and an optional =value.
+_HYDRA_OVERRIDE = re.compile(r"(?:~|\+{1,2})?[A-Za-z_][A-Za-z0-9_.\-@/]*(?:=.*)?", re.S)
+
+
+def hydra_passthrough(job: RLJob, framework: str) -> list[str]:
+    """``spec.native.<framework>`` for a Hydra-configured framework: each item must be a Hydra override."""
+    items = list(job.spec.native.get(framework, []))
+    bad = [
+        Problem(
+            f"spec.native.{framework}[{i}]",
+            "not a Hydra override",
+            "KEY=VALUE, +KEY=VALUE, ++KEY=VALUE or ~KEY",
+            item,
+        )
+        for i, item in enumerate(items)
+        if not _HYDRA_OVERRIDE.fullmatch(item)
+    ]
+    if bad:
+        raise SpecError(bad)
+    return items

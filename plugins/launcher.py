@@ -12,8 +12,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from rladapt.primitives.errors import UsageError
+
 if TYPE_CHECKING:
     from .native import NativeLaunch
+
+#: Set by ``rladapt launch`` on every render: the run id, for naming jobs and objects. A dry run has none.
+RUN_ID_OPTION = "run_id"
 
 RunState = Literal["PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED", "UNKNOWN"]
 TERMINAL_STATES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
@@ -57,6 +62,24 @@ class Launcher(ABC):
     DESCRIPTION: ClassVar[str] = ""
     #: ``--launcher-opt`` keys this launcher understands, with their meaning.
     OPTIONS: ClassVar[dict[str, str]] = {}
+
+    @classmethod
+    def merge_options(cls, native: NativeLaunch, options: dict[str, Any]) -> dict[str, Any]:
+        """``spec.launcher.<name>`` overridden by ``options``; an unknown key is a usage error with a hint."""
+        merged = {**native.launcher_options.get(cls.PLUGIN_NAME, {}), **options}
+        unknown = [key for key in merged if key not in cls.OPTIONS and key != RUN_ID_OPTION]
+        if unknown:
+            import difflib
+
+            messages = []
+            for key in unknown:
+                hint = difflib.get_close_matches(key, list(cls.OPTIONS), n=1)
+                messages.append(
+                    f"unknown {cls.PLUGIN_NAME} launcher option {key!r}"
+                    + (f" (did you mean {hint[0]!r}?)" if hint else "")
+                )
+            raise UsageError("; ".join(messages) + "; expected one of: " + ", ".join(cls.OPTIONS))
+        return merged
 
     @abstractmethod
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:

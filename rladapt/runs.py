@@ -25,12 +25,11 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, cast
 
-from rladapt.plugins.launcher import TERMINAL_STATES, Artifacts, RunState, RunStatus
+from rladapt.plugins.launcher import RUN_ID_OPTION, TERMINAL_STATES, Artifacts, RunState, RunStatus
 from rladapt.primitives.errors import UsageError
 
 HOME_ENV = "RLADAPT_HOME"
-#: The launcher option under which the CLI passes the run id to ``Launcher.render``.
-RUN_ID_OPTION = "run_id"
+__all__ = ["RUN_ID_OPTION", "Run", "RunStore"]
 RECORD_FORMAT = 1
 RECORD_FILE = "run.json"
 ARTIFACTS_DIR = "artifacts"

@@ -12,7 +12,6 @@ What the capability sets cannot see (a field a version lacks, a placement NeMo-R
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -20,9 +19,9 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from packaging.version import Version
 
-from rladapt.adapters.common import common_fields, placement
+from rladapt.adapters.common import common_fields, hydra_passthrough, placement
 from rladapt.plugins.native import NativeLaunch
-from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
+from rladapt.primitives.errors import Problem, UnsupportedError
 
 from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, V0_7_0, Keys, keys
 
@@ -43,7 +42,6 @@ ANSWER_KEY = "output"
 #: spec KL estimator -> ``loss_fn.reference_policy_kl_type`` (0.5.0+; before that always k3).
 KL_TYPE: dict[str, str] = {"k1": "k1", "k2": "k2", "k3": "k3", "low_var_kl": "k3"}
 
-_OVERRIDE = re.compile(r"^(?:~|\+{1,2})?[A-Za-z_][A-Za-z0-9_.\-]*(?:=.*)?$", re.S)
 #: Files Ray must never upload with the working dir (checkpoints, logs, weights, the uv venv).
 EXCLUDES: tuple[str, ...] = (
     "/.git/",
@@ -659,17 +657,7 @@ def _eval_logging(b: _Builder) -> None:
 
 
 def _native_overrides(b: _Builder) -> list[str]:
-    items = list(b.job.spec.native.get(FRAMEWORK, []))
-    bad = [
-        Problem(
-            f"{NATIVE_FIELD}[{i}]", "not a Hydra override", "KEY=VALUE, +KEY=VALUE, ++KEY=VALUE or ~KEY", item
-        )
-        for i, item in enumerate(items)
-        if not _OVERRIDE.match(item)
-    ]
-    if bad:
-        raise SpecError(bad)
-    return items
+    return hydra_passthrough(b.job, FRAMEWORK)
 
 
 def runtime_env(job: RLJob) -> dict[str, Any]:

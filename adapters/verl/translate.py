@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
-from rladapt.adapters.common import common_fields, placement
+from rladapt.adapters.common import common_fields, hydra_passthrough, placement
 from rladapt.plugins.native import NativeLaunch
-from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
+from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import CRITIC_ALGORITHMS
 
 from .versions import V0_6_1, V0_8_0, Keys, keys
@@ -67,7 +67,6 @@ WEIGHT_EXCLUDES: tuple[str, ...] = (
 )
 
 _BARE = re.compile(r"^[A-Za-z0-9_./\-:~+@%]+$")
-_OVERRIDE = re.compile(r"^(?:[+~]{1,2})?[A-Za-z_][A-Za-z0-9_.\-@/]*(?:=.*)?$", re.S)
 
 
 def hydra_value(value: Any) -> str:
@@ -492,15 +491,7 @@ def _trainer(b: _Builder) -> None:
 
 
 def _native_overrides(b: _Builder) -> list[str]:
-    items = list(b.job.spec.native.get("verl", []))
-    bad = [
-        Problem(f"spec.native.verl[{i}]", "not a Hydra override", "KEY=VALUE, +KEY=VALUE or ~KEY", item)
-        for i, item in enumerate(items)
-        if not _OVERRIDE.match(item)
-    ]
-    if bad:
-        raise SpecError(bad)
-    return items
+    return hydra_passthrough(b.job, "verl")
 
 
 def runtime_env(job: RLJob) -> dict[str, Any]:

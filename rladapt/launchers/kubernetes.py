@@ -22,7 +22,6 @@ literal through both:
 from __future__ import annotations
 
 import contextlib
-import difflib
 import json
 import os
 import posixpath
@@ -113,18 +112,6 @@ class KubernetesOptions:
 
     @classmethod
     def parse(cls, raw: dict[str, Any]) -> KubernetesOptions:
-        unknown = [key for key in raw if key not in KubernetesLauncher.OPTIONS and key != RUN_ID_OPTION]
-        if unknown:
-            messages = []
-            for key in unknown:
-                hint = difflib.get_close_matches(key, list(KubernetesLauncher.OPTIONS), n=1)
-                messages.append(
-                    f"unknown kubernetes launcher option {key!r}"
-                    + (f" (did you mean {hint[0]!r}?)" if hint else "")
-                )
-            raise UsageError(
-                "; ".join(messages) + "; expected one of: " + ", ".join(KubernetesLauncher.OPTIONS)
-            )
         text = {
             key: _text(key, value) for key, value in raw.items() if value is not None and key != "head_gpus"
         }
@@ -813,7 +800,7 @@ class KubernetesLauncher(Launcher):
     }
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
-        opts = KubernetesOptions.parse({**native.launcher_options.get(PLUGIN_NAME, {}), **options})
+        opts = KubernetesOptions.parse(KubernetesLauncher.merge_options(native, options))
         rayjob, configmap = _Renderer(native, opts).render()
         files = {RAYJOB_FILE: dump_manifest(rayjob)}
         if configmap is not None:

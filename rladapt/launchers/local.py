@@ -31,7 +31,7 @@ from rladapt.launchers._shell import (
 )
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError, UsageError
-from rladapt.runs import RUN_ID_OPTION, write_atomic
+from rladapt.runs import write_atomic
 
 SCRIPT = "run.sh"
 LOG_FILE = "output.log"
@@ -48,16 +48,6 @@ rc=$?
 printf '%s\\n' "$rc" > "$2.tmp" && mv -f "$2.tmp" "$2"
 exit "$rc"
 """
-
-
-def _options(native: NativeLaunch, options: dict[str, Any]) -> dict[str, Any]:
-    merged = {**native.launcher_options.get(LocalLauncher.PLUGIN_NAME, {}), **options}
-    unknown = sorted(set(merged) - set(LocalLauncher.OPTIONS) - {RUN_ID_OPTION})
-    if unknown:
-        raise UsageError(
-            f"unknown local launcher option(s): {', '.join(unknown)}; known: {', '.join(LocalLauncher.OPTIONS)}"
-        )
-    return merged
 
 
 def _grace(value: Any) -> float:
@@ -158,7 +148,7 @@ class LocalLauncher(Launcher):
     OPTIONS = {"stop_grace": f"seconds between SIGTERM and SIGKILL on stop (default {DEFAULT_GRACE:g})"}
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
-        opts = _options(native, options)
+        opts = LocalLauncher.merge_options(native, options)
         request: dict[str, Any] = {}
         if "stop_grace" in opts:
             request["stop_grace"] = _grace(opts["stop_grace"])

@@ -48,16 +48,6 @@ PROBE_TIMEOUT = 10.0
 STOP_WAIT = 30.0
 
 
-def _options(native: NativeLaunch, options: dict[str, Any]) -> dict[str, Any]:
-    merged = {**native.launcher_options.get(RayLauncher.PLUGIN_NAME, {}), **options}
-    unknown = sorted(set(merged) - set(RayLauncher.OPTIONS) - {RUN_ID_OPTION})
-    if unknown:
-        raise UsageError(
-            f"unknown ray launcher option(s): {', '.join(unknown)}; known: {', '.join(RayLauncher.OPTIONS)}"
-        )
-    return merged
-
-
 def _number(key: str, value: Any) -> float | int:
     try:
         number = float(value)
@@ -89,7 +79,7 @@ def _secret_env(native: NativeLaunch) -> dict[str, str]:
 
 def render_request(native: NativeLaunch, options: dict[str, Any]) -> dict[str, Any]:
     """The submit request for ``native``; pure."""
-    opts = _options(native, options)
+    opts = RayLauncher.merge_options(native, options)
     runtime_env = json.loads(json.dumps(native.runtime_env))  # a deep copy of the adapter's value
     wanted = {**dict(runtime_env.get("env_vars") or {}), **native.env}
     # Ray expands $VAR in env_vars with no way to escape it; values are verbatim everywhere else in rladapt

@@ -158,13 +158,7 @@ class _Options:
     """Every option of one render, validated and typed (``spec.launcher.slurm`` under ``--launcher-opt``)."""
 
     def __init__(self, native: NativeLaunch, options: dict[str, Any]) -> None:
-        merged = {**native.launcher_options.get(PLUGIN_NAME, {}), **options}
-        unknown = sorted(set(merged) - set(SlurmLauncher.OPTIONS) - {RUN_ID_OPTION})
-        if unknown:
-            raise UsageError(
-                f"unknown slurm launcher option(s): {', '.join(unknown)}; "
-                f"known: {', '.join(sorted(SlurmLauncher.OPTIONS))}"
-            )
+        merged = SlurmLauncher.merge_options(native, options)
         self.job_name = _job_name(native, merged)
         self.sbatch: list[tuple[str, str]] = []
         for key in ("partition", "account", "qos", "reservation"):

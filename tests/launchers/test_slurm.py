@@ -298,7 +298,7 @@ def test_render_multi_node_starts_workers_and_drops_ray_when_asked(
 @pytest.mark.parametrize(
     ("options", "fragment"),
     [
-        ({"partiton": "gpu"}, "unknown slurm launcher option(s): partiton"),
+        ({"partiton": "gpu"}, "unknown slurm launcher option 'partiton' (did you mean 'partition'?)"),
         ({"partition": "gpu\n#SBATCH --wrap=x"}, "partition="),
         ({"partition": "a b"}, "partition="),
         ({"account": "$(id)"}, "account="),
