@@ -23,8 +23,8 @@ from rladapt.primitives import RLJob, SpecError, UnsupportedError, UsageError, l
 from .adapter import FrameworkAdapter, FrameworkVersion
 from .native import NativeLaunch
 
-_NAME = re.compile(r"^[a-z][a-z0-9_-]*$")
-_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_NAME = re.compile(r"^[a-z][a-z0-9_-]*\Z")
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
 def _jobs(specs: Iterable[str | Path | RLJob]) -> list[RLJob]:

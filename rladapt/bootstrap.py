@@ -33,8 +33,8 @@ FILES_ENV = "RLADAPT_FILES"
 #: (``os.path.expandvars``, no escape), so a launcher passes values holding ``$`` here, ``$`` JSON-escaped.
 LITERAL_ENV = "RLADAPT_LITERAL_ENV"
 WORKER_SETUP_HOOK = "rladapt.bootstrap.worker_setup"
-_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?$")
-_HOOK = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?\Z")
+_HOOK = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*\Z")
 
 _applied: list[str] = []
 

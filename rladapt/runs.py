@@ -36,7 +36,7 @@ ARTIFACTS_DIR = "artifacts"
 
 _STATES = frozenset({"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED", "UNKNOWN"})
 _SLUG_DROP = re.compile(r"[^a-z0-9-]+")
-_RUN_ID = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$")
+_RUN_ID = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\Z")
 
 
 def state_home() -> Path:

@@ -66,7 +66,7 @@ WEIGHT_EXCLUDES: tuple[str, ...] = (
     "*.arrow",
 )
 
-_BARE = re.compile(r"^[A-Za-z0-9_./\-:~+@%]+$")
+_BARE = re.compile(r"^[A-Za-z0-9_./\-:~+@%]+\Z")
 
 
 def hydra_value(value: Any) -> str:

@@ -106,6 +106,8 @@ def format_native_text(native: object) -> str:
     )
     if native.patches:
         lines.append("# patches: " + ", ".join(native.patches))
+    if native.runtime_patches:
+        lines.append("# runtime patches (run by rladapt.bootstrap): " + ", ".join(native.runtime_patches))
     if native.checkpoint_dir:
         lines.append(
             f"# checkpoints: {native.checkpoint_dir} (resume: {native.resume.mode}"
