@@ -52,6 +52,8 @@ class FrameworkAdapter(ABC):
 
     PLUGIN_NAME: ClassVar[str]
     DESCRIPTION: ClassVar[str] = ""
+    #: The PyPI distribution that installs the framework (``rladapt pin`` pins it); None when there is none.
+    DISTRIBUTION: ClassVar[str | None] = None
 
     @abstractmethod
     def versions(self) -> list[FrameworkVersion]:

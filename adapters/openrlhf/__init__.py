@@ -27,6 +27,7 @@ NATIVE_FIELD = "spec.native.openrlhf"
 
 class OpenRLHFAdapter(FrameworkAdapter):
     PLUGIN_NAME = "openrlhf"
+    DISTRIBUTION = "openrlhf"
     DESCRIPTION = "OpenRLHF: python3 -m openrlhf.cli.train_ppo_ray <flags>, submitted as a Ray job"
 
     def versions(self) -> list[FrameworkVersion]:

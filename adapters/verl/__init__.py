@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 class VerlAdapter(FrameworkAdapter):
     PLUGIN_NAME = "verl"
+    DISTRIBUTION = "verl"
     DESCRIPTION = "verl (volcengine): python3 -m verl.trainer.main_ppo with Hydra overrides"
 
     def versions(self) -> list[FrameworkVersion]:

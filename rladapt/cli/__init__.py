@@ -16,6 +16,7 @@ import click
 from rladapt import __version__
 from rladapt.primitives.errors import RladaptError
 
+from . import compat as _compat
 from . import inspect as _inspect
 from . import spec as _spec
 
@@ -37,6 +38,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 
 _spec.register(cli)
 _inspect.register(cli)
+_compat.register(cli)
 if importlib.util.find_spec("rladapt.cli.runs") is not None:
     importlib.import_module("rladapt.cli.runs").register(cli)
 

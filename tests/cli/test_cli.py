@@ -63,7 +63,20 @@ def example_plugin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 def test_version_and_help_on_every_verb() -> None:
     out = rladapt("--version")
     assert out.returncode == 0 and "rladapt, version" in out.stdout
-    for verb in ("validate", "render", "launch", "schema", "plugins", "status", "logs", "stop", "runs"):
+    for verb in (
+        "validate",
+        "render",
+        "launch",
+        "schema",
+        "plugins",
+        "status",
+        "logs",
+        "stop",
+        "runs",
+        "matrix",
+        "pin",
+        "check",
+    ):
         res = rladapt(verb, "--help")
         assert res.returncode == 0 and "Usage:" in res.stdout, (verb, res.stderr)
 
