@@ -4,6 +4,7 @@ the framework: placement, ports, volumes, secrets, resume point."""
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from rladapt.plugins.native import PoolSpec, PortSpec, Resume, RolePlacement, SecretRef, VolumeSpec
@@ -118,3 +119,22 @@ def hydra_passthrough(job: RLJob, framework: str) -> list[str]:
     if bad:
         raise SpecError(bad)
     return items
+
+
+def override_notes(
+    framework: str, passthrough: Iterable[tuple[int, str]], generated: Iterable[str]
+) -> list[str]:
+    """Notes for escape-hatch items that replace a value rladapt derived from the spec.
+
+    The escape hatch may override anything (that is what it is for), but never silently: the render and the
+    dry run say which derived value lost. ``passthrough`` holds (index in spec.native.<framework>, key);
+    ``generated`` the ``key=value`` (or ``--flag[=value]``) items rladapt emitted.
+    """
+    derived: dict[str, str] = {}
+    for item in generated:
+        derived.setdefault(item.split("=", 1)[0].lstrip("+~"), item)
+    return [
+        f"spec.native.{framework}[{i}] overrides {derived[key]!r}, which rladapt derived from the spec"
+        for i, key in passthrough
+        if key in derived
+    ]

@@ -63,9 +63,12 @@ class FrameworkAdapter(ABC):
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         """The native launch of ``job`` on ``version``; raise ``UnsupportedError`` for what it cannot express."""
 
-    def validate_native(self, native: NativeLaunch) -> list[Problem]:
-        """Problems the framework's own schema finds in ``native`` (empty when the schema is unavailable)."""
-        return []
+    def validate_native(self, native: NativeLaunch) -> list[Problem] | None:
+        """Problems the framework's own schema finds in ``native``; None when that schema is not available here.
+
+        The pipeline turns None into a note on the launch, so a skipped check is never silent.
+        """
+        return None
 
     def checkpoint_layout(self, native: NativeLaunch) -> CheckpointLayout | None:
         return None

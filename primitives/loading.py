@@ -62,28 +62,61 @@ def parse_yaml(text: str, source: str) -> Any:
         raise SpecError([Problem("", f"malformed YAML: {exc}")], source) from None
 
 
+_ENV_RESOLVER = re.compile(r"\$\{\s*oc\.env\s*:")
+
+
 def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> dict[str, Any]:
-    """Apply Hydra-style dotlist overrides and resolve ``${...}`` interpolation; returns a new plain dict."""
-    if not overrides and "${" not in repr(data):
+    """Apply Hydra-style ``key=value`` overrides and resolve ``${...}`` interpolation; returns a new plain dict.
+
+    Keys are dotted paths; list elements are addressed by index (``spec.placement.pools.0.nodes=2``). Values are
+    YAML, read like the spec file itself.
+    """
+    parsed: list[tuple[str, str, Any]] = []
+    for item in overrides:
+        key, sep, text = item.partition("=")
+        key = key.strip()
+        if not sep or not key:
+            raise UsageError(f"override {item!r}: expected KEY=VALUE, e.g. spec.training.global_batch=128")
+        try:
+            value = yaml.load(text, Loader=_SpecLoader) if text.strip() else ""
+        except yaml.YAMLError as exc:
+            reason = str(getattr(exc, "problem", None) or exc).splitlines()[0]
+            raise UsageError(f"override {item!r}: the value is not valid YAML ({reason})") from None
+        parsed.append((item, key, value))
+    if _ENV_RESOLVER.search(repr(data)) or any(_ENV_RESOLVER.search(item) for item in overrides):
+        # ${oc.env:...} would copy a value of this shell into every rendered file and run record
+        raise SpecError(
+            [
+                Problem(
+                    "",
+                    "${oc.env:...} interpolation is not allowed",
+                    "spec.secrets (by reference) or spec.env with the value itself",
+                    "${oc.env:...}",
+                )
+            ],
+            source,
+        )
+    if not parsed and "${" not in repr(data):
         return data  # nothing to do: skip importing OmegaConf (a fifth of the CLI's start-up time)
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    for item in overrides:
-        key, sep, _ = item.partition("=")
-        if not sep or not key.strip():
-            raise UsageError(f"override {item!r}: expected KEY=VALUE, e.g. spec.training.global_batch=128")
     try:
         conf: Any = OmegaConf.create(data)
-        if overrides:
-            conf = OmegaConf.merge(conf, OmegaConf.from_dotlist(list(overrides)))
+    except OmegaConfBaseException as exc:
+        raise SpecError([Problem("", f"cannot read the spec: {str(exc).splitlines()[0]}")], source) from None
+    for item, key, value in parsed:
+        try:
+            OmegaConf.update(conf, key, value, merge=True, force_add=True)
+        except (OmegaConfBaseException, ValueError, IndexError, KeyError, TypeError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise UsageError(f"override {item!r}: cannot set {key}: {reason}") from None
+    try:
         resolved = OmegaConf.to_container(conf, resolve=True)
     except OmegaConfBaseException as exc:
         key = getattr(exc, "full_key", None) or ""
         msg = str(exc).splitlines()[0]
-        raise SpecError(
-            [Problem(str(key), f"cannot apply overrides or interpolation: {msg}")], source
-        ) from None
+        raise SpecError([Problem(str(key), f"cannot resolve interpolation: {msg}")], source) from None
     assert isinstance(resolved, dict)
     return typing.cast(dict[str, Any], resolved)
 
@@ -95,8 +128,10 @@ def load_job(path: str | Path, overrides: list[str] | None = None) -> RLJob:
         text = file.read_text(encoding="utf-8")
     except FileNotFoundError:
         raise UsageError(f"spec file {str(path)!r} does not exist") from None
-    except (IsADirectoryError, PermissionError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read spec file {str(path)!r}: {exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"cannot read spec file {str(path)!r}: not UTF-8 text ({exc.reason})") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read spec file {str(path)!r}: {exc.strerror or exc}") from None
     return load_job_text(text, overrides or [], source=str(path))
 
 

@@ -6,6 +6,7 @@ that a typo is an error with a "did you mean", never a silently ignored setting.
 
 from __future__ import annotations
 
+import keyword
 import re
 from typing import Annotated, Literal
 
@@ -17,15 +18,22 @@ RoleName = Literal["actor", "rollout", "ref", "critic", "reward"]
 
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+_SECRET_KEY = re.compile(r"[-._a-zA-Z0-9]+")
 _QUANTITY = re.compile(r"^[0-9]+(\.[0-9]+)?(Ki|Mi|Gi|Ti|K|M|G|T)?\Z")
 
 PositiveInt = Annotated[int, Field(gt=0)]
 NonNegInt = Annotated[int, Field(ge=0)]
+#: Counts and durations that end up in Kubernetes int32 fields.
+Int32 = Annotated[int, Field(ge=0, le=2**31 - 1)]
 Fraction = Annotated[float, Field(gt=0.0, le=1.0)]
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+    # strict: "1024" is not an int and 1 is not a bool (YAML already typed them); no inf/nan in a training config
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, populate_by_name=True, strict=True, allow_inf_nan=False
+    )
 
 
 # --- metadata -------------------------------------------------------------------------------------------------
@@ -175,8 +183,16 @@ class Rollout(_Model):
 
 
 class RewardFunction(_Model):
-    path: str
+    path: str = Field(min_length=1)
     name: str = "compute_score"
+
+    @field_validator("name")
+    @classmethod
+    def _identifier(cls, value: str) -> str:
+        # the name ends up in generated Python (a reward shim) and in framework configs
+        if not value.isidentifier() or keyword.iskeyword(value):
+            raise ValueError("a Python function name (an identifier)")
+        return value
 
 
 class RewardModel(_Model):
@@ -290,10 +306,10 @@ class Logging(_Model):
 
 
 class Lifecycle(_Model):
-    max_restarts: NonNegInt = 0
-    timeout_seconds: PositiveInt | None = None
+    max_restarts: Int32 = 0
+    timeout_seconds: Annotated[int, Field(gt=0, le=2**31 - 1)] | None = None
     shutdown_after_finish: bool = True
-    ttl_seconds_after_finish: NonNegInt = 600
+    ttl_seconds_after_finish: Int32 = 600
 
 
 # --- platform: volumes, ports, env, secrets ------------------------------------------------------------------
@@ -361,11 +377,32 @@ class K8sSecretRef(_Model):
     name: str
     key: str
 
+    @field_validator("name")
+    @classmethod
+    def _subdomain(cls, value: str) -> str:
+        if len(value) > 253 or not _DNS_SUBDOMAIN.fullmatch(value):
+            raise ValueError("a Kubernetes secret name (lowercase DNS subdomain)")
+        return value
+
+    @field_validator("key")
+    @classmethod
+    def _key(cls, value: str) -> str:
+        if len(value) > 253 or not _SECRET_KEY.fullmatch(value):
+            raise ValueError("a Kubernetes secret key (letters, digits, '-', '_', '.')")
+        return value
+
 
 class SecretSource(_Model):
     k8s_secret: K8sSecretRef | None = None
     env: str | None = Field(None, description="Name of an environment variable of the submitting shell.")
-    file: str | None = Field(None, description="A file on the machine that runs the job.")
+    file: str | None = Field(None, min_length=1, description="A file on the machine that runs the job.")
+
+    @field_validator("env")
+    @classmethod
+    def _env_name(cls, value: str | None) -> str | None:
+        if value is not None and not _ENV_NAME.fullmatch(value):
+            raise ValueError("an environment variable name ([A-Za-z_][A-Za-z0-9_]*)")
+        return value
 
     @model_validator(mode="after")
     def _exactly_one(self) -> SecretSource:
@@ -389,8 +426,10 @@ class Secret(_Model):
 
 class Runtime(_Model):
     image: str | None = Field(None, description="Container image (Kubernetes, Slurm with pyxis).")
-    working_dir: str = Field(".", description="Directory shipped to Ray / used as cwd.")
-    python: str = "python3"
+    working_dir: str = Field(".", min_length=1, description="Directory shipped to Ray / used as cwd.")
+    python: str = Field(
+        "python3", min_length=1, description="The interpreter of the framework's environment."
+    )
 
 
 # --- the job -------------------------------------------------------------------------------------------------

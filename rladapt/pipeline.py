@@ -8,6 +8,7 @@ Each stage returns a new value; none reaches back into an earlier one.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, Registry
@@ -44,19 +45,9 @@ def render_native(job: RLJob, framework: str, registry: Registry) -> Rendered:
             modified.model_dump(by_alias=True, exclude_none=False), "<after rladapt_modify_job>"
         )
 
-    unknown = [k for k in modified.spec.native if k not in registry.frameworks]
-    if unknown:
-        problems = []
-        for key in unknown:
-            hint = difflib.get_close_matches(key, list(registry.frameworks), n=1)
-            problems.append(
-                Problem(
-                    f"spec.native.{key}",
-                    "no such framework" + (f" (did you mean {hint[0]!r}?)" if hint else ""),
-                    "one of " + ", ".join(sorted(registry.frameworks)),
-                    key,
-                )
-            )
+    problems = _unknown_names("spec.native", modified.spec.native, registry.frameworks, "framework")
+    problems += _unknown_names("spec.launcher", modified.spec.launcher, registry.launchers, "launcher")
+    if problems:
         raise SpecError(problems)
 
     adapter.check_capabilities(modified, version)
@@ -64,9 +55,14 @@ def render_native(job: RLJob, framework: str, registry: Registry) -> Rendered:
     for patch in registry.patches_for(name, version.version):
         native = patch(native, modified)
 
-    problems = adapter.validate_native(native)
-    if problems:
-        raise SpecError(problems, f"{name} {version.version} rejects the translated config")
+    found = adapter.validate_native(native)
+    if found:
+        raise SpecError(found, f"{name} {version.version} rejects the translated config")
+    if found is None:
+        note = f"not checked against {name} {version.version}'s own schema, which is not available here"
+        if adapter.DISTRIBUTION:
+            note += f" (install {adapter.DISTRIBUTION}=={version.version}, no dependencies needed, to check)"
+        native = native.model_copy(update={"notes": (*native.notes, note)})
 
     native = registry.chain("rladapt_modify_native", native, job=modified)
     if not isinstance(native, NativeLaunch):
@@ -77,3 +73,22 @@ def render_native(job: RLJob, framework: str, registry: Registry) -> Rendered:
     if checks:
         raise SpecError(checks, "preflight checks")
     return Rendered(job=modified, adapter=adapter, version=version, native=native)
+
+
+def _unknown_names(field: str, used: Iterable[str], known: Iterable[str], kind: str) -> list[Problem]:
+    """Per-framework or per-launcher sections naming nothing installed (a typo would otherwise be ignored)."""
+    names = sorted(known)
+    problems = []
+    for key in used:
+        if key in names:
+            continue
+        hint = difflib.get_close_matches(key, names, n=1)
+        problems.append(
+            Problem(
+                f"{field}.{key}",
+                f"no such {kind}" + (f" (did you mean {hint[0]!r}?)" if hint else ""),
+                "one of " + (", ".join(names) or "none installed"),
+                key,
+            )
+        )
+    return problems

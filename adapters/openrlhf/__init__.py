@@ -38,17 +38,17 @@ class OpenRLHFAdapter(FrameworkAdapter):
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         return _translate.translate(job, version)
 
-    def validate_native(self, native: NativeLaunch) -> list[Problem]:
+    def validate_native(self, native: NativeLaunch) -> list[Problem] | None:
         """The real parser of ``native.version`` judges the whole argv, native flags included (when available)."""
         from rladapt.primitives.errors import Problem
 
         source = find_source(native.version)
         if source is None:
-            return []
+            return None
         try:
             parser = build_parser_cached(source, f"openrlhf-{native.version}")
         except ParserUnavailable:
-            return []
+            return None
         if tuple(native.argv[1:3]) != ("-m", _translate.ENTRY_MODULE):
             return [
                 Problem(

@@ -14,7 +14,7 @@ from packaging.version import Version
 
 from rladapt.adapters import common
 from rladapt.plugins.native import NativeLaunch
-from rladapt.primitives.errors import Problem, UnsupportedError
+from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
 
 from . import checks, versions
 from .parser import split_native
@@ -92,8 +92,13 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
             problems, f"openrlhf {version.version} would reject this job after parsing its flags"
         )
 
-    native_tokens = split_native(job.spec.native.get("openrlhf", []))
-    argv = (job.spec.runtime.python, "-m", ENTRY_MODULE, *args.argv(), *native_tokens)
+    generated = args.argv()
+    native_tokens, flags = _native_tokens(job)
+    notes = [
+        *args.notes,
+        *common.override_notes("openrlhf", flags, _flag_items(generated)),
+    ]
+    argv = (job.spec.runtime.python, "-m", ENTRY_MODULE, *generated, *native_tokens)
     fields = common.common_fields(job)
     env: dict[str, str] = dict(job.spec.env)
     return NativeLaunch(
@@ -102,7 +107,7 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         argv=argv,
         files=files,
         runtime_env=runtime_env(job, env),
-        notes=tuple(args.notes),
+        notes=tuple(notes),
         passthrough=tuple(job.spec.native.get("openrlhf", [])),
         **fields,
     )
@@ -323,6 +328,41 @@ def _reward_signature(version: Version) -> str:
     )
 
 
+def _flag_items(tokens: list[str]) -> list[str]:
+    """``--flag value`` pairs of an argv as ``--flag=value`` items (a lone flag stays as it is)."""
+    items = []
+    for j, token in enumerate(tokens):
+        if token.startswith("--"):
+            value = tokens[j + 1] if j + 1 < len(tokens) and not tokens[j + 1].startswith("--") else None
+            items.append(token if value is None or "=" in token else f"{token}={value}")
+    return items
+
+
+def _native_tokens(job: RLJob) -> tuple[list[str], list[tuple[int, str]]]:
+    """``spec.native.openrlhf`` as argv tokens, and (entry index, flag) for every flag in them."""
+    tokens: list[str] = []
+    flags: list[tuple[int, str]] = []
+    problems: list[Problem] = []
+    for i, entry in enumerate(job.spec.native.get("openrlhf", [])):
+        try:
+            split = split_native([entry])
+        except ValueError as exc:
+            problems.append(
+                Problem(
+                    f"spec.native.openrlhf[{i}]",
+                    f"cannot split into arguments: {exc}",
+                    "shell-like words, e.g. --flag value",
+                    entry,
+                )
+            )
+            continue
+        flags.extend((i, token.split("=", 1)[0]) for token in split if token.startswith("--"))
+        tokens.extend(split)
+    if problems:
+        raise SpecError(problems)
+    return tokens, flags
+
+
 def _reward_shim(path: str, name: str) -> str:
     return (
         '"""Written by rladapt: OpenRLHF loads `reward_func` from this file."""\n'
@@ -330,7 +370,7 @@ def _reward_shim(path: str, name: str) -> str:
         f"_spec = importlib.util.spec_from_file_location('rladapt_user_reward', {path!r})\n"
         "_module = importlib.util.module_from_spec(_spec)\n"
         "_spec.loader.exec_module(_module)\n"
-        f"reward_func = _module.{name}\n"
+        f"reward_func = getattr(_module, {name!r})\n"
     )
 
 

@@ -29,7 +29,7 @@ class VerlAdapter(FrameworkAdapter):
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         return _translate.translate(job, version)
 
-    def validate_native(self, native: NativeLaunch) -> list[Problem]:
+    def validate_native(self, native: NativeLaunch) -> list[Problem] | None:
         return _validate.validate_native(native)
 
     def checkpoint_layout(self, native: NativeLaunch) -> CheckpointLayout:

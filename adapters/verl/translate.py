@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
-from rladapt.adapters.common import common_fields, hydra_passthrough, placement
+from rladapt.adapters.common import common_fields, hydra_passthrough, override_notes, placement
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import CRITIC_ALGORITHMS
@@ -491,7 +491,10 @@ def _trainer(b: _Builder) -> None:
 
 
 def _native_overrides(b: _Builder) -> list[str]:
-    return hydra_passthrough(b.job, "verl")
+    items = hydra_passthrough(b.job, "verl")
+    keys = [(i, item.split("=", 1)[0].lstrip("+~")) for i, item in enumerate(items)]
+    b.notes.extend(override_notes("verl", keys, b.overrides))
+    return items
 
 
 def runtime_env(job: RLJob) -> dict[str, Any]:

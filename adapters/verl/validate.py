@@ -195,10 +195,11 @@ def validate(native: NativeLaunch, package_dir: Path) -> list[Problem]:
     return problems
 
 
-def validate_native(native: NativeLaunch) -> list[Problem]:
+def validate_native(native: NativeLaunch) -> list[Problem] | None:
+    """Problems verl's own config finds; None when that verl version (or Hydra) is not available here."""
     package_dir = find_package_dir()
     if package_dir is None or package_version(package_dir) != native.version:
-        return []
+        return None
     if importlib.util.find_spec("hydra") is None:
-        return []
+        return None
     return validate(native, package_dir)

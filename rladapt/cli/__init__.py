@@ -69,9 +69,8 @@ def main(argv: list[str] | None = None) -> Any:
     except Exception as exc:
         if debug:
             traceback.print_exc()
-        click.echo(
-            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)", err=True
-        )
+        hint = "" if debug else " (rerun with --debug for a traceback)"
+        click.echo(f"internal error: {type(exc).__name__}: {exc}{hint}", err=True)
         sys.exit(1)
 
 

@@ -9,7 +9,7 @@ import click
 
 from rladapt.primitives.errors import RladaptError, SpecError
 
-from .options import framework_option
+from .options import framework_option, render_spec
 
 
 def register(cli: click.Group) -> None:
@@ -61,9 +61,8 @@ def check(pin_file: Path, specs: tuple[str, ...], check_env: bool) -> None:
     Exit 2 when a spec cannot run on the pinned version, 1 when the environment does not match, 0 when all is well.
     """
     from rladapt.compat.pin import environment_problems, read_pin
-    from rladapt.pipeline import render_native
     from rladapt.plugins import get_registry
-    from rladapt.primitives import UsageError, load_job
+    from rladapt.primitives import UsageError
 
     pinned = read_pin(pin_file)
     registry = get_registry()
@@ -79,7 +78,7 @@ def check(pin_file: Path, specs: tuple[str, ...], check_env: bool) -> None:
     failed_specs = 0
     for spec in specs:
         try:
-            render_native(load_job(spec), f"{pinned.framework}=={version.version}", registry)
+            render_spec(spec, (), f"{pinned.framework}=={version.version}", registry)
         except SpecError as exc:
             failed_specs += 1
             click.echo(f"FAIL {spec}: " + "\n".join(exc.message.splitlines()[1:]).strip(), err=True)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+from rladapt.plugins.launcher import RUN_ID_OPTION
 from rladapt.primitives.errors import UsageError
+
+if TYPE_CHECKING:
+    from rladapt.pipeline import Rendered
+    from rladapt.plugins import Registry
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -46,8 +51,25 @@ def parse_launcher_opts(items: tuple[str, ...]) -> dict[str, str]:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise UsageError(f"--launcher-opt {item!r}: expected KEY=VALUE")
+        if key.strip() == RUN_ID_OPTION:
+            raise UsageError(
+                f"--launcher-opt {item!r}: {RUN_ID_OPTION} is set by rladapt launch, not by hand"
+            )
         out[key.strip()] = value
     return out
+
+
+def render_spec(spec: str, overrides: tuple[str, ...], framework: str, registry: Registry) -> Rendered:
+    """Load SPEC and render it; a problem found after loading still names the spec file."""
+    from rladapt.pipeline import render_native
+    from rladapt.primitives import SpecError, load_job
+
+    job = load_job(spec, list(overrides))
+    try:
+        return render_native(job, framework, registry)
+    except SpecError as exc:
+        source = f"{spec}: {exc.source}" if exc.source else spec
+        raise type(exc)(exc.problems, source) from None
 
 
 def merged_launcher_options(

@@ -17,7 +17,7 @@ import click
 
 from rladapt.primitives.errors import LaunchError, RladaptError
 
-from .options import framework_option, launcher_options, merged_launcher_options, spec_argument
+from .options import framework_option, launcher_options, merged_launcher_options, render_spec, spec_argument
 
 if TYPE_CHECKING:
     from rladapt.plugins import Launcher, RunStatus
@@ -120,14 +120,11 @@ def launch(
     follow: bool,
 ) -> None:
     """Launch SPEC (with OVERRIDES) on FRAMEWORK through a launcher, and record the run."""
-    from rladapt.pipeline import render_native
     from rladapt.plugins import get_registry
-    from rladapt.primitives import load_job
     from rladapt.runs import RUN_ID_OPTION, new_run_id, spec_hash
 
-    job = load_job(spec, list(overrides))
     registry = get_registry()
-    rendered = render_native(job, framework, registry)
+    rendered = render_spec(spec, overrides, framework, registry)
     native = rendered.native
     launcher = registry.launcher(launcher_name)
     options = merged_launcher_options(native.launcher_options, launcher_name, launcher_opts)

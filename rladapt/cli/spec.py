@@ -6,7 +6,7 @@ import shlex
 
 import click
 
-from .options import framework_option, launcher_options, merged_launcher_options, spec_argument
+from .options import framework_option, launcher_options, merged_launcher_options, render_spec, spec_argument
 
 
 def register(cli: click.Group) -> None:
@@ -60,14 +60,13 @@ def render(
     launcher_opts: tuple[str, ...],
 ) -> None:
     """Translate SPEC into FRAMEWORK's native launch and print it (nothing runs)."""
-    from rladapt.pipeline import render_native
     from rladapt.plugins import get_registry
-    from rladapt.primitives import load_job
+    from rladapt.primitives import UsageError
 
-    job = load_job(spec, list(overrides))
+    if launcher_opts and launcher is None:
+        raise UsageError("--launcher-opt needs --launcher: the options belong to a launcher")
     registry = get_registry()
-    rendered = render_native(job, framework, registry)
-    native = rendered.native
+    native = render_spec(spec, overrides, framework, registry).native
     if launcher is not None:
         artifacts = registry.launcher(launcher).render(
             native, merged_launcher_options(native.launcher_options, launcher, launcher_opts)
@@ -132,4 +131,10 @@ def format_native_text(native: object) -> str:
         )
     else:
         lines.append(shlex.join(head))
+    # Comment lines carry spec values: a newline in one must not end the comment (the text reads as a script).
+    lines = [_one_line(line) if line.startswith("#") else line for line in lines]
     return "\n".join(lines)
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import subprocess
 import sys
@@ -206,3 +207,24 @@ def test_broken_third_party_plugin_does_not_break_others(tmp_path: Path) -> None
     assert "verl" in report["frameworks"]
     res = rladapt("plugins", env=env)
     assert "broken plugin broken: ImportError: needs a GPU driver" in res.stdout
+
+
+def test_render_errors_name_the_spec_file_and_launcher_sections_are_checked() -> None:
+    res = rladapt("render", "-f", "verl", GSM8K, "spec.launcher.slrum.partition=gpu")
+    assert res.returncode == 2
+    assert f"error: {GSM8K}: 1 problem in the spec" in res.stderr
+    assert "spec.launcher.slrum: no such launcher (did you mean 'slurm'?)" in res.stderr
+    res = rladapt("render", "-f", "verl", GSM8K, "-o", "partition=gpu")
+    assert res.returncode == 2 and "--launcher-opt needs --launcher" in res.stderr
+    res = rladapt("render", "-f", "verl", GSM8K, "-l", "ray", "-o", "run_id=../../etc")
+    assert res.returncode == 2 and "run_id is set by rladapt launch, not by hand" in res.stderr
+
+
+def test_text_render_keeps_spec_values_inside_comments() -> None:
+    res = rladapt("render", "-f", "verl", GSM8K, r'spec.checkpoint.dir="ck\ntouch pwned\n#"')
+    assert res.returncode == 0, res.stderr
+    assert "# checkpoints: ck\\ntouch pwned\\n# (resume: auto)" in res.stdout
+    # in the command itself the value stays one shell-quoted word
+    command = res.stdout[res.stdout.index("python3 -m verl") :]
+    words = shlex.split(command.replace(" \\\n    ", " "))
+    assert "trainer.default_local_dir='ck\ntouch pwned\n#'" in words

@@ -108,7 +108,7 @@ def test_bad_override_is_a_usage_error() -> None:
 
 def test_bad_interpolation_names_key() -> None:
     out = problems(MINIMAL + "  logging: {experiment: '${metadata.nope}'}\n")
-    assert out[0].startswith("spec.logging.experiment: cannot apply overrides or interpolation")
+    assert out[0].startswith("spec.logging.experiment: cannot resolve interpolation")
 
 
 def test_missing_file_is_usage_error(tmp_path: Path) -> None:
@@ -228,3 +228,73 @@ def test_names_with_a_trailing_newline_are_rejected() -> None:
     assert problems(MINIMAL.replace("name: tiny", 'name: "tiny\\n"'))[0].startswith(
         "metadata.name: invalid value"
     )
+
+
+def test_list_elements_can_be_overridden_by_index() -> None:
+    text = MINIMAL + "  placement:\n    pools: [{name: a, roles: [actor, rollout]}]\n"
+    job = load_job_text(text, ["spec.placement.pools.0.nodes=2", "spec.placement.pools.0.name=big"])
+    assert (job.placement.pools[0].name, job.placement.pools[0].nodes) == ("big", 2)
+    with pytest.raises(UsageError, match=r"override 'spec.placement.pools.5.nodes=2': cannot set"):
+        load_job_text(text, ["spec.placement.pools.5.nodes=2"])
+
+
+def test_override_value_must_be_yaml() -> None:
+    with pytest.raises(UsageError, match=r"override 'spec.data.train=\[a': the value is not valid YAML"):
+        load_job_text(MINIMAL, ["spec.data.train=[a"])
+
+
+def test_environment_interpolation_is_refused() -> None:
+    # ${oc.env:X} would copy a value of the submitting shell into every rendered file: use spec.secrets
+    for text, overrides in (
+        (MINIMAL + "  env: {K: '${oc.env:HOME}'}\n", []),
+        (MINIMAL, ["spec.env.K=${oc.env:HOME}"]),
+    ):
+        out = problems(text, overrides)
+        assert out == [
+            "<root>: ${oc.env:...} interpolation is not allowed; expected spec.secrets (by reference) or "
+            "spec.env with the value itself, found ${oc.env:...}"
+        ]
+
+
+def test_types_are_strict_and_numbers_finite() -> None:
+    for override, path in (
+        ("spec.training.global_batch='64'", "spec.training.global_batch"),
+        ("spec.model.gradient_checkpointing=1", "spec.model.gradient_checkpointing"),
+        ("spec.training.mini_batch=16.0", "spec.training.mini_batch"),
+        ("spec.training.epochs=true", "spec.training.epochs"),
+        ("spec.training.optimizer.lr=.inf", "spec.training.optimizer.lr"),
+    ):
+        out = problems(MINIMAL, [override])
+        assert out[0].startswith(f"{path}: wrong value"), (override, out)
+    assert load_job_text(MINIMAL, ["spec.training.optimizer.lr=1"]).spec.training.optimizer.lr == 1.0
+
+
+def test_names_that_reach_code_and_manifests_are_checked() -> None:
+    out = problems(
+        MINIMAL.replace(
+            "reward: {function: {path: reward.py}}",
+            'reward: {function: {path: reward.py, name: "f; import os"}}',
+        )
+    )
+    assert out[0].startswith("spec.reward.function.name: invalid value; expected a Python function name")
+    out = problems(MINIMAL + "  secrets: [{env: K, from: {env: BAD-NAME}}]\n")
+    assert out[0].startswith("spec.secrets[0].from.env: invalid value; expected an environment variable name")
+    out = problems(MINIMAL + "  secrets: [{env: K, from: {k8s_secret: {name: Bad Name, key: a/b}}}]\n")
+    assert [p.split(":")[0] for p in out] == [
+        "spec.secrets[0].from.k8s_secret.name",
+        "spec.secrets[0].from.k8s_secret.key",
+    ]
+    out = problems(MINIMAL, ["spec.lifecycle.ttl_seconds_after_finish=99999999999"])
+    assert out[0].startswith(
+        "spec.lifecycle.ttl_seconds_after_finish: wrong value; expected less than or equal"
+    )
+
+
+def test_unreadable_spec_paths_are_usage_errors(tmp_path: Path) -> None:
+    spec = tmp_path / "job.yaml"
+    spec.write_text(MINIMAL)
+    with pytest.raises(UsageError, match="cannot read spec file"):
+        load_job(spec / "x")  # a path through a file
+    with pytest.raises(UsageError, match="not UTF-8 text"):
+        (tmp_path / "latin1.yaml").write_bytes("name: caf\xe9".encode("latin-1"))
+        load_job(tmp_path / "latin1.yaml")
