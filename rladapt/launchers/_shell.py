@@ -11,12 +11,17 @@ from __future__ import annotations
 import re
 import shlex
 from pathlib import PurePosixPath
+from typing import Any
 
 from rladapt.plugins import NativeLaunch, RunStatus
+from rladapt.plugins.launcher import RUN_ID_OPTION
 from rladapt.primitives.errors import UsageError
 
 # Used with fullmatch, unanchored: a "$" anchor would also accept a trailing newline.
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+#: A DNS-1123 label: what the CLI's run ids are, and all a run id may be where it names things (a Slurm job, a
+#: Ray submission, a Kubernetes object and label).
+RUN_ID = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
 
 
 def quote_path(path: str) -> str:
@@ -40,6 +45,23 @@ def check_env_name(name: str, what: str) -> str:
     if not ENV_NAME.fullmatch(name):
         raise UsageError(f"{what} {name!r} is not a valid environment variable name")
     return name
+
+
+def run_id_option(options: dict[str, Any], launcher: str) -> str | None:
+    """The ``run_id`` option of ``options`` (None when absent), refused unless it is a DNS label.
+
+    The CLI passes its own run id; anything else reaching a launcher through ``--launcher-opt run_id=...`` would
+    name a job, a submission or an object unchecked.
+    """
+    value = options.get(RUN_ID_OPTION)
+    if value is None:
+        return None
+    if not isinstance(value, str) or not RUN_ID.fullmatch(value):
+        raise UsageError(
+            f"{launcher} launcher option {RUN_ID_OPTION}={value!r}: expected a run id, a DNS label of at most "
+            "63 lowercase letters, digits and '-' (rladapt sets it itself; do not pass it)"
+        )
+    return value
 
 
 def secret_lines(native: NativeLaunch, launcher_label: str) -> list[str]:

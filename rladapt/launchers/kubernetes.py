@@ -36,9 +36,9 @@ from typing import Any, ClassVar, TypeVar
 import yaml
 
 from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
+from rladapt.launchers._shell import run_id_option
 from rladapt.plugins import TERMINAL_STATES, Artifacts, Launcher, NativeLaunch, RunState, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError, Problem, SpecError, UsageError
-from rladapt.runs import RUN_ID_OPTION
 
 PLUGIN_NAME = "kubernetes"
 
@@ -77,6 +77,12 @@ _QUANTITY = re.compile(
     r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$"
 )
 _CONFIGMAP_KEY_CHARS = re.compile(r"[^-._a-zA-Z0-9]")
+#: What a label key may be written as in a field path; any other key is shown as its repr.
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_./-]+")
+#: rayVersion: KubeRay compares it with Ray's own version, e.g. 2.49.0.
+_RAY_VERSION = re.compile(r"[0-9]+(\.[0-9]+){0,3}")
+#: The API server stores these RayJob fields as int32.
+INT32_MAX = 2**31 - 1
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 
@@ -136,6 +142,21 @@ class KubernetesOptions:
                     f"kubernetes launcher option {key}={text[key]!r}: expected a DNS name "
                     "(lowercase letters, digits, '-' and '.')"
                 )
+        if "image" in text and not _image_ok(text["image"]):
+            raise UsageError(
+                f"kubernetes launcher option image={text['image']!r}: expected an image reference such as "
+                "registry.example.com/team/rl:1.0, with no whitespace or control characters"
+            )
+        if "gpu_resource" in text and not _resource_name_ok(text["gpu_resource"]):
+            raise UsageError(
+                f"kubernetes launcher option gpu_resource={text['gpu_resource']!r}: expected an extended "
+                "resource name DOMAIN/NAME such as nvidia.com/gpu or amd.com/gpu"
+            )
+        if "ray_version" in text and not _RAY_VERSION.fullmatch(text["ray_version"]):
+            raise UsageError(
+                f"kubernetes launcher option ray_version={text['ray_version']!r}: expected the Ray version "
+                "inside the image, digits and dots such as 2.49.0"
+            )
         if "workdir" in text and not text["workdir"].startswith("/"):
             raise UsageError(
                 f"kubernetes launcher option workdir={text['workdir']!r}: expected an absolute path"
@@ -168,7 +189,7 @@ class KubernetesOptions:
             submission_mode=choice("submission_mode", SUBMISSION_MODES) or cls.submission_mode,
             ray_version=text.get("ray_version"),
             workdir=text.get("workdir"),
-            run_id=text.get(RUN_ID_OPTION),
+            run_id=run_id_option(raw, PLUGIN_NAME),
         )
 
 
@@ -218,6 +239,19 @@ def _label_key_ok(key: str) -> bool:
 
 def _label_value_ok(value: str) -> bool:
     return value == "" or (len(value) <= 63 and bool(_LABEL_NAME.fullmatch(value)))
+
+
+def _image_ok(image: str) -> bool:
+    """An image reference the kubelet can pull: not empty, no whitespace, no control characters."""
+    return bool(image) and all(ch.isprintable() and not ch.isspace() for ch in image)
+
+
+def _resource_name_ok(name: str) -> bool:
+    """A fully qualified extended resource name: DNS subdomain prefix, '/', name (outside kubernetes.io)."""
+    prefix, slash, _ = name.partition("/")
+    if not slash or prefix == "kubernetes.io" or prefix.endswith(".kubernetes.io"):
+        return False
+    return _label_key_ok(name)
 
 
 # --- rendering -------------------------------------------------------------------------------------------------
@@ -299,11 +333,12 @@ class _Renderer:
         labels = {}
         for key, value in self.native.labels.items():
             if not _label_key_ok(key) or not _label_value_ok(value):
+                # repr: a key or value may hold a newline, which would forge lines of the error report.
                 self.problem(
-                    f"metadata.labels.{key}",
+                    f"metadata.labels.{key}" if _PLAIN_KEY.fullmatch(key) else f"metadata.labels[{key!r}]",
                     "not a valid Kubernetes label",
                     "a key [prefix/]name and a value of at most 63 letters, digits, '-', '_', '.'",
-                    f"{key}: {value}",
+                    f"{key!r}: {value!r}",
                 )
             else:
                 labels[key] = value
@@ -501,6 +536,24 @@ class _Renderer:
         )
         return configmap, mounts
 
+    def lifecycle(self) -> dict[str, int]:
+        """spec.lifecycle's numbers for the RayJob fields that hold them, each a non-negative int32."""
+        out = {}
+        defaults = {"ttl_seconds_after_finish": 600, "timeout_seconds": 0, "max_restarts": 0}
+        for key, default in defaults.items():
+            raw = self.native.lifecycle.get(key)
+            value = default if raw is None else raw
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= INT32_MAX:
+                self.problem(
+                    f"spec.lifecycle.{key}",
+                    "the RayJob field it sets is a 32-bit integer",
+                    f"a whole number from 0 to {INT32_MAX}",
+                    repr(value),
+                )
+                value = default
+            out[key] = value
+        return out
+
     def resources(self, cpu: str | None, memory: str | None, gpus: int) -> Any | None:
         amounts: dict[str, str] = {}
         if cpu:
@@ -542,6 +595,14 @@ class _Renderer:
                 "the kubernetes launcher needs a container image with rladapt and the framework "
                 "installed: set spec.runtime.image or pass --launcher-opt image=REGISTRY/IMAGE:TAG"
             )
+        if not _image_ok(image):
+            self.problem(
+                "spec.runtime.image",
+                "not a container image reference",
+                "no whitespace or control characters",
+                repr(image),
+            )
+        lifecycle = self.lifecycle()
         name = self.check_name()
         labels = self.labels()
         env = self.env()
@@ -616,8 +677,7 @@ class _Renderer:
         if workers:
             cluster["workerGroupSpecs"] = workers
 
-        lifecycle = native.lifecycle
-        shutdown = bool(lifecycle.get("shutdown_after_finish", True))
+        shutdown = bool(native.lifecycle.get("shutdown_after_finish", True))
         entrypoint = shlex.join(bootstrap_argv(native))
         spec: dict[str, Any] = {
             "entrypoint": kubelet_literal(entrypoint) if opts.submission_mode in _ARGS_MODES else entrypoint,
@@ -627,10 +687,10 @@ class _Renderer:
         spec["submissionMode"] = opts.submission_mode
         spec["shutdownAfterJobFinishes"] = shutdown
         if shutdown:  # KubeRay rejects a TTL without shutdownAfterJobFinishes
-            spec["ttlSecondsAfterFinished"] = int(lifecycle.get("ttl_seconds_after_finish", 600))
-        if lifecycle.get("timeout_seconds"):
-            spec["activeDeadlineSeconds"] = int(lifecycle["timeout_seconds"])
-        spec["backoffLimit"] = int(lifecycle.get("max_restarts", 0))
+            spec["ttlSecondsAfterFinished"] = lifecycle["ttl_seconds_after_finish"]
+        if lifecycle["timeout_seconds"]:
+            spec["activeDeadlineSeconds"] = lifecycle["timeout_seconds"]
+        spec["backoffLimit"] = lifecycle["max_restarts"]
         spec["rayClusterSpec"] = cluster
 
         annotations = {PATCHES_ANNOTATION: ",".join(native.patches)} if native.patches else None

@@ -2,9 +2,12 @@
 
 ``render`` writes ``run.sh``: a bash script that changes to the working directory, exports the environment
 (every value quoted), reads secrets by reference at run time, writes the adapter's files and ``exec``s the
-native argv through the patch bootstrap. ``submit`` starts it in a new session behind a tiny wrapper that
-records the exit code in the run directory, so ``status`` works from any shell after the submitting process
-is gone. ``stop`` sends SIGTERM to the whole group, then SIGKILL after a grace period.
+native argv through the patch bootstrap. ``submit`` first checks what would otherwise only fail once the job
+runs: every secret's source (a variable of the submitting shell, or a readable file) and the job's interpreter
+(``run.sh --rladapt-preflight`` stops after the environment and imports ``rladapt.bootstrap`` with it). It
+then starts the script in a new session behind a tiny wrapper that records the exit code in the run directory,
+so ``status`` works from any shell after the submitting process is gone. ``stop`` sends SIGTERM to the whole
+group, then SIGKILL after a grace period.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import shlex
 import signal
 import socket
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,6 +31,7 @@ from rladapt.launchers._shell import (
     file_lines,
     nothing_to_stop,
     quote_path,
+    run_id_option,
     secret_lines,
 )
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
@@ -38,6 +43,10 @@ LOG_FILE = "output.log"
 EXIT_FILE = "exit_code"
 STOP_FILE = "stop_requested"
 DEFAULT_GRACE = 15.0
+#: ``run.sh`` given this argument checks the job's interpreter in the job's directory and environment, then exits.
+PREFLIGHT_ARG = "--rladapt-preflight"
+PREFLIGHT_CODE = "import rladapt.bootstrap"
+PREFLIGHT_TIMEOUT = 60.0
 
 # Runs run.sh and records its exit status. The TERM/INT traps are handlers, not "ignore", so the job (started
 # after them) keeps default signal dispositions, while this shell survives a group-wide SIGTERM long enough to
@@ -72,10 +81,95 @@ def render_script(native: NativeLaunch) -> str:
     ]
     for key, value in native.env.items():
         lines.append(f"export {check_env_name(key, 'env')}={shlex.quote(value)}")
+    # Before the secrets and files: the check reads no secret and writes nothing. The wrapper passes no argument.
+    lines.append(_preflight_line(bootstrap_argv(native)[0]))
     lines.extend(secret_lines(native, "the local launcher"))
     lines.extend(file_lines(dict(native.files)))
     lines.append("exec " + shlex.join(bootstrap_argv(native)))
     return "\n".join(lines) + "\n"
+
+
+def _preflight_line(python: str) -> str:
+    return (
+        f'if [[ "${{1-}}" == {PREFLIGHT_ARG} ]]; then '
+        f"exec {shlex.quote(python)} -c {shlex.quote(PREFLIGHT_CODE)}; fi"
+    )
+
+
+def _secret_sources(native: NativeLaunch) -> list[dict[str, str]]:
+    """Where each secret comes from, by name only: ``submit`` checks them before it starts anything."""
+    return [
+        {"env": s.env, "kind": s.kind, "source": s.name} for s in native.secrets if s.kind in ("env", "file")
+    ]
+
+
+def _here(path: str, base: Path) -> Path:
+    """``path`` as the script's bash sees it from ``base``: ``~`` and ``~/`` mean $HOME, as in quote_path."""
+    if path == "~" or path.startswith("~/"):
+        return Path(os.environ.get("HOME", "~"), path[2:])
+    return base / path
+
+
+def _check_secrets(request: dict[str, Any]) -> None:
+    """Refuse to start when a secret's source is missing here, in the words of the ray launcher."""
+    # run.sh runs from the current directory and changes to the working directory before it reads a file.
+    job_dir = _here(str(request.get("working_dir", ".")), Path.cwd())
+    unset, unreadable = [], []
+    for secret in request.get("secrets", []):
+        env, kind, source = secret["env"], secret["kind"], secret["source"]
+        if kind == "env" and source not in os.environ:
+            unset.append(f"{env} (from ${source})")
+        elif kind == "file":
+            try:
+                with open(_here(source, job_dir), "rb"):
+                    pass
+            except OSError as exc:
+                unreadable.append(f"{env} (from {source}: {exc.strerror or exc})")
+    problems = []
+    if unset:
+        problems.append(f"secret source variables are not set in this shell: {', '.join(unset)}")
+    if unreadable:
+        problems.append(f"secret source files cannot be read: {', '.join(unreadable)}")
+    if problems:
+        raise LaunchError("; ".join(problems))
+
+
+def _check_interpreter(script: str, python: str) -> None:
+    """Run the script's preflight: the job's interpreter must exist and import rladapt where the job runs."""
+    if _preflight_line(python) not in script:
+        return  # not a script of this version's render: it has no preflight, and running it would start the job
+    try:
+        proc = subprocess.run(
+            ["bash", "-c", script, SCRIPT, PREFLIGHT_ARG],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=PREFLIGHT_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:
+        raise LaunchError(
+            f"the job's interpreter {python!r} did not import rladapt within {PREFLIGHT_TIMEOUT:g} s"
+        ) from None
+    except OSError as exc:
+        raise LaunchError(f"cannot run bash for the local launch: {exc}") from None
+    if proc.returncode == 0:
+        return
+    detail = " ".join(line.strip() for line in proc.stderr.strip().splitlines()[-2:]) or "no output"
+    # The interpreter running rladapt right now has it: the likeliest right answer for a local run.
+    has_it = f"set spec.runtime.python to an interpreter that has rladapt (this one does: {sys.executable})"
+    if proc.returncode == 127:
+        raise LaunchError(
+            f"the job's interpreter {python!r} was not found ({detail}); install it, or {has_it}"
+        )
+    fix = f"install rladapt into that environment, or {has_it}"
+    if "No module named" in detail or "ImportError" in detail:
+        raise LaunchError(
+            f"the job's interpreter {python!r} cannot import rladapt, which the local launcher runs it with "
+            f"(`{python} -m rladapt.bootstrap`): {detail}; {fix}"
+        )
+    raise LaunchError(
+        f"checking the job's interpreter {python!r} failed (exit code {proc.returncode}): {detail}"
+    )
 
 
 # --- process inspection (Linux /proc, with a portable fallback) ---------------------------------------------
@@ -149,7 +243,11 @@ class LocalLauncher(Launcher):
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
         opts = LocalLauncher.merge_options(native, options)
-        request: dict[str, Any] = {}
+        run_id_option(opts, self.PLUGIN_NAME)
+        request: dict[str, Any] = {"python": bootstrap_argv(native)[0], "working_dir": native.working_dir}
+        secrets = _secret_sources(native)
+        if secrets:
+            request["secrets"] = secrets
         if "stop_grace" in opts:
             request["stop_grace"] = _grace(opts["stop_grace"])
         return Artifacts(launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native)}, request=request)
@@ -159,6 +257,10 @@ class LocalLauncher(Launcher):
             raise LaunchError(
                 f"the local launcher needs {SCRIPT} in the artifacts (render with --launcher local)"
             )
+        # Nothing is written or started before these: a missing secret or interpreter leaves no half-made run.
+        _check_secrets(artifacts.request)
+        if "python" in artifacts.request:
+            _check_interpreter(artifacts.files[SCRIPT], str(artifacts.request["python"]))
         run_dir.mkdir(parents=True, exist_ok=True)
         script = run_dir / SCRIPT
         script.write_text(artifacts.files[SCRIPT], encoding="utf-8")

@@ -31,10 +31,9 @@ from rladapt.bootstrap import (
     bootstrap_argv,
     json_env_value,
 )
-from rladapt.launchers._shell import complete_lines, nothing_to_stop
+from rladapt.launchers._shell import complete_lines, nothing_to_stop, run_id_option
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError, UsageError
-from rladapt.runs import RUN_ID_OPTION
 
 if TYPE_CHECKING:
     from ray.job_submission import JobSubmissionClient
@@ -111,7 +110,7 @@ def render_request(native: NativeLaunch, options: dict[str, Any]) -> dict[str, A
     request: dict[str, Any] = {"entrypoint": shlex.join(bootstrap_argv(native))}
     if runtime_env:
         request["runtime_env"] = runtime_env
-    run_id = opts.get(RUN_ID_OPTION)
+    run_id = run_id_option(opts, RayLauncher.PLUGIN_NAME)
     if run_id:
         request["submission_id"] = str(run_id)
         metadata["rladapt.run_id"] = str(run_id)

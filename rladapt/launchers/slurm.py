@@ -35,6 +35,7 @@ from rladapt.launchers._shell import (
     file_lines,
     nothing_to_stop,
     quote_path,
+    run_id_option,
     secret_lines,
 )
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunState, RunStatus, hookimpl
@@ -159,6 +160,7 @@ class _Options:
 
     def __init__(self, native: NativeLaunch, options: dict[str, Any]) -> None:
         merged = SlurmLauncher.merge_options(native, options)
+        run_id_option(merged, PLUGIN_NAME)
         self.job_name = _job_name(native, merged)
         self.sbatch: list[tuple[str, str]] = []
         for key in ("partition", "account", "qos", "reservation"):
@@ -179,11 +181,22 @@ class _Options:
                 )
             )
         self.exclusive = _bool("exclusive", merged.get("exclusive", False))
-        self.gpus_per_node = (
-            _int("gpus_per_node", merged["gpus_per_node"])
-            if "gpus_per_node" in merged
-            else native.gpus_per_node
-        )
+        self.gpus_per_node = native.gpus_per_node
+        #: True for ``gpus_per_node=0`` over a placement with GPUs: a CPU-only test run, where Ray counts GPUs.
+        self.cpu_only = False
+        if "gpus_per_node" in merged:
+            gpus = _int("gpus_per_node", merged["gpus_per_node"])
+            if gpus == 0:
+                self.cpu_only = native.gpus_per_node > 0
+                self.gpus_per_node = 0
+            elif gpus != native.gpus_per_node:
+                # The framework sizes its workers from the placement: other GPU counts would leave them
+                # waiting for GPUs Ray does not have, or idle GPUs the job paid for.
+                raise UsageError(
+                    f"slurm launcher option gpus_per_node={merged['gpus_per_node']!r} contradicts the "
+                    f"placement; expected {native.gpus_per_node} (spec.placement's GPUs per node) or 0 for a "
+                    f"CPU-only test run, found {gpus}; change spec.placement instead"
+                )
         self.cpus_per_task = (
             _int("cpus_per_task", merged["cpus_per_task"], 1) if "cpus_per_task" in merged else None
         )
@@ -254,7 +267,9 @@ def _srun(opts: _Options, *args: str) -> str:
 
 
 def _ray_start_args(opts: _Options) -> str:
-    args = [f"--num-gpus={opts.gpus_per_node}", "--disable-usage-stats"]
+    # A CPU-only test run leaves the GPU count to Ray: an explicit 0 would contradict what the framework asks.
+    args = [] if opts.cpu_only else [f"--num-gpus={opts.gpus_per_node}"]
+    args.append("--disable-usage-stats")
     if opts.object_store_memory is not None:
         args.append(f"--object-store-memory={opts.object_store_memory}")
     return shlex.join(args + opts.ray_args)
@@ -530,7 +545,9 @@ class SlurmLauncher(Launcher):
         "constraint": "node features (#SBATCH --constraint)",
         "exclusive": "true: whole nodes (#SBATCH --exclusive)",
         "cpus_per_task": "CPUs per node, also Ray's --num-cpus (default: what Slurm allocates)",
-        "gpus_per_node": "GPUs per node, also Ray's --num-gpus (default: the placement's; 0 drops the line)",
+        "gpus_per_node": "only the placement's GPUs per node (the default; #SBATCH --gpus-per-node and Ray's "
+        "--num-gpus), or 0 for a CPU-only test run: no GPUs asked of Slurm and Ray counts the node's own; "
+        "any other value is refused (change spec.placement instead)",
         "job_name": "Slurm job name (default: the run id)",
         "ray": "false: run the driver with srun only, without starting a Ray cluster (default true)",
         "ray_port": f"GCS port of the Ray head (default: the spec's ray port, else {DEFAULT_RAY_PORT})",

@@ -437,6 +437,21 @@ def test_missing_image_is_a_usage_error() -> None:
         ({"head_gpus": "two"}, r"head_gpus='two': expected a whole number"),
         ({"workdir": "relative"}, r"workdir='relative': expected an absolute path"),
         ({"namespace": "Team_A"}, r"namespace='Team_A': expected a DNS name"),
+        (
+            {"gpu_resource": "$(id)"},
+            r"gpu_resource='\$\(id\)': expected an extended resource name DOMAIN/NAME",
+        ),
+        ({"gpu_resource": "gpu"}, r"gpu_resource='gpu': expected an extended resource name"),
+        ({"gpu_resource": "nvidia.com/"}, r"gpu_resource='nvidia.com/': expected"),
+        ({"gpu_resource": "Nvidia.com/gpu"}, r"gpu_resource='Nvidia.com/gpu': expected"),
+        ({"gpu_resource": "kubernetes.io/gpu"}, r"gpu_resource='kubernetes.io/gpu': expected"),
+        ({"image": "a b"}, r"image='a b': expected an image reference"),
+        ({"image": "reg/img:1\x00"}, r"image='reg/img:1\\x00': expected an image reference"),
+        ({"image": ""}, r"image='': expected an image reference"),
+        ({"ray_version": "abc"}, r"ray_version='abc': expected the Ray version"),
+        ({"ray_version": "2.49.0; rm"}, r"ray_version='2.49.0; rm': expected the Ray version"),
+        ({"run_id": "../../etc"}, r"run_id='../../etc': expected a run id, a DNS label"),
+        ({"run_id": "a" * 64}, r"run_id='a{64}': expected a run id"),
     ],
 )
 def test_bad_options_are_usage_errors(options: dict[str, Any], match: str) -> None:
@@ -459,6 +474,56 @@ def test_spec_problems_are_reported_together_with_field_paths() -> None:
         LAUNCHER.render(native, {"image": IMAGE})
     paths = {p.path for p in info.value.problems}
     assert paths == {"spec.placement.pools[0].name", "spec.ports[0]", "spec.ports[1]", "metadata.labels.team"}
+
+
+def test_good_gpu_resource_image_and_ray_version_are_rendered() -> None:
+    options = {"image": "registry.local:5000/rl/img@sha256:" + "a" * 64, "gpu_resource": "amd.com/gpu"}
+    artifacts = LAUNCHER.render(toy_native(), {**options, "ray_version": "2.49.0"})
+    assert_valid(artifacts)
+    rayjob, _ = manifests(artifacts)
+    assert rayjob["spec"]["rayClusterSpec"]["rayVersion"] == "2.49.0"
+    worker = containers(rayjob)["train"]
+    assert worker["image"] == options["image"] and worker["resources"]["limits"]["amd.com/gpu"] == "8"
+
+
+def test_spec_image_with_whitespace_is_a_spec_problem() -> None:
+    with pytest.raises(SpecError) as info:
+        LAUNCHER.render(toy_native(image="reg/img:1 --privileged"), {})
+    (problem,) = info.value.problems
+    assert problem.path == "spec.runtime.image" and problem.found == "'reg/img:1 --privileged'"
+
+
+@pytest.mark.parametrize(
+    ("key", "field"),
+    [
+        ("max_restarts", "backoffLimit"),
+        ("timeout_seconds", "activeDeadlineSeconds"),
+        ("ttl_seconds_after_finish", "ttlSecondsAfterFinished"),
+    ],
+)
+def test_lifecycle_numbers_beyond_int32_are_refused(key: str, field: str) -> None:
+    native = toy_native()
+    at_limit = native.model_copy(update={"lifecycle": {**native.lifecycle, key: 2**31 - 1}})
+    rayjob, _ = manifests(LAUNCHER.render(at_limit, {"image": IMAGE}))
+    assert rayjob["spec"][field] == 2**31 - 1
+    for bad in (2**31, -1):
+        beyond = native.model_copy(update={"lifecycle": {**native.lifecycle, key: bad}})
+        with pytest.raises(SpecError) as info:
+            LAUNCHER.render(beyond, {"image": IMAGE})
+        (problem,) = info.value.problems
+        assert problem.path == f"spec.lifecycle.{key}" and problem.found == str(bad)
+        assert "from 0 to 2147483647" in info.value.message
+
+
+def test_label_problems_never_print_raw_newlines() -> None:
+    native = toy_native(labels={"team": "a\nforged: line", "bad\nkey": "x"})
+    with pytest.raises(SpecError) as info:
+        LAUNCHER.render(native, {"image": IMAGE})
+    message = info.value.message
+    # One header line plus one line per problem: nothing from the values starts a line of its own.
+    assert len(message.splitlines()) == 3 and "forged: line" in message
+    assert "'a\\nforged: line'" in message and "metadata.labels['bad\\nkey']" in message
+    assert {p.path for p in info.value.problems} == {"metadata.labels.team", "metadata.labels['bad\\nkey']"}
 
 
 def test_spec_launcher_options_apply_and_the_command_line_wins() -> None:

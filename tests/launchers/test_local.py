@@ -12,6 +12,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -20,7 +21,7 @@ from rladapt.bootstrap import bootstrap_argv
 from rladapt.cli import main as cli_main
 from rladapt.launchers.local import LOG_FILE, SCRIPT, LocalLauncher
 from rladapt.plugins import NativeLaunch, Registry, RunStatus
-from rladapt.primitives.errors import UsageError
+from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore
 
 from .conftest import (
@@ -141,15 +142,118 @@ def test_failing_job_reports_its_real_exit_code_through_the_cli(
     assert code == 0 and json.loads(out)["id"] == run_id
 
 
-def test_missing_secret_source_fails_before_the_job_starts(
+def test_missing_secret_sources_are_refused_at_submit_before_anything_starts(
     engine_registry: Registry, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("SRC_KEY", raising=False)
+    (workdir / "unreadable").mkdir()  # cat of a directory fails too
+    spec = write_spec(
+        workdir,
+        secrets=[
+            {"env": "API_KEY", "from": {"env": "SRC_KEY"}},
+            {"env": "FILE_KEY", "from": {"file": "no-such-secret.txt"}},
+            {"env": "DIR_KEY", "from": {"file": "unreadable"}},
+        ],
+    )
+    launcher = LocalLauncher()
+    artifacts = launcher.render(render_job(engine_registry, spec), {})
+    run_dir = tmp_path / "run"
+    with pytest.raises(LaunchError) as caught:
+        launcher.submit(artifacts, run_dir)
+    assert caught.value.message == (
+        "secret source variables are not set in this shell: API_KEY (from $SRC_KEY); "
+        "secret source files cannot be read: FILE_KEY (from no-such-secret.txt: No such file or directory), "
+        "DIR_KEY (from unreadable: Is a directory)"
+    )
+    assert not run_dir.exists()
+
+
+def test_cli_launch_with_an_unset_secret_source_fails_and_starts_nothing(
+    engine_registry: Registry,
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    monkeypatch.delenv("SRC_KEY", raising=False)
     spec = write_spec(workdir, secrets=[{"env": "API_KEY", "from": {"env": "SRC_KEY"}}])
-    status, output, _ = run_to_end(render_job(engine_registry, spec), tmp_path / "run")
-    assert status.state == "FAILED" and status.exit_code not in (None, 0)
-    assert "SRC_KEY: is not set: the secret API_KEY comes from it" in output
-    assert "STUB-REPORT" not in output
+    code, _, err = invoke("launch", "--framework", "verl", str(spec), capsys=capsys)
+    assert code == LaunchError.exit_code != 0
+    assert "secret source variables are not set in this shell: API_KEY (from $SRC_KEY)" in err
+    (run,) = RunStore().list()
+    assert run.handle is None and not (run.dir / LOG_FILE).exists() and not (run.dir / SCRIPT).exists()
+
+
+@pytest.fixture
+def bare_python(tmp_path: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A real interpreter without rladapt: a fresh venv of this Python, without pip or the project."""
+    monkeypatch.delenv("PYTHONPATH", raising=False)  # which could point at a source tree of rladapt
+    bare = tmp_path / "bare-venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True, timeout=300)
+    python = str(bare / "bin" / "python")
+    alone = subprocess.run([python, "-c", "import rladapt"], cwd=workdir, capture_output=True, timeout=60)
+    assert alone.returncode != 0, "the bare venv must not see rladapt for the tests using it to mean anything"
+    return python
+
+
+def test_interpreter_without_rladapt_is_refused_at_submit_with_the_fix(
+    engine_registry: Registry, workdir: Path, tmp_path: Path, bare_python: str
+) -> None:
+    python = bare_python
+    native = render_job(engine_registry, write_spec(workdir))
+    launcher = LocalLauncher()
+    run_dir = tmp_path / "run"
+
+    without = native.model_copy(update={"argv": (python, *native.argv[1:])})
+    with pytest.raises(LaunchError) as caught:
+        launcher.submit(launcher.render(without, {}), run_dir)
+    message = caught.value.message
+    assert f"the job's interpreter {python!r} cannot import rladapt" in message
+    assert "No module named 'rladapt'" in message
+    assert "install rladapt into that environment, or set spec.runtime.python" in message
+    assert not run_dir.exists()
+
+    missing = str(tmp_path / "nowhere" / "python3")
+    gone = native.model_copy(update={"argv": (missing, *native.argv[1:])})
+    with pytest.raises(LaunchError, match=rf"the job's interpreter {missing!r} was not found"):
+        launcher.submit(launcher.render(gone, {}), run_dir)
+    assert not run_dir.exists()
+
+
+def test_preflight_checks_the_interpreter_where_and_as_the_job_runs(
+    engine_registry: Registry, workdir: Path, tmp_path: Path, bare_python: str
+) -> None:
+    """The check runs the job's own prelude: a relative interpreter and the job's env count, secrets do not."""
+    (workdir / "python").symlink_to(bare_python)
+    # The job's env makes rladapt and its dependencies importable to the bare interpreter, as PYTHONPATH may.
+    import rladapt
+
+    paths = [str(Path(rladapt.__file__).resolve().parents[1]), sysconfig.get_paths()["purelib"]]
+    native = render_job(engine_registry, write_spec(workdir, env={"PYTHONPATH": os.pathsep.join(paths)}))
+    native = native.model_copy(update={"argv": ("./python", *native.argv[1:])})
+    launcher = LocalLauncher()
+    artifacts = launcher.render(native, {})
+    assert artifacts.request["python"] == "./python"
+    script = artifacts.files[SCRIPT]
+    preflight = script.index("--rladapt-preflight")
+    assert script.index("export PYTHONPATH=") < preflight < script.index("exec ./python -m rladapt.bootstrap")
+    checked = subprocess.run(
+        ["bash", "-c", script, SCRIPT, "--rladapt-preflight"], capture_output=True, text=True, timeout=120
+    )
+    assert checked.returncode == 0, checked.stderr
+    assert not (workdir / "rladapt-probe").exists()  # the preflight stops before the job's files
+
+    without_env = render_job(engine_registry, write_spec(workdir))
+    without_env = without_env.model_copy(update={"argv": ("./python", *without_env.argv[1:])})
+    with pytest.raises(LaunchError, match="'./python' cannot import rladapt"):
+        launcher.submit(launcher.render(without_env, {}), tmp_path / "run")
+
+
+@pytest.mark.parametrize("run_id", ["../../etc", "Upper", "a" * 64, "trailing-\n", "-dash"])
+def test_run_id_option_must_be_a_dns_label(engine_registry: Registry, workdir: Path, run_id: str) -> None:
+    native = render_job(engine_registry, write_spec(workdir))
+    with pytest.raises(UsageError, match=r"local launcher option run_id=.*expected a run id, a DNS label"):
+        LocalLauncher().render(native, {"run_id": run_id})
+    assert LocalLauncher().render(native, {"run_id": "job-0a1b2c3d"}).files[SCRIPT]
 
 
 def test_kubernetes_secret_is_refused_at_render_time(engine_registry: Registry, workdir: Path) -> None:

@@ -308,6 +308,10 @@ def test_render_multi_node_starts_workers_and_drops_ray_when_asked(
         ({"cpus_per_task": "0"}, "cpus_per_task"),
         ({"ray": "maybe"}, "ray="),
         ({"ray_args": "'unterminated"}, "ray_args="),
+        ({"gpus_per_node": "4"}, "gpus_per_node='4' contradicts the placement; expected 8 "),
+        ({"gpus_per_node": "16"}, "or 0 for a CPU-only test run, found 16"),
+        ({"run_id": "../../etc"}, "slurm launcher option run_id='../../etc': expected a run id"),
+        ({"run_id": "Run-1", "job_name": "mine"}, "run_id='Run-1'"),
     ],
 )
 def test_render_rejects_bad_options(
@@ -317,6 +321,28 @@ def test_render_rejects_bad_options(
     with pytest.raises(UsageError) as caught:
         SlurmLauncher().render(native, options)
     assert fragment in caught.value.message
+
+
+def test_gpus_per_node_is_the_placement_or_an_explicit_cpu_only_run(
+    engine_registry: Registry, workdir: Path
+) -> None:
+    native = _native(engine_registry, workdir)
+    assert native.gpus_per_node == 8
+    default = SlurmLauncher().render(native, {}).files[SCRIPT]
+    assert SlurmLauncher().render(native, {"gpus_per_node": 8}).files[SCRIPT] == default
+    assert "#SBATCH --gpus-per-node=8" in default and default.count(" --num-gpus=8 ") == 2
+    # 0: nothing asked of Slurm, and Ray counts the node's GPUs instead of being told there are none.
+    cpu_only = SlurmLauncher().render(native, {"gpus_per_node": "0"}).files[SCRIPT]
+    _bash_n(cpu_only)
+    assert "--gpus-per-node" not in cpu_only and "--num-gpus" not in cpu_only
+    assert cpu_only.count("--disable-usage-stats") == 2  # the head's and the workers' `ray start`
+    # A placement without GPUs: Ray is told so, as the placement says.
+    no_gpus = native.model_copy(
+        update={"pools": tuple(p.model_copy(update={"gpus_per_node": 0}) for p in native.pools)}
+    )
+    for options in ({}, {"gpus_per_node": 0}):
+        script = SlurmLauncher().render(no_gpus, options).files[SCRIPT]
+        assert "--gpus-per-node" not in script and script.count(" --num-gpus=0 ") == 2
 
 
 def test_render_secrets_by_reference_only(engine_registry: Registry, workdir: Path) -> None:
@@ -376,6 +402,8 @@ def test_scontrol_state_mapping(line: str, state: str, code: int | None) -> None
 # --- against the real Slurm ---------------------------------------------------------------------------------
 
 
+# Ray starts a head here too: one Ray start-up at a time on a 2-core machine (Ray gives a node 30 s to register).
+@pytest.mark.xdist_group("ray")
 @pytest.mark.engine
 def test_ray_on_slurm_end_to_end(
     slurm_env: dict[str, str], engine_registry: Registry, workdir: Path, tmp_path: Path
@@ -443,6 +471,8 @@ def test_restarts_rerun_the_driver(
     assert output.count("STUB-EXIT 3") == 2 and "restart 1 of 1" in output
 
 
+# Ray starts a head here too: one Ray start-up at a time on a 2-core machine (Ray gives a node 30 s to register).
+@pytest.mark.xdist_group("ray")
 @pytest.mark.engine
 def test_stop_cancels_the_job_and_its_ray_cluster(
     slurm_env: dict[str, str], engine_registry: Registry, workdir: Path, tmp_path: Path
