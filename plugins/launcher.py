@@ -62,6 +62,8 @@ class Launcher(ABC):
     DESCRIPTION: ClassVar[str] = ""
     #: ``--launcher-opt`` keys this launcher understands, with their meaning.
     OPTIONS: ClassVar[dict[str, str]] = {}
+    #: ``status`` only reads local state (no engine to reach), so ``rladapt runs`` refreshes it unasked.
+    LOCAL_STATUS: ClassVar[bool] = False
 
     @classmethod
     def merge_options(cls, native: NativeLaunch, options: dict[str, Any]) -> dict[str, Any]:

@@ -232,21 +232,24 @@ def stop(run_id: str) -> None:
 
 @click.command()
 @click.option(
-    "--refresh", is_flag=True, help="Ask the launchers for the state of runs not known to have ended."
+    "--refresh",
+    is_flag=True,
+    help="Also ask remote engines (Ray, Slurm, Kubernetes) for the state of runs not known to have ended; local runs are always current.",
 )
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run (without the artifacts).")
 def runs(refresh: bool, as_json: bool) -> None:
     """List recorded runs, oldest first, with their last known state."""
-    from rladapt.plugins import TERMINAL_STATES
+    from rladapt.plugins import TERMINAL_STATES, get_registry
 
     every = _store().list()
-    if refresh:
-        for run in every:
-            if run.state not in TERMINAL_STATES and run.handle is not None:
-                try:
-                    _refresh(run)
-                except RladaptError as exc:  # one unreachable engine must not hide the other runs
-                    click.echo(f"warning: {run.id}: {exc.message}", err=True)
+    launchers = get_registry().launchers
+    for run in every:
+        cheap = run.launcher in launchers and launchers[run.launcher].obj.LOCAL_STATUS
+        if (refresh or cheap) and run.state not in TERMINAL_STATES and run.handle is not None:
+            try:
+                _refresh(run)
+            except RladaptError as exc:  # one unreachable engine must not hide the other runs
+                click.echo(f"warning: {run.id}: {exc.message}", err=True)
     if as_json:
         for run in every:
             click.echo(json.dumps({k: v for k, v in run.record.items() if k != "artifacts"}, sort_keys=True))

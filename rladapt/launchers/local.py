@@ -240,6 +240,7 @@ class LocalLauncher(Launcher):
     PLUGIN_NAME = "local"
     DESCRIPTION = "Run on this machine as a detached process group (logs and exit code in the run directory)."
     OPTIONS = {"stop_grace": f"seconds between SIGTERM and SIGKILL on stop (default {DEFAULT_GRACE:g})"}
+    LOCAL_STATUS = True
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
         opts = LocalLauncher.merge_options(native, options)

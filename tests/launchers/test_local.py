@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import sysconfig
+import time
 from pathlib import Path
 
 import pytest
@@ -336,3 +337,19 @@ def test_status_logs_stop_of_unknown_run_are_usage_errors(capsys: pytest.Capture
         code, _, err = invoke(verb, "no-such-run", capsys=capsys)
         assert code == 2
         assert "no run 'no-such-run'" in err
+
+
+def test_runs_lists_the_current_state_of_local_runs_unasked(
+    engine_registry: Registry, workdir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = write_spec(workdir, env={"STUB_EXIT": "0"})
+    code, out, _ = invoke("launch", "--framework", "verl", str(spec), capsys=capsys)
+    assert code == 0
+    run = RunStore().get(out.splitlines()[0])
+    deadline = time.monotonic() + 120
+    while not LocalLauncher().status(run.handle or {}, run.dir).terminal:  # reads the job, not the record
+        assert time.monotonic() < deadline, "the stub job did not end"
+        time.sleep(0.2)
+    assert RunStore().get(run.id).state not in {"SUCCEEDED", "FAILED"}  # the record has not been told yet
+    code, out, _ = invoke("runs", capsys=capsys)  # no --refresh: local state is read without an engine
+    assert code == 0 and out.splitlines()[1].split()[4] == "SUCCEEDED"
