@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shlex
 import shutil
@@ -566,6 +567,9 @@ class SlurmLauncher(Launcher):
             "nodes": native.total_nodes,
             "ray": opts.ray,
         }
+        env_secrets = {s.env: s.name for s in native.secrets if s.kind == "env"}
+        if env_secrets:  # names only: sbatch hands the job this shell's environment, checked at submit
+            request["secret_env"] = env_secrets
         return Artifacts(
             launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native, opts)}, request=request
         )
@@ -575,6 +579,13 @@ class SlurmLauncher(Launcher):
             raise LaunchError(
                 f"the slurm launcher needs {SCRIPT} in the artifacts (render with --launcher slurm)"
             )
+        unset = [
+            f"{env} (from ${source})"
+            for env, source in artifacts.request.get("secret_env", {}).items()
+            if source not in os.environ
+        ]
+        if unset:  # the job would start, wait in the queue, then die at its first line: refuse now
+            raise LaunchError(f"secret source variables are not set in this shell: {', '.join(unset)}")
         run_dir = run_dir.absolute()
         run_dir.mkdir(parents=True, exist_ok=True)
         script = run_dir / SCRIPT

@@ -361,6 +361,21 @@ def test_render_secrets_by_reference_only(engine_registry: Registry, workdir: Pa
         SlurmLauncher().render(k8s, {})
 
 
+def test_submit_refuses_an_unset_secret_source_before_sbatch(
+    engine_registry: Registry, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("MY_API_KEY", raising=False)
+    native = _native(engine_registry, workdir, secrets=[{"env": "API_KEY", "from": {"env": "MY_API_KEY"}}])
+    artifacts = _render(native)
+    assert artifacts.request["secret_env"] == {"API_KEY": "MY_API_KEY"}  # names only, never a value
+    run_dir = tmp_path / "run"
+    with pytest.raises(
+        LaunchError, match=r"secret source variables are not set in this shell: API_KEY \(from \$MY_API_KEY\)"
+    ):
+        SlurmLauncher().submit(artifacts, run_dir)
+    assert not run_dir.exists()  # refused before anything was written or queued
+
+
 def test_render_rejects_names_that_would_break_out(engine_registry: Registry, workdir: Path) -> None:
     native = _native(engine_registry, workdir)
     # A trailing newline passes a "^...$" regex: the name would end the export line and start a command.
