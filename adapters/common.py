@@ -98,6 +98,20 @@ def common_fields(job: RLJob) -> dict[str, object]:
     }
 
 
+#: Files Ray must never upload with a job's working dir: weights and data sets (verl issue 696,
+#: HTTPRequestEntityTooLarge). Each adapter adds its own framework's output folders.
+WEIGHT_EXCLUDES: tuple[str, ...] = (
+    "*.safetensors",
+    "*.bin",
+    "*.pt",
+    "*.pth",
+    "*.ckpt",
+    "*.gguf",
+    "*.parquet",
+    "*.arrow",
+)
+
+
 # Hydra's override grammar, as far as a passthrough item must follow it: an optional +, ++ or ~, a dotted key
 # (config-group paths may hold / and @), and an optional =value.
 _HYDRA_OVERRIDE = re.compile(r"(?:~|\+{1,2})?[A-Za-z_][A-Za-z0-9_.\-@/]*(?:=.*)?", re.S)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from packaging.version import Version
 
-from rladapt.adapters.common import common_fields, hydra_passthrough, placement
+from rladapt.adapters.common import WEIGHT_EXCLUDES, common_fields, hydra_passthrough, placement
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
 
@@ -49,13 +49,7 @@ EXCLUDES: tuple[str, ...] = (
     "/logs/",
     "/results/",
     "/wandb/",
-    "*.safetensors",
-    "*.bin",
-    "*.pt",
-    "*.pth",
-    "*.ckpt",
-    "*.parquet",
-    "*.arrow",
+    *WEIGHT_EXCLUDES,
 )
 
 

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
-from rladapt.adapters.common import common_fields, hydra_passthrough, override_notes, placement
+from rladapt.adapters.common import (
+    WEIGHT_EXCLUDES,
+    common_fields,
+    hydra_passthrough,
+    override_notes,
+    placement,
+)
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import CRITIC_ALGORITHMS
@@ -53,18 +59,6 @@ ADV_ESTIMATOR: dict[str, str] = {
 }
 #: verl's kl_penalty / kl_loss_type names ("k1".."k3" are aliases in every pinned version's core_algos).
 KL_TYPE: dict[str, str] = {"k1": "kl", "k2": "mse", "k3": "k3", "low_var_kl": "low_var_kl"}
-
-#: Files Ray must never upload with the working dir (verl issue 696: HTTPRequestEntityTooLarge).
-WEIGHT_EXCLUDES: tuple[str, ...] = (
-    "*.safetensors",
-    "*.bin",
-    "*.pt",
-    "*.pth",
-    "*.ckpt",
-    "*.gguf",
-    "*.parquet",
-    "*.arrow",
-)
 
 _BARE = re.compile(r"^[A-Za-z0-9_./\-:~+@%]+\Z")
 
