@@ -125,9 +125,16 @@ def format_native_text(native: object) -> str:
     argv = list(native.argv)
     head, rest = argv[:3], argv[3:]
     if rest:
+        # one argument per line, a --flag together with its value
+        groups: list[list[str]] = []
+        for arg in rest:
+            if groups and groups[-1][0].startswith("-") and len(groups[-1]) == 1 and not arg.startswith("-"):
+                groups[-1].append(arg)
+            else:
+                groups.append([arg])
         lines.append(shlex.join(head) + " \\")
         lines.extend(
-            f"    {shlex.quote(a)}" + (" \\" if i < len(rest) - 1 else "") for i, a in enumerate(rest)
+            f"    {shlex.join(g)}" + (" \\" if i < len(groups) - 1 else "") for i, g in enumerate(groups)
         )
     else:
         lines.append(shlex.join(head))
