@@ -5,8 +5,6 @@ Exit codes: 0 ok, 2 spec or usage error, 1 anything else. Messages go to stderr;
 
 from __future__ import annotations
 
-import importlib
-import importlib.util
 import sys
 import traceback
 from typing import Any
@@ -18,6 +16,7 @@ from rladapt.primitives.errors import RladaptError
 
 from . import compat as _compat
 from . import inspect as _inspect
+from . import runs as _runs
 from . import spec as _spec
 
 
@@ -39,8 +38,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
 _spec.register(cli)
 _inspect.register(cli)
 _compat.register(cli)
-if importlib.util.find_spec("rladapt.cli.runs") is not None:
-    importlib.import_module("rladapt.cli.runs").register(cli)
+_runs.register(cli)
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -18,7 +18,7 @@ def register(cli: click.Group) -> None:
 @click.command()
 @spec_argument
 def validate(spec: str, overrides: tuple[str, ...]) -> None:
-    """Check SPEC (with OVERRIDES) and report every problem at once."""
+    """Check SPEC (with OVERRIDES): every field problem together, then every cross-field one."""
     from rladapt.primitives import load_job
 
     job = load_job(spec, list(overrides))
