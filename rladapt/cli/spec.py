@@ -17,9 +17,22 @@ def register(cli: click.Group) -> None:
 
 @click.command()
 @spec_argument
-def validate(spec: str, overrides: tuple[str, ...]) -> None:
-    """Check SPEC (with OVERRIDES): every field problem together, then every cross-field one."""
-    from rladapt.primitives import load_job
+@click.option(
+    "--framework",
+    "-f",
+    "frameworks",
+    multiple=True,
+    metavar="NAME[==VERSION]",
+    help="Also check that the spec translates for this framework (repeatable).",
+)
+def validate(spec: str, overrides: tuple[str, ...], frameworks: tuple[str, ...]) -> None:
+    """Check SPEC (with OVERRIDES): every field problem together, then every cross-field one.
+
+    With --framework (repeatable), also translate it for each framework, so one job.yaml is known to run on all.
+    """
+    from rladapt.pipeline import render_native
+    from rladapt.plugins import get_registry
+    from rladapt.primitives import SpecError, load_job
 
     job = load_job(spec, list(overrides))
     pools = ", ".join(
@@ -28,6 +41,18 @@ def validate(spec: str, overrides: tuple[str, ...]) -> None:
     click.echo(
         f"{spec}: valid RLJob {job.name!r} ({job.spec.algorithm.name}, {job.total_gpus} GPUs: {pools})"
     )
+    failed: list[SpecError] = []
+    for framework in frameworks:
+        try:
+            rendered = render_native(job, framework, get_registry())
+        except SpecError as exc:  # every framework is tried; the first failure does not hide the others
+            failed.append(type(exc)(exc.problems, f"{spec} on {framework}"))
+            continue
+        click.echo(f"{spec}: translates for {rendered.native.framework} {rendered.native.version}")
+    if len(failed) == 1:
+        raise failed[0]
+    if failed:
+        raise SpecError([p for exc in failed for p in exc.problems], f"{spec} on {', '.join(frameworks)}")
 
 
 @click.command()

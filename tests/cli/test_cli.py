@@ -228,3 +228,19 @@ def test_text_render_keeps_spec_values_inside_comments() -> None:
     command = res.stdout[res.stdout.index("python3 -m verl") :]
     words = shlex.split(command.replace(" \\\n    ", " "))
     assert "trainer.default_local_dir='ck\ntouch pwned\n#'" in words
+
+
+def test_validate_against_several_frameworks_reports_each_failure() -> None:
+    spec = str(REPO / "examples" / "async-grpo-separate.yaml")
+    res = rladapt("validate", spec, "-f", "verl", "-f", "openrlhf")
+    assert res.returncode == 0, res.stderr
+    assert f"{spec}: translates for verl 0.9.1" in res.stdout
+    assert f"{spec}: translates for openrlhf 0.11.2" in res.stdout
+    res = rladapt("validate", spec, "-f", "verl==0.7.1", "-f", "openrlhf==0.7.5", "-f", "openrlhf")
+    assert res.returncode == 2
+    assert "translates for openrlhf 0.11.2" in res.stdout  # a failure does not hide the others
+    assert "verl 0.7.1 cannot express placement.separate (first supported in verl 0.8.0)" in res.stderr
+    assert (
+        "openrlhf 0.7.5 cannot express weight_sync.off_policy (first supported in openrlhf 0.8.11)"
+        in res.stderr
+    )
