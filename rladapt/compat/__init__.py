@@ -28,7 +28,7 @@ class MatrixEntry:
 
 
 @cache
-def matrix(framework: str) -> tuple[MatrixEntry, ...]:
+def pinned(framework: str) -> tuple[MatrixEntry, ...]:
     """The pinned versions of ``framework``, oldest first, as the bundled matrix lists them."""
     ref = resources.files("rladapt.compat").joinpath("matrix").joinpath(f"{framework}.toml")
     try:
@@ -66,5 +66,5 @@ def framework_versions(
             status="deprecated" if e.status == "deprecated" else "supported",
             tested_with=e.tested_with,
         )
-        for e in matrix(framework)
+        for e in pinned(framework)
     ]

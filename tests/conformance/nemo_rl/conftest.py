@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 import yaml
 
-from rladapt.compat import matrix
+from rladapt.compat import pinned
 from rladapt.plugins import Registry, load_registry
 from tests.support.wheels import REPO
 
 FIXTURES = REPO / ".." / "shared" / "fixtures" / "nemo-rl"
-PINNED: list[str] = [entry.version for entry in matrix("nemo-rl")]
+PINNED: list[str] = [entry.version for entry in pinned("nemo-rl")]
 #: The two built-ins whose native blocks the examples use (``native.verl``); nemo-rl must ignore the other's.
 BUILTINS = {"verl": "rladapt.adapters.verl", "nemo-rl": "rladapt.adapters.nemo_rl"}
 #: Keys upstream reads although its TypedDicts never declare them: key -> (versions, where it is read).
