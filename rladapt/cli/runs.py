@@ -1,7 +1,8 @@
 """Verbs about runs: launch, status, logs, stop, runs.
 
 ``launch`` prints only the run id on stdout (so ``RUN=$(rladapt launch ...)`` works); hints go to stderr. Every
-run is recorded by ``rladapt.runs.RunStore`` so that the other verbs work from any shell session.
+run is recorded by ``rladapt.runs.RunStore`` so that the other verbs work from any shell session. What the verbs
+do is ``rladapt.launch.Runner``'s; here are only the arguments and the printing.
 """
 
 from __future__ import annotations
@@ -10,18 +11,17 @@ import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
 
 from rladapt.primitives.errors import LaunchError, RladaptError
 
-from .options import framework_option, launcher_options, merged_launcher_options, render_spec, spec_argument
+from .options import framework_option, launcher_options, parse_launcher_opts, spec_argument
 
 if TYPE_CHECKING:
-    from rladapt.plugins import Launcher, RunStatus
-    from rladapt.runs import Run, RunStore
+    from rladapt.launch import Runner
+    from rladapt.plugins import RunStatus
 
 
 def register(cli: click.Group) -> None:
@@ -44,10 +44,10 @@ def _waiting(message: str) -> Iterator[None]:
         yield
 
 
-def _launcher_for(run: Run) -> Launcher:
-    from rladapt.plugins import get_registry
+def _runner() -> Runner:
+    from rladapt.launch import Runner
 
-    return get_registry().launcher(run.launcher)
+    return Runner(progress=_waiting)
 
 
 def _describe(status: RunStatus) -> str:
@@ -55,40 +55,8 @@ def _describe(status: RunStatus) -> str:
     return f"{status.state}{code}"
 
 
-def _refresh(run: Run) -> RunStatus:
-    """Ask the run's launcher for its state and record it; a run never submitted keeps its recorded state."""
-    handle = run.handle
-    if handle is None:
-        return run.recorded_status()
-    current = _launcher_for(run).status(handle, run.dir)
-    run.save_status(current)
-    return current
-
-
-def _stream_logs(run: Run, follow: bool) -> None:
-    handle = run.handle
-    if handle is None:
-        raise LaunchError(f"run {run.id} was never submitted ({run.record.get('message') or run.state})")
-    for line in _launcher_for(run).logs(handle, run.dir, follow=follow):
-        click.echo(line, nl=False)
-
-
-def _store() -> RunStore:
-    from rladapt.runs import RunStore
-
-    return RunStore()
-
-
-def _get_run(run_id: str | None) -> Run:
-    from rladapt.primitives.errors import UsageError
-
-    store = _store()
-    if run_id is not None:
-        return store.get(run_id)
-    every = store.list()
-    if not every:
-        raise UsageError(f"no runs yet in {store.runs_dir}; start one with `rladapt launch`")
-    return every[-1]
+def _echo_raw(line: str) -> None:
+    click.echo(line, nl=False)
 
 
 @click.command()
@@ -120,61 +88,30 @@ def launch(
     follow: bool,
 ) -> None:
     """Launch SPEC (with OVERRIDES) on FRAMEWORK through a launcher, and record the run."""
-    from rladapt.plugins import get_registry
-    from rladapt.runs import RUN_ID_OPTION, new_run_id, spec_hash
-
-    registry = get_registry()
-    rendered = render_spec(spec, overrides, framework, registry)
-    native = rendered.native
-    launcher = registry.launcher(launcher_name)
-    options = merged_launcher_options(native.launcher_options, launcher_name, launcher_opts)
+    runner = _runner()
+    options = parse_launcher_opts(launcher_opts)
     if dry_run:
         # No run id: the dry run shows the same bytes as `rladapt render --launcher`, run after run.
-        click.echo(launcher.render(native, options).describe(), nl=False)
+        planned = runner.dryrun(spec, overrides, framework=framework, launcher=launcher_name, options=options)
+        click.echo(planned.describe(), nl=False)
         return
-
-    run_id = new_run_id(native.job_name)
-    artifacts = launcher.render(native, {**options, RUN_ID_OPTION: run_id})
-    run = _store().create(
-        run_id=run_id,
-        launcher=launcher_name,
-        framework=native.framework,
-        version=native.version,
-        job_name=native.job_name,
-        spec_hash=spec_hash(Path(spec).read_text(encoding="utf-8"), overrides),
-        artifacts=artifacts,
-        options=options,
-        spec_path=str(spec),
-    )
-    try:
-        with _waiting(f"submitting {run_id} to {launcher_name}"):
-            handle = launcher.submit(artifacts, run.dir)
-    except RladaptError as exc:
-        run.mark_submit_failed(exc.message)
-        raise
-    except Exception as exc:
-        run.mark_submit_failed(f"{type(exc).__name__}: {exc}")
-        raise LaunchError(
-            f"{launcher_name} launcher failed to submit run {run_id}: {type(exc).__name__}: {exc}"
-        ) from exc
-    run.save_handle(handle)
-    click.echo(run_id)
+    run = runner.launch(spec, overrides, framework=framework, launcher=launcher_name, options=options)
+    click.echo(run.id)
     if not follow:
         click.echo(
-            f"submitted; follow with `rladapt logs -f {run_id}`, stop with `rladapt stop {run_id}`", err=True
+            f"submitted; follow with `rladapt logs -f {run.id}`, stop with `rladapt stop {run.id}`", err=True
         )
         return
     try:
-        _stream_logs(run, follow=True)
+        final = runner.follow(run, _echo_raw)
     except KeyboardInterrupt:
-        click.echo(f"\nstill running; stop it with `rladapt stop {run_id}`", err=True)
+        click.echo(f"\nstill running; stop it with `rladapt stop {run.id}`", err=True)
         raise
-    final = _refresh(run)
     if final.state == "SUCCEEDED":
-        click.echo(f"run {run_id}: {_describe(final)}", err=True)
+        click.echo(f"run {run.id}: {_describe(final)}", err=True)
     else:
         raise LaunchError(
-            f"run {run_id} ended {_describe(final)}" + (f": {final.message}" if final.message else "")
+            f"run {run.id} ended {_describe(final)}" + (f": {final.message}" if final.message else "")
         )
 
 
@@ -183,9 +120,9 @@ def launch(
 @click.option("--json", "as_json", is_flag=True, help="Print the run record with the current state as JSON.")
 def status(run_id: str | None, as_json: bool) -> None:
     """Show the state of RUN_ID (an id or a unique prefix; default: the latest run)."""
-    run = _get_run(run_id)
-    with _waiting(f"asking {run.launcher} about {run.id}"):
-        current = _refresh(run)
+    runner = _runner()
+    run = runner.get(run_id)
+    current = runner.status(run)
     if as_json:
         record = {k: v for k, v in run.record.items() if k != "artifacts"}
         click.echo(json.dumps(record, indent=2, sort_keys=True))
@@ -207,26 +144,27 @@ def status(run_id: str | None, as_json: bool) -> None:
 @click.option("--follow", "-f", is_flag=True, help="Keep streaming until the run ends.")
 def logs(run_id: str | None, follow: bool) -> None:
     """Print the output of RUN_ID (default: the latest run)."""
-    run = _get_run(run_id)
-    _stream_logs(run, follow=follow)
+    runner = _runner()
+    run = runner.get(run_id)
     if follow:
-        _refresh(run)
+        runner.follow(run, _echo_raw)
+        return
+    for line in runner.logs(run):
+        _echo_raw(line)
 
 
 @click.command()
 @click.argument("run_id")
 def stop(run_id: str) -> None:
     """Stop RUN_ID (an id or a unique prefix). Stopping a run that has ended says so and changes nothing."""
-    run = _get_run(run_id)
-    handle = run.handle
-    if handle is None:
+    runner = _runner()
+    run = runner.get(run_id)
+    result = runner.stop(run)
+    if result is None:
         click.echo(
             f"run {run.id}: never submitted ({run.record.get('message') or run.state}); nothing to stop"
         )
         return
-    with _waiting(f"stopping {run.id}"):
-        result = _launcher_for(run).stop(handle, run.dir)
-    run.save_status(result)
     click.echo(f"run {run.id}: {_describe(result)}" + (f" - {result.message}" if result.message else ""))
 
 
@@ -239,17 +177,13 @@ def stop(run_id: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run (without the artifacts).")
 def runs(refresh: bool, as_json: bool) -> None:
     """List recorded runs, oldest first, with their last known state."""
-    from rladapt.plugins import TERMINAL_STATES, get_registry
-
-    every = _store().list()
-    launchers = get_registry().launchers
+    runner = _runner()
+    every = runner.store.list()
     for run in every:
-        cheap = run.launcher in launchers and launchers[run.launcher].obj.LOCAL_STATUS
-        if (refresh or cheap) and run.state not in TERMINAL_STATES and run.handle is not None:
-            try:
-                _refresh(run)
-            except RladaptError as exc:  # one unreachable engine must not hide the other runs
-                click.echo(f"warning: {run.id}: {exc.message}", err=True)
+        try:
+            runner.refresh(run, remote=refresh)
+        except RladaptError as exc:  # one unreachable engine must not hide the other runs
+            click.echo(f"warning: {run.id}: {exc.message}", err=True)
     if as_json:
         for run in every:
             click.echo(json.dumps({k: v for k, v in run.record.items() if k != "artifacts"}, sort_keys=True))
