@@ -9,6 +9,7 @@ that everything arrived byte for byte. Driven by the job's environment (set thro
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -21,7 +22,7 @@ PROBE_FILE = os.path.join("rladapt-probe", "config.yaml")
 def ray_worker_report() -> dict[str, object]:
     import ray
 
-    ray.init(logging_level="ERROR")
+    ray.init(logging_level=logging.ERROR)
 
     @ray.remote(num_cpus=0)
     def probe() -> dict[str, object]:
@@ -33,7 +34,8 @@ def ray_worker_report() -> dict[str, object]:
         }
 
     try:
-        return dict(ray.get(probe.remote()))
+        seen: dict[str, object] = ray.get(probe.remote())
+        return seen
     finally:
         ray.shutdown()
 

@@ -51,7 +51,7 @@ class ToyAdapter(FrameworkAdapter):
             version=version.version,
             argv=("python3", "-m", "toy", *args),
             **common_fields(job),
-        )  # type: ignore[arg-type]
+        )
 
     def validate_native(self, native: NativeLaunch) -> list[Problem]:
         return [

@@ -56,7 +56,7 @@ class EchoRLAdapter(FrameworkAdapter):
             version=version.version,
             argv=("python3", "-m", "echo_rl.train", "--config", "echo-rl.json"),
             files={"echo-rl.json": json.dumps(config, indent=2, sort_keys=True) + "\n"},
-            **common_fields(job),  # type: ignore[arg-type]
+            **common_fields(job),
         )
 
 
