@@ -164,6 +164,9 @@ def test_stop_ends_a_running_job_and_records_it(
     cleanup.append(run.handle)
     wait_for(lambda: "STUB-CHILD" in (run.dir / LOG_FILE).read_text(), "the stub to start its child")
     assert runner.status(run).state == "RUNNING"
+    with pytest.raises(LaunchError, match=f"run {run.id} has not ended after 0 s \\(it is RUNNING\\)"):
+        runner.wait(run, timeout=0)  # gives up; the run goes on
+    assert runner.status(run).state == "RUNNING"
     stopped = runner.stop(run)
     assert stopped is not None and stopped.state == "STOPPED"
     assert store.get(run.id).state == "STOPPED"
