@@ -45,7 +45,7 @@ def _waiting(message: str) -> Iterator[None]:
 
 
 def _launcher_for(run: Run) -> Launcher:
-    from rladapt.plugins import get_registry
+    from rladapt.plugins._manager import get_registry
 
     return get_registry().launcher(run.launcher)
 
@@ -120,7 +120,7 @@ def launch(
     follow: bool,
 ) -> None:
     """Launch SPEC (with OVERRIDES) on FRAMEWORK through a launcher, and record the run."""
-    from rladapt.plugins import get_registry
+    from rladapt.plugins._manager import get_registry
     from rladapt.runs import RUN_ID_OPTION, new_run_id, spec_hash
 
     registry = get_registry()
@@ -239,7 +239,8 @@ def stop(run_id: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per run (without the artifacts).")
 def runs(refresh: bool, as_json: bool) -> None:
     """List recorded runs, oldest first, with their last known state."""
-    from rladapt.plugins import TERMINAL_STATES, get_registry
+    from rladapt.plugins import TERMINAL_STATES
+    from rladapt.plugins._manager import get_registry
 
     every = _store().list()
     launchers = get_registry().launchers

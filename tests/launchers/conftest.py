@@ -33,7 +33,8 @@ import pytest
 import yaml
 
 from rladapt.pipeline import render_native
-from rladapt.plugins import NativeLaunch, Patch, Registry, hookimpl, load_registry
+from rladapt.plugins import NativeLaunch, Patch, hookimpl
+from rladapt.plugins._manager import Registry, load_registry
 from rladapt.primitives import RLJob, load_job
 from tests.conftest import REPO
 

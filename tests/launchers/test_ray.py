@@ -14,7 +14,8 @@ import pytest
 
 from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
 from rladapt.launchers.ray import RayLauncher
-from rladapt.plugins import Registry, RunStatus
+from rladapt.plugins import RunStatus
+from rladapt.plugins._manager import Registry
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RUN_ID_OPTION, RunStore, new_run_id
 
