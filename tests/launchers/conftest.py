@@ -92,9 +92,9 @@ class EngineStubPlugin:
 def engine_registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
     """The real built-in plugins plus the stub plugin; also what the CLI's ``get_registry`` returns."""
     registry = load_registry(extra=[("engine-stub", EngineStubPlugin())])
-    import rladapt.plugins
+    import rladapt.plugins._manager
 
-    monkeypatch.setattr(rladapt.plugins, "get_registry", lambda: registry)
+    monkeypatch.setattr(rladapt.plugins._manager, "get_registry", lambda: registry)
     return registry
 
 
