@@ -1,7 +1,7 @@
 """The ``rladapt`` command line. Verbs live in small modules; this one holds the group and the error policy.
 
-Exit codes: 0 ok, 2 spec or usage error, 1 anything else. Messages go to stderr; a traceback only with --debug,
-which also traces every plugin hook call to stderr (as ``RLADAPT_TRACE_PLUGINS=1`` does).
+Exit codes: 0 ok, 2 spec or usage error, 1 anything else. Messages go to stderr; a traceback only with
+--debug, which also traces every plugin hook call to stderr (as ``RLADAPT_TRACE_PLUGINS=1`` does).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""What a plugin author imports. A plugin is a module (or object) with ``@hookimpl`` functions named after the hooks
-in ``rladapt.plugins.hookspecs``, announced by an entry point of group ``rladapt``::
+"""What a plugin author imports. A plugin is a module (or object) with ``@hookimpl`` functions named after
+the hooks in ``rladapt.plugins.hookspecs``, announced by an entry point of group ``rladapt``::
 
     # pyproject.toml: [project.entry-points.rladapt]  my-plugin = "my_plugin"
     from rladapt.plugins import NativeLaunch, hookimpl

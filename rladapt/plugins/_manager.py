@@ -1,4 +1,4 @@
-"""Loading plugins and calling their hooks (host machinery; plugin authors import ``rladapt.plugins`` instead).
+"""Loading plugins and calling their hooks: host machinery (plugin authors import ``rladapt.plugins``).
 
 Load order, as in tox 4: entry points of group ``rladapt`` (sorted by name), then ``extra`` (tests), then the
 built-ins. pluggy calls the last registered implementation first, so **built-in implementations run first and
@@ -6,11 +6,12 @@ external ones after them**: an org policy plugin sees what the built-ins did and
 (``tryfirst``/``trylast`` move an implementation). ``tests/unit/test_plugin_manager.py`` asserts this order.
 
 Hooks are called one implementation at a time, as pluggy calls them (arguments by ``HookImpl.argnames``, in
-pluggy's order), so that a chain threads its value and a failure names its plugin. A plugin that fails to import, fails pluggy's validation or ``check_pending``, declares a
-wrapper, or whose registration hook raises, is recorded in ``Registry.broken`` and skipped; it never breaks the
-other plugins. ``RLADAPT_BLOCK_PLUGINS`` (comma-separated plugin names) blocks plugins, built-in ones included,
-through ``PluginManager.set_blocked``. ``RLADAPT_TRACE_PLUGINS=1`` (or ``rladapt --debug``) prints every hook
-call to stderr.
+pluggy's order), so that a chain threads its value and a failure names its plugin. A plugin that fails to
+import, fails pluggy's validation or ``check_pending`` (an unknown hook name), declares a wrapper, or whose
+registration hook raises, is recorded in ``Registry.broken`` and skipped; it never breaks the other plugins.
+``RLADAPT_BLOCK_PLUGINS`` (comma-separated plugin names) blocks plugins, built-in ones included, through
+``PluginManager.set_blocked``. ``RLADAPT_TRACE_PLUGINS=1`` (or ``rladapt --debug``) prints every hook call to
+stderr.
 """
 
 from __future__ import annotations
@@ -116,10 +117,10 @@ class Registry:
             + f"; expected one of: {known}"
         )
 
-    # --- chain and collect hooks ------------------------------------------------------------------------------
+    # --- chain and collect hooks --------------------------------------------------------------------------
 
     def chain(self, hook_name: str, value: V, **kwargs: Any) -> V:
-        """Call a modify hook one implementation at a time, in pluggy's order, each seeing the previous result.
+        """Call a modify hook one implementation at a time, in pluggy's order, each given the last result.
 
         A result that is neither None nor of the chained type is a PluginError naming the plugin.
         """
@@ -153,17 +154,17 @@ class Registry:
             odd = [p for p in result if not isinstance(p, Problem)]
             if odd:
                 raise PluginError(
-                    f"plugin {impl.plugin_name!r} {hook_name} returned a list holding {type(odd[0]).__name__}, "
-                    "expected a list of Problem"
+                    f"plugin {impl.plugin_name!r} {hook_name} returned a list holding "
+                    f"{type(odd[0]).__name__}, expected a list of Problem"
                 )
             out.extend(result)
         return out
 
     def _call(self, hook_name: str, impl: pluggy.HookImpl, kwargs: Mapping[str, Any]) -> Any:
-        """Call one implementation as pluggy does (positional, by ``impl.argnames``); failures name the plugin.
+        """Call one implementation as pluggy does (positionally, by ``impl.argnames``), naming it on failure.
 
-        One at a time rather than ``pm.hook.x(...)``, so a chain threads its value and a failure is tied to one
-        plugin; these calls are traced like the ones pluggy makes.
+        One at a time rather than ``pm.hook.x(...)``, so a chain threads its value and a failure is tied to
+        one plugin; these calls are traced like the ones pluggy makes.
         """
         call: Callable[[], Any] = partial(impl.function, *(kwargs[name] for name in impl.argnames))
         if self.trace:
@@ -260,9 +261,7 @@ def load_registry(
     pm = pluggy.PluginManager(hookspecs.PROJECT_NAME)
     pm.add_hookspecs(hookspecs)
     registry = Registry(pm=pm, trace=_tracing())
-    if (
-        registry.trace
-    ):  # calls made through pm.hook; the manager's own per-implementation calls trace themselves
+    if registry.trace:  # for calls through pm.hook; Registry._call traces its own per-implementation calls
         pm.add_hookcall_monitoring(_trace_before, _trace_after)
     for name in _blocked_names():
         pm.set_blocked(name)

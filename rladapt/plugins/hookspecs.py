@@ -3,11 +3,11 @@
 
 Two kinds, as in hatch and datasette:
 
-* registration hooks (``rladapt_register_*``) return lists of objects with a unique name; the core dispatches by
-  that name, so no plugin ever has to ask "is this job mine?";
-* policy hooks that every plugin may join: the chain hooks ``rladapt_modify_job`` and ``rladapt_modify_native``
-  (one implementation at a time, each receiving the previous one's result) and the collect hook
-  ``rladapt_add_checks`` (every result concatenated).
+* registration hooks (``rladapt_register_*``) return lists of objects with a unique name; the core
+  dispatches by that name, so no plugin ever has to ask "is this job mine?";
+* policy hooks that every plugin may join: the chain hooks ``rladapt_modify_job`` and
+  ``rladapt_modify_native`` (one implementation at a time, each receiving the previous one's result) and the
+  collect hook ``rladapt_add_checks`` (every result concatenated).
 
 Order: external plugins (entry points) are registered first and the built-ins after them, as in tox 4. pluggy
 calls the last registered first, so built-in implementations run first and external ones after them, seeing
@@ -15,12 +15,12 @@ their results: an org policy plugin has the last word. ``@hookimpl(tryfirst=True
 implementation. Within the external plugins, the one whose entry point name sorts last runs first.
 
 Rules the host enforces when it loads a plugin (a plugin that breaks one is listed as broken by
-``rladapt plugins`` and skipped, never fatal for the others): every ``rladapt_*`` function marked ``@hookimpl``
-must name a hook below (a typo is caught); an implementation takes only arguments named here, in any order and
-any subset; ``wrapper=True`` and ``hookwrapper=True`` are not supported (each plugin is called on its own); a
-plugin implements a chain hook at most once. An exception raised by an implementation stops the command with an
-error naming the plugin (exit 1), unless it is an ``rladapt.primitives`` error, which keeps its own message and
-exit code. Hooks added after 0.1 carry ``.. versionadded::``.
+``rladapt plugins`` and skipped, never fatal for the others): every ``rladapt_*`` function marked
+``@hookimpl`` must name a hook below (a typo is caught); an implementation takes only arguments named here, in
+any order and any subset; ``wrapper=True`` and ``hookwrapper=True`` are not supported (each implementation is
+called on its own). An exception raised by an implementation stops the command with an error naming the
+plugin (exit 1), unless it is an ``rladapt.primitives`` error, which keeps its own message and exit code.
+Hooks added after 0.1 carry ``.. versionadded::``.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
-# --- registration -----------------------------------------------------------------------------------------------
+# --- registration ---------------------------------------------------------------------------------------
 
 
 @hookspec
@@ -51,10 +51,11 @@ def rladapt_register_frameworks() -> list[FrameworkAdapter]:
 
     Called once per process, when the plugin manager loads, after every plugin is registered.
 
-    :returns: ``FrameworkAdapter`` instances (or subclasses, which are instantiated without arguments). Each
-        one's ``PLUGIN_NAME`` (``verl``, ``openrlhf``, ...) is the name users pass to ``--framework`` and use as
-        a key under ``spec.native``. Two plugins registering the same name make that name unusable, with an
-        error naming both plugins; anything that is not an adapter, or an exception, makes this plugin broken.
+    :returns: ``FrameworkAdapter`` instances (or subclasses, which are instantiated without arguments).
+        Each one's ``PLUGIN_NAME`` (``verl``, ``openrlhf``, ...) is the name users pass to ``--framework``
+        and use as a key under ``spec.native``. Two plugins registering the same name make that name
+        unusable, with an error naming both plugins; anything that is not an adapter, or an exception, makes
+        this plugin broken.
     """
 
 
@@ -73,27 +74,27 @@ def rladapt_register_launchers() -> list[Launcher]:
 def rladapt_register_patches() -> list[Patch]:
     """Register patches: fixes for known framework bugs, each with a version range and its upstream issue.
 
-    Called once per process, when the plugin manager loads. On every render the core applies, one after another, each
-    patch whose ``framework`` and ``versions`` match the launch: after ``translate`` and before the framework's
-    native validation. Applied patch ids are listed in ``NativeLaunch.patches``.
+    Called once per process, when the plugin manager loads. On every render the core applies, one after
+    another, each patch whose ``framework`` and ``versions`` match the launch: after ``translate`` and before
+    the framework's native validation. Applied patch ids are listed in ``NativeLaunch.patches``.
 
     :returns: ``Patch`` objects. ``Patch.id`` is unique across plugins.
     """
 
 
-# --- policy -----------------------------------------------------------------------------------------------------
+# --- policy ---------------------------------------------------------------------------------------------
 
 
 @hookspec
 def rladapt_modify_job(job: RLJob, framework: str) -> RLJob | None:
     """Apply org policy to the neutral spec (mandatory labels, a registry rewrite).
 
-    Called on every render (``render``, ``launch``, ``validate -f``) after the spec is loaded and validated and
-    the framework's version resolved; before capability checks and translation. A chain hook: each
+    Called on every render (``render``, ``launch``, ``validate -f``) after the spec is loaded and validated
+    and the framework's version resolved; before capability checks and translation. A chain hook: each
     implementation receives the job returned by the one before it.
 
-    :param job: the validated job (command-line ``key=value`` overrides applied). Frozen: never mutate it; build
-        a new one (``job.model_copy(update=...)`` or ``RLJob.model_validate(...)``).
+    :param job: the validated job (command-line ``key=value`` overrides applied). Frozen: never mutate it;
+        build a new one (``job.model_copy(update=...)`` or ``RLJob.model_validate(...)``).
     :param framework: the bare framework name from ``--framework`` (``verl`` for ``--framework verl==0.9.1``);
         the version is resolved by then but not passed.
     :returns: a new ``RLJob``, or None to keep ``job``. A changed job is validated again as a spec. Anything
@@ -111,7 +112,8 @@ def rladapt_modify_native(native: NativeLaunch, job: RLJob) -> NativeLaunch | No
     :param native: the launch so far (frozen; ``native.with_env(...)`` and ``native.model_copy(update=...)``
         return new ones). It is not validated again against the framework's schema.
     :param job: the job it was translated from, after ``rladapt_modify_job``.
-    :returns: a new ``NativeLaunch``, or None to keep ``native``. Anything else is an error naming this plugin.
+    :returns: a new ``NativeLaunch``, or None to keep ``native``. Anything else is an error naming this
+        plugin.
     """
 
 

@@ -1,5 +1,5 @@
-"""How the plugin manager calls hooks through pluggy: arguments, unknown hooks, wrappers, result types, blocking,
-tracing and the real load order."""
+"""How the plugin manager calls hooks through pluggy: arguments, unknown hooks, wrappers, result types,
+blocking, tracing and the real load order."""
 
 from __future__ import annotations
 
@@ -137,8 +137,8 @@ def rladapt_register_frameworks():
 def test_load_order_builtins_run_first_and_external_plugins_get_the_last_word(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # external plugins are registered first and built-ins after (tox's order); pluggy calls the last registered
-    # first, so a built-in's implementation runs before an external one's, and the external one sees its result
+    # external plugins are registered first and built-ins after (tox's order); pluggy calls the last
+    # registered first, so a built-in's implementation runs before an external one's, which sees its result
     _install_external(tmp_path, monkeypatch, "extpolicy", POLICY.format(who="external"))
     builtin = types.ModuleType("rladapt_test_builtin_policy")
     exec(POLICY.format(who="builtin") + TOY, builtin.__dict__)
