@@ -53,7 +53,8 @@ def test_wrapper_implementations_are_refused_at_registration(kind: str, hook: st
     def wrap() -> Iterator[None]:
         yield
 
-    reg = registry(("wrapping", types.SimpleNamespace(**{hook: hookimpl(**{kind: True})(wrap)})))
+    marked = hookimpl(wrapper=True)(wrap) if kind == "wrapper" else hookimpl(hookwrapper=True)(wrap)
+    reg = registry(("wrapping", types.SimpleNamespace(**{hook: marked})))
     assert [b.name for b in reg.broken] == ["wrapping"]
     assert f"{hook}: {kind}=True implementations are not supported" in reg.broken[0].error
     assert reg.pm.get_plugin("wrapping") is None
