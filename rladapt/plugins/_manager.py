@@ -37,6 +37,19 @@ from .launcher import Launcher
 from .native import NativeLaunch
 from .patches import Patch
 
+__all__ = [
+    "BLOCK_ENV",
+    "BUILTIN_PLUGINS",
+    "ENTRY_POINT_GROUP",
+    "TRACE_ENV",
+    "BrokenPlugin",
+    "Registered",
+    "Registry",
+    "get_registry",
+    "load_registry",
+    "trace_hooks",
+]
+
 ENTRY_POINT_GROUP = "rladapt"
 BLOCK_ENV = "RLADAPT_BLOCK_PLUGINS"
 TRACE_ENV = "RLADAPT_TRACE_PLUGINS"
