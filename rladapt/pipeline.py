@@ -11,7 +11,8 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, Registry
+from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch
+from rladapt.plugins._manager import Registry
 from rladapt.primitives import Problem, RLJob, SpecError, UsageError, validate_data
 
 
@@ -38,8 +39,6 @@ def render_native(job: RLJob, framework: str, registry: Registry) -> Rendered:
     version = adapter.resolve_version(requested)
 
     modified = registry.chain("rladapt_modify_job", job, framework=name)
-    if not isinstance(modified, RLJob):
-        raise UsageError(f"a rladapt_modify_job plugin returned {type(modified).__name__}, expected RLJob")
     if modified is not job:  # policy output is user-facing spec too: it must still be a valid job
         modified = validate_data(
             modified.model_dump(by_alias=True, exclude_none=False), "<after rladapt_modify_job>"
@@ -65,10 +64,6 @@ def render_native(job: RLJob, framework: str, registry: Registry) -> Rendered:
         native = native.model_copy(update={"notes": (*native.notes, note)})
 
     native = registry.chain("rladapt_modify_native", native, job=modified)
-    if not isinstance(native, NativeLaunch):
-        raise UsageError(
-            f"a rladapt_modify_native plugin returned {type(native).__name__}, expected NativeLaunch"
-        )
     checks = registry.collect("rladapt_add_checks", job=modified, native=native)
     if checks:
         raise SpecError(checks, "preflight checks")

@@ -1,6 +1,7 @@
 """The ``rladapt`` command line. Verbs live in small modules; this one holds the group and the error policy.
 
-Exit codes: 0 ok, 2 spec or usage error, 1 anything else. Messages go to stderr; a traceback only with --debug.
+Exit codes: 0 ok, 2 spec or usage error, 1 anything else. Messages go to stderr; a traceback only with
+--debug, which also traces every plugin hook call to stderr (as ``RLADAPT_TRACE_PLUGINS=1`` does).
 """
 
 from __future__ import annotations
@@ -22,7 +23,9 @@ from . import spec as _spec
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
 @click.version_option(__version__, "--version", prog_name="rladapt")
-@click.option("--debug", is_flag=True, help="Show a traceback on errors.")
+@click.option(
+    "--debug", is_flag=True, help="Show a traceback on errors and trace plugin hook calls on stderr."
+)
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
     """One RL post-training job spec, launched on verl, OpenRLHF or NeMo-RL.
@@ -33,6 +36,10 @@ def cli(ctx: click.Context, debug: bool) -> None:
     rladapt launch --framework openrlhf job.yaml --dry-run
     """
     ctx.obj = {"debug": debug}
+    if debug:
+        from rladapt.plugins._manager import trace_hooks
+
+        trace_hooks()
 
 
 _spec.register(cli)

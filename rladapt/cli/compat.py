@@ -30,7 +30,7 @@ def pin(framework: str, output: Path | None) -> None:
     """Write a pip constraints file pinning FRAMEWORK==VERSION and what the matrix tested it with."""
     from rladapt.compat.pin import pin_text, write_atomic
     from rladapt.pipeline import parse_framework
-    from rladapt.plugins import get_registry
+    from rladapt.plugins._manager import get_registry
 
     name, requested = parse_framework(framework)
     adapter = get_registry().framework(name)
@@ -61,7 +61,7 @@ def check(pin_file: Path, specs: tuple[str, ...], check_env: bool) -> None:
     Exit 2 when a spec cannot run on the pinned version, 1 when the environment does not match, 0 when all is well.
     """
     from rladapt.compat.pin import environment_problems, read_pin
-    from rladapt.plugins import get_registry
+    from rladapt.plugins._manager import get_registry
     from rladapt.primitives import UsageError
 
     pinned = read_pin(pin_file)

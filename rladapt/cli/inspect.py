@@ -28,7 +28,7 @@ def matrix(frameworks: tuple[str, ...], write: str | None) -> None:
     import tempfile
 
     from rladapt.compat.report import markdown_report
-    from rladapt.plugins import get_registry
+    from rladapt.plugins._manager import get_registry
 
     text = markdown_report(get_registry(), list(frameworks) or None)
     if write is None:
@@ -42,7 +42,7 @@ def matrix(frameworks: tuple[str, ...], write: str | None) -> None:
 
 
 def plugins_report() -> dict[str, Any]:
-    from rladapt.plugins import get_registry
+    from rladapt.plugins._manager import get_registry
 
     reg = get_registry()
     frameworks = {}

@@ -1,12 +1,25 @@
-"""The plugin contract: hookspecs, the plugin manager, NativeLaunch and the adapter/launcher/patch base types."""
+"""What a plugin author imports. A plugin is a module (or object) with ``@hookimpl`` functions named after
+the hooks in ``rladapt.plugins.hookspecs``, announced by an entry point of group ``rladapt``::
+
+    # pyproject.toml: [project.entry-points.rladapt]  my-plugin = "my_plugin"
+    from rladapt.plugins import NativeLaunch, hookimpl
+
+    @hookimpl
+    def rladapt_modify_native(native: NativeLaunch) -> NativeLaunch:
+        return native.with_env({"NCCL_IB_HCA": "mlx5"})
+
+Take only the hook arguments you need. Register adapters (``FrameworkAdapter``), launchers (``Launcher``) and
+patches (``Patch``) with the ``rladapt_register_*`` hooks; check yours with ``rladapt.plugins.testing``.
+"""
 
 from __future__ import annotations
+
+from rladapt.primitives import Problem, RLJob
 
 from .adapter import CheckpointLayout, FrameworkAdapter, FrameworkVersion
 from .capabilities import KNOWN_CAPABILITIES, Requirement, job_requirements
 from .hookspecs import hookimpl, hookspec
 from .launcher import TERMINAL_STATES, Artifacts, Launcher, RunState, RunStatus
-from .manager import BLOCK_ENV, ENTRY_POINT_GROUP, BrokenPlugin, Registry, get_registry, load_registry
 from .native import (
     NATIVE_FORMAT_VERSION,
     NativeLaunch,
@@ -20,13 +33,10 @@ from .native import (
 from .patches import Patch
 
 __all__ = [
-    "BLOCK_ENV",
-    "ENTRY_POINT_GROUP",
     "KNOWN_CAPABILITIES",
     "NATIVE_FORMAT_VERSION",
     "TERMINAL_STATES",
     "Artifacts",
-    "BrokenPlugin",
     "CheckpointLayout",
     "FrameworkAdapter",
     "FrameworkVersion",
@@ -35,7 +45,8 @@ __all__ = [
     "Patch",
     "PoolSpec",
     "PortSpec",
-    "Registry",
+    "Problem",
+    "RLJob",
     "Requirement",
     "Resume",
     "RolePlacement",
@@ -43,9 +54,7 @@ __all__ = [
     "RunStatus",
     "SecretRef",
     "VolumeSpec",
-    "get_registry",
     "hookimpl",
     "hookspec",
     "job_requirements",
-    "load_registry",
 ]

@@ -153,6 +153,19 @@ def test_debug_shows_traceback_for_errors() -> None:
     assert res.returncode == 2 and "Traceback" in res.stderr
 
 
+def test_debug_and_trace_env_print_every_hook_call(example_plugin: dict[str, str]) -> None:
+    res = rladapt("--debug", "render", "-f", "verl", GSM8K)
+    assert res.returncode == 0, res.stderr
+    assert "rladapt: hook rladapt_register_frameworks [verl] -> ok" in res.stderr.splitlines()
+    res = rladapt("render", "-f", "echo-rl", GSM8K, env={**example_plugin, "RLADAPT_TRACE_PLUGINS": "1"})
+    assert res.returncode == 0, res.stderr
+    trace = res.stderr.splitlines()
+    assert "rladapt: hook rladapt_modify_native [example] -> ok" in trace
+    assert "rladapt: hook rladapt_add_checks [example] -> ok" in trace
+    res = rladapt("render", "-f", "verl", GSM8K)
+    assert "rladapt: hook" not in res.stderr
+
+
 def test_third_party_plugin_discovered_by_entry_point(example_plugin: dict[str, str], tmp_path: Path) -> None:
     res = rladapt("plugins", "--format", "json", env=example_plugin)
     assert res.returncode == 0, res.stderr

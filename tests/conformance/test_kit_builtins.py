@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from rladapt.plugins import load_registry
-from rladapt.plugins.manager import BUILTIN_PLUGINS
+from rladapt.plugins._manager import BUILTIN_PLUGINS, load_registry
 from rladapt.plugins.testing import check_adapter
 from tests.conftest import EXAMPLES
 

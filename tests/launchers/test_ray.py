@@ -14,7 +14,8 @@ import pytest
 
 from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
 from rladapt.launchers.ray import RayLauncher
-from rladapt.plugins import Registry, RunStatus
+from rladapt.plugins import RunStatus
+from rladapt.plugins._manager import Registry
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RUN_ID_OPTION, RunStore, new_run_id
 
@@ -235,7 +236,7 @@ def test_status_of_a_job_ray_does_not_know_is_unknown(tmp_path: Path, ray_head: 
 def test_ray_is_not_imported_when_the_cli_starts() -> None:
     import subprocess
 
-    code = "import sys, rladapt.cli, rladapt.plugins; rladapt.plugins.get_registry(); print('ray' in sys.modules)"
+    code = "import sys, rladapt.cli, rladapt.plugins._manager as m; m.get_registry(); print('ray' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )

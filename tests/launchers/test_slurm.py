@@ -35,7 +35,8 @@ import pytest
 
 from rladapt.cli import main as cli_main
 from rladapt.launchers.slurm import SCRIPT, SlurmLauncher, status_from_scontrol
-from rladapt.plugins import Artifacts, NativeLaunch, PortSpec, Registry, RunStatus, SecretRef, VolumeSpec
+from rladapt.plugins import Artifacts, NativeLaunch, PortSpec, RunStatus, SecretRef, VolumeSpec
+from rladapt.plugins._manager import Registry
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore
 from tests.conftest import REPO

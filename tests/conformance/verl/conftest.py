@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rladapt import compat
-from rladapt.plugins import Registry, load_registry
+from rladapt.plugins._manager import Registry, load_registry
 from tests.support.wheels import REPO, download_wheel, extract
 
 PINNED: list[str] = [entry.version for entry in compat.pinned("verl")]

@@ -22,7 +22,8 @@ from rladapt.adapters.verl import patches as verl_patches
 from rladapt.adapters.verl import validate as verl_validate
 from rladapt.adapters.verl.translate import translate
 from rladapt.pipeline import render_native
-from rladapt.plugins import NativeLaunch, Registry
+from rladapt.plugins import NativeLaunch
+from rladapt.plugins._manager import Registry
 from rladapt.primitives import RLJob, SpecError, UnsupportedError, load_job, load_job_text
 from tests.support.wheels import REPO
 

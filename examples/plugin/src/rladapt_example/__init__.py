@@ -9,8 +9,7 @@ from __future__ import annotations
 import json
 
 from rladapt.adapters.common import common_fields
-from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, hookimpl
-from rladapt.primitives import Problem, RLJob
+from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, Problem, RLJob, hookimpl
 
 _CAPABILITIES = frozenset(
     {
