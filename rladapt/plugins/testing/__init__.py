@@ -40,12 +40,13 @@ from .checks import (
     translate_case,
 )
 from .conformance import AdapterConformance, LauncherConformance, PatchConformance
-from .host import host_registry
+from .host import RegistryFactory, host_registry
 
 __all__ = [
     "AdapterConformance",
     "LauncherConformance",
     "PatchConformance",
+    "RegistryFactory",
     "check_adapter",
     "check_declaration",
     "check_launcher",

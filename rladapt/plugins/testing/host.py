@@ -6,8 +6,9 @@ installed plugin; checking the adapter object alone does not.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import Protocol
 
 # The manager's one import: its module is private to rladapt.plugins, the kit only loads registries.
 from rladapt.plugins.manager import BLOCK_ENV, Registry, load_registry
@@ -17,7 +18,13 @@ from ..hookspecs import hookimpl
 from ..launcher import Launcher
 from ..patches import Patch
 
-__all__ = ["BLOCK_ENV", "Registry", "as_plugin", "entry_point_registry", "host_registry"]
+__all__ = ["BLOCK_ENV", "Registry", "RegistryFactory", "as_plugin", "entry_point_registry", "host_registry"]
+
+
+class RegistryFactory(Protocol):
+    """The ``rladapt_registry_factory`` fixture: more plugins next to the installed ones, some blocked."""
+
+    def __call__(self, *plugins: object, block: Iterable[str] = ()) -> Registry: ...
 
 
 class _Registers:

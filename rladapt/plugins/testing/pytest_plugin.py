@@ -13,13 +13,11 @@ Disable it with ``-p no:rladapt``; do not also list it in ``pytest_plugins`` (py
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import pytest
 
-from .host import BLOCK_ENV, Registry, host_registry
-
-RegistryFactory = Callable[..., Registry]
+from .host import BLOCK_ENV, Registry, RegistryFactory, host_registry
 
 
 @pytest.fixture
