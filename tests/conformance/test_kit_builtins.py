@@ -6,6 +6,8 @@ The classes are the ones the README advertises, subclassed as a plugin's own sui
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rladapt.plugins import load_registry
@@ -44,7 +46,7 @@ def _nemo_rl_job(*overrides: str) -> RLJob:
     )
 
 
-NEMO_RL_SPECS = [*EXAMPLES, _nemo_rl_job(), _nemo_rl_job("spec.rollout.mode=sync")]
+NEMO_RL_SPECS: list[Path | RLJob] = [*EXAMPLES, _nemo_rl_job(), _nemo_rl_job("spec.rollout.mode=sync")]
 
 
 def test_every_builtin_plugin_loads() -> None:
@@ -69,7 +71,9 @@ class TestOpenRLHF(AdapterConformance):
 class TestNemoRL(AdapterConformance):
     framework = "nemo-rl"
     specs = NEMO_RL_SPECS
-    known_gaps = {"0.2.1": "nemo-rl 0.2.1 declares no reward source (function, model or remote): no job translates"}
+    known_gaps = {
+        "0.2.1": "nemo-rl 0.2.1 declares no reward source (function, model or remote): no job translates"
+    }
 
 
 class _Launchers(LauncherConformance):

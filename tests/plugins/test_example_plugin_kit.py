@@ -21,8 +21,10 @@ _IGNORE = shutil.ignore_patterns("build", "*.egg-info", "__pycache__", ".pytest_
 
 def pip_install(target: Path, *sources: Path) -> None:
     subprocess.run(
-        [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"]
-        + ["--disable-pip-version-check", "--target", str(target), *map(str, sources)],
+        [
+            *(sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation"),
+            *("--disable-pip-version-check", "--target", str(target), *map(str, sources)),
+        ],
         check=True,
         timeout=300,
     )
@@ -60,7 +62,9 @@ def run_pytest(site: Path, *args: str, cwd: Path = REPO) -> subprocess.Completed
 def test_installed_rladapt_registers_its_pytest_plugin(site: Path) -> None:
     out = run_pytest(site, "--trace-config", "--collect-only", "-q", "examples/plugin/tests")
     assert out.returncode == 0, out.stdout + out.stderr
-    plugin_lines = [line for line in out.stdout.splitlines() if "rladapt.plugins.testing.pytest_plugin" in line]
+    plugin_lines = [
+        line for line in out.stdout.splitlines() if "rladapt.plugins.testing.pytest_plugin" in line
+    ]
     assert plugin_lines and str(site) in plugin_lines[0], out.stdout[-3000:]
 
 

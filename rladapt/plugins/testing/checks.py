@@ -283,7 +283,8 @@ def check_runtime_patches(launcher: Launcher, native: NativeLaunch, options: Map
     """A runtime patch hook must reach what the launcher submits: a launcher that drops it runs unpatched."""
     probe = native.model_copy(update={"runtime_patches": (*native.runtime_patches, PROBE_HOOK)})
     try:
-        text = launcher.render(probe, dict(options)).describe()
+        with isolated_filesystem():
+            text = launcher.render(probe, dict(options)).describe()
     except RladaptError as exc:
         return [f"{launcher.PLUGIN_NAME}: refuses a native with a runtime patch: {exc}"]
     if PROBE_HOOK not in text:
@@ -297,7 +298,8 @@ def check_runtime_patches(launcher: Launcher, native: NativeLaunch, options: Map
 def check_unknown_option(launcher: Launcher, native: NativeLaunch, options: Mapping[str, Any]) -> list[str]:
     """An option no launcher declares must be a usage error, never silently ignored."""
     try:
-        launcher.render(native, {**options, UNKNOWN_OPTION: "1"})
+        with isolated_filesystem():
+            launcher.render(native, {**options, UNKNOWN_OPTION: "1"})
     except UsageError as exc:
         if UNKNOWN_OPTION not in str(exc):
             return [f"{launcher.PLUGIN_NAME}: refuses an unknown option without naming it: {exc}"]

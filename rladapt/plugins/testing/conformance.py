@@ -132,7 +132,11 @@ class AdapterConformance:
             _fail([f"{exc}" + (f" (broken plugins: {broken})" if broken else "")])
             return
         if type(found) is not type(adapter):
-            _fail([f"framework {adapter.PLUGIN_NAME!r} is a {type(found).__name__}, not a {type(adapter).__name__}"])
+            _fail(
+                [
+                    f"framework {adapter.PLUGIN_NAME!r} is a {type(found).__name__}, not a {type(adapter).__name__}"
+                ]
+            )
 
     def test_declaration(self) -> None:
         _fail(check_declaration(self.subject()))
@@ -226,7 +230,9 @@ class LauncherConformance:
         outcome = render_case(self.subject(), native, self.options)
         _fail(outcome.failures)
         if outcome.refused is not None:
-            _skip(f"{self.subject().PLUGIN_NAME} refuses {case.job.name} on {case.framework}: {outcome.refused}")
+            _skip(
+                f"{self.subject().PLUGIN_NAME} refuses {case.job.name} on {case.framework}: {outcome.refused}"
+            )
         return native
 
     def test_declaration(self) -> None:
@@ -236,7 +242,11 @@ class LauncherConformance:
         launcher = self.subject()
         found = self.registry().launcher(launcher.PLUGIN_NAME)
         if type(found) is not type(launcher):
-            _fail([f"launcher {launcher.PLUGIN_NAME!r} is a {type(found).__name__}, not a {type(launcher).__name__}"])
+            _fail(
+                [
+                    f"launcher {launcher.PLUGIN_NAME!r} is a {type(found).__name__}, not a {type(launcher).__name__}"
+                ]
+            )
 
     def test_render_is_pure(self, launcher_case: LauncherCase) -> None:
         self.rendered(launcher_case)
