@@ -77,6 +77,8 @@ def test_example_plugin_tests_pass_through_the_kit(site: Path) -> None:
         "TestEchoRL::test_render_through_host[1.1.0-echo-grpo] PASSED",
         "TestEchoRL::test_every_version_translates_a_spec[1.0.0] PASSED",
         "TestLocalRunsEchoRL::test_render_is_pure[echo-rl-echo-grpo] PASSED",
+        "TestEchoRLPatches::test_patch[echo-rl-quiet-logs] PASSED",
         "test_blocked_plugin_registers_nothing PASSED",
+        "test_a_patch_applies_from_its_version_on PASSED",
     ):
         assert test_id in out.stdout, out.stdout[-4000:]
