@@ -251,3 +251,23 @@ def test_a_well_formed_patch_passes() -> None:
 def test_a_malformed_patch_fails(changes: dict[str, Any], expected: str) -> None:
     failures = check_patch(_patch(**changes), REGISTRY)
     assert any(expected in f for f in failures), failures
+
+
+def test_typed_options_are_read_for_their_help() -> None:
+    from dataclasses import dataclass
+
+    from rladapt.plugins.testing import declared_options
+
+    @dataclass(frozen=True)
+    class Option:
+        name: str
+        help: str
+
+    class Typed(Plain):
+        OPTIONS = (Option("queue", "queue to submit to"), Option("quiet", ""))  # type: ignore[assignment]
+
+    class Keyed(Plain):
+        OPTIONS = {"queue": Option("queue", "queue to submit to")}  # type: ignore[dict-item]
+
+    assert declared_options(Typed()) == {"queue": "queue to submit to", "quiet": ""}
+    assert declared_options(Keyed()) == {"queue": "queue to submit to"}

@@ -186,7 +186,7 @@ def declared_options(launcher: Launcher | type[Launcher]) -> dict[str, str]:
     (objects with ``help``, keyed by name or carrying ``name``)."""
     options: Any = getattr(launcher, "OPTIONS", {})
     entries: Iterable[tuple[str, Any]]
-    if isinstance(options, Mapping):
+    if isinstance(options, Mapping) or callable(getattr(options, "items", None)):
         entries = options.items()
     else:
         entries = ((getattr(o, "name", repr(o)), o) for o in options)
