@@ -489,7 +489,9 @@ def test_semantic_checks() -> None:
 def test_conformance_kit(registry: Registry) -> None:
     specs: list[Any] = [*EXAMPLES, adapted("grpo-gsm8k.yaml"), adapted("async-grpo-separate.yaml")]
     failures = check_adapter(registry.framework("nemo-rl"), specs)
-    assert not failures, "\n".join(failures)
+    # 0.2.1 declares no reward source (function, model or remote), so no job translates there: the kit says so
+    known = [f for f in failures if f.startswith("nemo-rl 0.2.1 translates none of")]
+    assert len(known) == 1 and len(failures) == 1, "\n".join(failures)
 
 
 def test_versions_layout_and_runtime_env(registry: Registry) -> None:

@@ -1,0 +1,273 @@
+"""The conformance kit bites: adapters, launchers and patches that break the contract fail it, with a message
+naming what is wrong; conformant ones pass."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from rladapt.bootstrap import bootstrap_argv
+from rladapt.pipeline import render_native
+from rladapt.plugins import (
+    KNOWN_CAPABILITIES,
+    Artifacts,
+    FrameworkAdapter,
+    FrameworkVersion,
+    Launcher,
+    NativeLaunch,
+    Patch,
+    RunStatus,
+)
+from rladapt.plugins._manager import load_registry
+from rladapt.plugins.testing import check_adapter, check_launcher, check_patch, host_registry
+from rladapt.primitives import Problem, RLJob, UnsupportedError, load_job_text
+from tests.conftest import REPO
+from tests.unit.test_spec_loading import MINIMAL
+
+JOB = load_job_text(MINIMAL, [])
+REGISTRY = load_registry(use_entry_points=False)
+
+REFUSER = '''
+from rladapt.plugins import KNOWN_CAPABILITIES, FrameworkAdapter, FrameworkVersion
+from rladapt.plugins.testing import AdapterConformance
+from rladapt.primitives import Problem, UnsupportedError, load_job_text
+
+class Refuser(FrameworkAdapter):
+    """Declares every capability, then refuses every job: the kit before issue 8 passed it."""
+
+    PLUGIN_NAME = "refuser"
+
+    def versions(self):
+        return [FrameworkVersion("1.0", frozenset(KNOWN_CAPABILITIES))]
+
+    def translate(self, job, version):
+        raise UnsupportedError([Problem("spec.model.path", "refuser cannot express any model")])
+
+class TestRefuser(AdapterConformance):
+    adapter = Refuser()
+    specs = [load_job_text({minimal!r}, [])]
+'''
+
+
+class Refuser(FrameworkAdapter):
+    PLUGIN_NAME = "refuser"
+
+    def versions(self) -> list[FrameworkVersion]:
+        return [FrameworkVersion("1.0", frozenset(KNOWN_CAPABILITIES))]
+
+    def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
+        raise UnsupportedError([Problem("spec.model.path", "refuser cannot express any model")])
+
+
+def test_an_adapter_that_refuses_every_job_fails_the_kit_classes(tmp_path: Path) -> None:
+    (tmp_path / "test_refuser.py").write_text(REFUSER.format(minimal=MINIMAL))
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            "no:xdist",
+            "-rA",
+            "test_refuser.py",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        timeout=120,
+    )
+    assert out.returncode == 1, out.stdout[-3000:] + out.stderr[-2000:]
+    assert "FAILED test_refuser.py::TestRefuser::test_every_version_translates_a_spec[1.0]" in out.stdout
+    assert (
+        "refuser 1.0 translates none of the 1 specs (tiny): every declared version must translate"
+        in out.stdout
+    )
+    # the refused case itself is a visible skip with the reason, never a pass
+    assert "SKIPPED" in out.stdout and "refuser cannot express any model" in out.stdout
+    assert "PASSED test_refuser.py::TestRefuser::test_translate" not in out.stdout
+
+
+def test_an_adapter_that_refuses_every_job_fails_check_adapter() -> None:
+    failures = check_adapter(Refuser(), [JOB])
+    assert failures == [
+        "refuser 1.0 translates none of the 1 specs (tiny): every declared version must translate at least "
+        "one; first refusal: 1 problem in the spec   - spec.model.path: refuser cannot express any model"
+    ]
+
+
+def test_an_adapter_object_is_registered_through_the_host() -> None:
+    registry = host_registry(Refuser())
+    assert registry.frameworks["refuser"].plugin == "refuser-under-test"
+    assert {"verl", "local"} <= set(registry.frameworks) | set(registry.launchers)
+
+
+# --- launchers -------------------------------------------------------------------------------------------------
+
+
+class Plain(Launcher):
+    """A small conformant launcher: the bootstrap argv in a script, its one option in the request."""
+
+    PLUGIN_NAME = "plain"
+    DESCRIPTION = "a conformant test launcher"
+    OPTIONS = {"queue": "queue to submit to"}
+
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        opts = self.merge_options(native, options)
+        script = shlex.join(bootstrap_argv(native)) + "\n"
+        return Artifacts(self.PLUGIN_NAME, files={"run.sh": script}, request={"queue": opts.get("queue")})
+
+    def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        raise NotImplementedError
+
+    def logs(self, handle: dict[str, Any], run_dir: Path, follow: bool = False) -> Iterator[str]:
+        raise NotImplementedError
+
+    def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        raise NotImplementedError
+
+
+class Counting(Plain):
+    count = 0
+
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        Counting.count += 1
+        out = super().render(native, options)
+        return Artifacts(out.launcher, out.files, {**out.request, "n": Counting.count})
+
+
+class Writing(Plain):
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        Path("run.sh").write_text("# written at render time\n")
+        return super().render(native, options)
+
+
+class Consuming(Plain):
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        options.pop("run_id", None)
+        return super().render(native, options)
+
+
+class Ignoring(Plain):
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        return Artifacts(self.PLUGIN_NAME, files={"run.sh": shlex.join(bootstrap_argv(native))})
+
+
+class Unpatched(Plain):
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        self.merge_options(native, options)
+        return Artifacts(self.PLUGIN_NAME, files={"run.sh": shlex.join(native.argv)})
+
+
+class Undocumented(Plain):
+    OPTIONS = {"queue": ""}
+
+
+class Refusing(Plain):
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        raise UnsupportedError([Problem("spec.runtime", "refusing runs nothing")])
+
+
+NATIVE = render_native(JOB, "verl", REGISTRY).native
+WHERE = f"plain render of tiny (verl {NATIVE.version})"
+
+
+def test_a_conformant_launcher_passes() -> None:
+    assert check_launcher(Plain(), [NATIVE]) == []
+
+
+@pytest.mark.parametrize(
+    ("launcher", "expected"),
+    [
+        (Counting(), f"{WHERE} (dry run): two renders of the same native differ"),
+        (Writing(), f"{WHERE}: render wrote to the filesystem: run.sh"),
+        (Consuming(), f"{WHERE} (launch): render changed its options"),
+        (
+            Ignoring(),
+            "plain: accepts the unknown option 'rladapt_conformance_unknown_option' (silently ignored)",
+        ),
+        (
+            Unpatched(),
+            "plain: the runtime patch 'rladapt_conformance_probe:apply' reaches none of the artifacts",
+        ),
+        (Undocumented(), "launcher 'plain': option 'queue' has no help text"),
+        (Refusing(), "plain: renders none of the 1 native launches"),
+    ],
+    ids=lambda v: type(v).__name__ if isinstance(v, Launcher) else "",
+)
+def test_a_launcher_breaking_the_contract_fails(launcher: Launcher, expected: str) -> None:
+    failures = check_launcher(launcher, [NATIVE])
+    assert any(f.startswith(expected) for f in failures), failures
+
+
+# --- patches ---------------------------------------------------------------------------------------------------
+
+
+def _patch(**changes: Any) -> Patch:
+    fields: dict[str, Any] = {
+        "id": "verl-fix",
+        "framework": "verl",
+        "versions": ">=0.5.0",
+        "issue": "https://github.com/verl-project/verl/issues/1",
+        "summary": "a fix",
+        "kind": "env",
+        "apply": lambda native, job: native,
+    }
+    return Patch(**{**fields, **changes})
+
+
+def test_a_well_formed_patch_passes() -> None:
+    assert check_patch(_patch(), REGISTRY) == []
+    assert check_patch(_patch(issue="verl-project/verl#1"), REGISTRY) == []
+
+
+@pytest.mark.parametrize(
+    ("changes", "expected"),
+    [
+        ({"versions": "~=bogus"}, "versions '~=bogus' is not a PEP 440 specifier"),
+        ({"versions": "<0.1"}, "versions '<0.1' matches none of verl's declared versions"),
+        ({"issue": "see the team chat"}, "issue 'see the team chat' must be the upstream issue's URL"),
+        ({"framework": "nope"}, "framework 'nope' is not registered"),
+        (
+            {"kind": "runtime", "runtime_hook": "no_such_module:fix"},
+            "runtime_hook 'no_such_module:fix' does not",
+        ),
+        ({"kind": "runtime", "runtime_hook": None}, "a runtime patch needs runtime_hook 'module:function'"),
+        ({"apply": None}, "an env patch needs apply"),
+    ],
+)
+def test_a_malformed_patch_fails(changes: dict[str, Any], expected: str) -> None:
+    failures = check_patch(_patch(**changes), REGISTRY)
+    assert any(expected in f for f in failures), failures
+
+
+def test_typed_options_are_read_for_their_help() -> None:
+    from dataclasses import dataclass
+
+    from rladapt.plugins.testing import declared_options
+
+    @dataclass(frozen=True)
+    class Option:
+        name: str
+        help: str
+
+    class Typed(Plain):
+        OPTIONS = (Option("queue", "queue to submit to"), Option("quiet", ""))  # type: ignore[assignment]
+
+    class Keyed(Plain):
+        OPTIONS = {"queue": Option("queue", "queue to submit to")}  # type: ignore[dict-item]
+
+    assert declared_options(Typed()) == {"queue": "queue to submit to", "quiet": ""}
+    assert declared_options(Keyed()) == {"queue": "queue to submit to"}
