@@ -8,9 +8,13 @@ documented interface (``rladapt render --format json``); the field order below i
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from rladapt.primitives import RLJob
 
 NATIVE_FORMAT_VERSION = 1
 
@@ -96,6 +100,56 @@ class NativeLaunch(_Frozen):
     launcher_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     lifecycle: dict[str, Any] = Field(default_factory=dict)
     notes: tuple[str, ...] = Field((), description="Human-readable remarks from the adapter (warnings).")
+
+    @classmethod
+    def from_job(
+        cls,
+        job: RLJob,
+        *,
+        framework: str,
+        version: str,
+        argv: Sequence[str],
+        files: Mapping[str, str] | None = None,
+        passthrough: Sequence[str] = (),
+        patches: Sequence[str] = (),
+        runtime_patches: Sequence[str] = (),
+        runtime_env: Mapping[str, Any] | None = None,
+        notes: Sequence[str] = (),
+    ) -> NativeLaunch:
+        """The native launch of ``job``: the framework's part is given, the rest is derived from the spec.
+
+        An adapter's ``translate`` builds its result with this, so every adapter derives the same placement, ports,
+        volumes, secrets, resume point, labels, lifecycle, launcher options, environment, image, working and
+        checkpoint directories from the job.
+        """
+        from ._job import placement, pools, ports, resume, secrets, volumes
+
+        spec = job.spec
+        return cls(
+            framework=framework,
+            version=version,
+            job_name=job.metadata.name,
+            argv=tuple(argv),
+            env=dict(spec.env),
+            secrets=secrets(job),
+            files=dict(files or {}),
+            passthrough=tuple(passthrough),
+            patches=tuple(patches),
+            runtime_patches=tuple(runtime_patches),
+            pools=pools(job),
+            placement=placement(job),
+            ports=ports(job),
+            volumes=volumes(job),
+            working_dir=spec.runtime.working_dir,
+            image=spec.runtime.image,
+            checkpoint_dir=job.checkpoint_dir,
+            resume=resume(job),
+            runtime_env=dict(runtime_env or {}),
+            labels=dict(job.metadata.labels),
+            launcher_options={k: dict(v) for k, v in spec.launcher.items()},
+            lifecycle=spec.lifecycle.model_dump(),
+            notes=tuple(notes),
+        )
 
     @property
     def total_nodes(self) -> int:

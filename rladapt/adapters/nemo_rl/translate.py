@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from packaging.version import Version
 
-from rladapt.adapters.common import WEIGHT_EXCLUDES, common_fields, hydra_passthrough, placement
+from rladapt.adapters.common import WEIGHT_EXCLUDES, hydra_passthrough, placement
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
 
@@ -121,14 +121,14 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     text = header + yaml.safe_dump(document, sort_keys=False, default_flow_style=False, width=110)
     script = b.k.script(reward_model=job.spec.reward.model is not None)
     argv = ("uv", "run", "python", script, "--config", path, *native)
-    return NativeLaunch(
+    return NativeLaunch.from_job(
+        job,
         framework=FRAMEWORK,
         version=fv.version,
         argv=argv,
         files={path: text},
         runtime_env=runtime_env(job),
-        notes=tuple(b.notes),
-        **common_fields(job),
+        notes=b.notes,
     )
 
 

@@ -99,17 +99,16 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         *common.override_notes("openrlhf", flags, _flag_items(generated)),
     ]
     argv = (job.spec.runtime.python, "-m", ENTRY_MODULE, *generated, *native_tokens)
-    fields = common.common_fields(job)
     env: dict[str, str] = dict(job.spec.env)
-    return NativeLaunch(
+    return NativeLaunch.from_job(
+        job,
         framework="openrlhf",
         version=version.version,
         argv=argv,
         files=files,
         runtime_env=runtime_env(job, env),
-        notes=tuple(notes),
-        passthrough=tuple(job.spec.native.get("openrlhf", [])),
-        **fields,
+        notes=notes,
+        passthrough=job.spec.native.get("openrlhf", []),
     )
 
 

@@ -15,7 +15,6 @@ from packaging.version import Version
 
 from rladapt.adapters.common import (
     WEIGHT_EXCLUDES,
-    common_fields,
     hydra_passthrough,
     override_notes,
     placement,
@@ -146,15 +145,14 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     if name != CONFIG_NAMES[module][0]:
         argv += ["--config-name", name]
     argv += b.overrides + native
-    fields = common_fields(job)
-    return NativeLaunch(
+    return NativeLaunch.from_job(
+        job,
         framework="verl",
         version=fv.version,
-        argv=tuple(argv),
+        argv=argv,
         runtime_env=runtime_env(job),
-        notes=tuple(b.notes),
-        passthrough=tuple(native),
-        **fields,
+        notes=b.notes,
+        passthrough=native,
     )
 
 

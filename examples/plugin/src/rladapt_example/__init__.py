@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 
-from rladapt.adapters.common import common_fields
 from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, hookimpl
 from rladapt.primitives import Problem, RLJob
 
@@ -51,12 +50,12 @@ class EchoRLAdapter(FrameworkAdapter):
             "lr": spec.training.optimizer.lr,
             "extra": spec.native.get(self.PLUGIN_NAME, []),
         }
-        return NativeLaunch(
+        return NativeLaunch.from_job(
+            job,
             framework=self.PLUGIN_NAME,
             version=version.version,
             argv=("python3", "-m", "echo_rl.train", "--config", "echo-rl.json"),
             files={"echo-rl.json": json.dumps(config, indent=2, sort_keys=True) + "\n"},
-            **common_fields(job),  # type: ignore[arg-type]
         )
 
 
