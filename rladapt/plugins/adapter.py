@@ -18,6 +18,40 @@ if TYPE_CHECKING:
     from .native import NativeLaunch
 
 
+def unsupported(
+    field: str,
+    framework: str,
+    version: str | Version,
+    what: str,
+    *,
+    first: str | None = None,
+    last: str | None = None,
+    nowhere: Literal["any", "pinned"] | None = None,
+    found: object = None,
+    expected: str | None = None,
+) -> Problem:
+    """The problem "``framework`` ``version`` cannot express ``what`` (...)", blamed on the spec ``field``.
+
+    The remark in parentheses says where ``what`` is supported: ``first`` (a later version), else ``last`` (an
+    earlier one), else ``nowhere`` ("any": no version of the framework, "pinned": no pinned version); with none
+    of them there is no remark. Collect the problems and raise them together as one ``UnsupportedError``.
+    """
+    if first is not None:
+        remark = f" (first supported in {framework} {first})"
+    elif last is not None:
+        remark = f" (last supported in {framework} {last})"
+    elif nowhere is not None:
+        remark = f" (no {'pinned ' if nowhere == 'pinned' else ''}{framework} version supports it)"
+    else:
+        remark = ""
+    return Problem(
+        field,
+        f"{framework} {version} cannot express {what}{remark}",
+        expected=expected,
+        found=None if found is None else str(found),
+    )
+
+
 @dataclass(frozen=True)
 class FrameworkVersion:
     """One version an adapter supports, as listed in the compatibility matrix."""
@@ -97,32 +131,48 @@ class FrameworkAdapter(ABC):
             f"{self.PLUGIN_NAME}=={requested} is outside the compatibility matrix; expected one of: {listed}"
         )
 
+    def unsupported(
+        self,
+        field: str,
+        version: FrameworkVersion | str,
+        what: str,
+        *,
+        first: str | None = None,
+        last: str | None = None,
+        nowhere: Literal["any", "pinned"] | None = None,
+        found: object = None,
+        expected: str | None = None,
+    ) -> Problem:
+        """The problem "<this framework> ``version`` cannot express ``what`` (...)"; see ``unsupported``."""
+        return unsupported(
+            field,
+            self.PLUGIN_NAME,
+            version.version if isinstance(version, FrameworkVersion) else version,
+            what,
+            first=first,
+            last=last,
+            nowhere=nowhere,
+            found=found,
+            expected=expected,
+        )
+
     def check_capabilities(self, job: RLJob, version: FrameworkVersion) -> None:
         """Raise one UnsupportedError listing everything ``job`` needs that ``version`` cannot express."""
         problems = []
         for req in job_requirements(job):
             if req.capability in version.capabilities:
                 continue
-            later = [
-                v.version
-                for v in self.versions()
-                if req.capability in v.capabilities and v.parsed > version.parsed
-            ]
-            earlier = [
-                v.version
-                for v in self.versions()
-                if req.capability in v.capabilities and v.parsed < version.parsed
-            ]
-            if later:
-                hint = f"first supported in {self.PLUGIN_NAME} {later[0]}"
-            elif earlier:
-                hint = f"last supported in {self.PLUGIN_NAME} {earlier[-1]}"
-            else:
-                hint = f"no {self.PLUGIN_NAME} version supports it"
+            having = [v for v in self.versions() if req.capability in v.capabilities]
+            later = [v.version for v in having if v.parsed > version.parsed]
+            earlier = [v.version for v in having if v.parsed < version.parsed]
             problems.append(
-                Problem(
+                self.unsupported(
                     req.field,
-                    f"{self.PLUGIN_NAME} {version.version} cannot express {req.capability} ({hint})",
+                    version,
+                    req.capability,
+                    first=later[0] if later else None,
+                    last=earlier[-1] if earlier else None,
+                    nowhere="any",
                     found=req.found,
                 )
             )

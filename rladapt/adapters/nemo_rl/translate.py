@@ -20,6 +20,7 @@ import yaml
 from packaging.version import Version
 
 from rladapt.adapters.common import WEIGHT_EXCLUDES, hydra_passthrough, placement
+from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
 
@@ -66,17 +67,8 @@ class _Builder:
         self.values[key] = value
 
     def unsupported(self, path: str, what: str, first: str | None = None, found: object = None) -> None:
-        hint = (
-            f" (first supported in {FRAMEWORK} {first})"
-            if first
-            else f" (no {FRAMEWORK} version supports it)"
-        )
         self.problems.append(
-            Problem(
-                path,
-                f"{FRAMEWORK} {self.version} cannot express {what}{hint}",
-                found=None if found is None else str(found),
-            )
+            unsupported(path, FRAMEWORK, self.version, what, first=first or None, nowhere="any", found=found)
         )
 
     def nested(self) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.version import Version
 
 from rladapt.adapters import common
+from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
 
@@ -49,8 +50,9 @@ class Args:
         return self.values.get(flat, default)
 
     def cannot(self, path: str, what: str, found: object, hint: str | None = None) -> None:
-        message = f"openrlhf {self.version} cannot express {what}"
-        self.unsupported.append(Problem(path, message, hint, str(found)))
+        self.unsupported.append(
+            unsupported(path, "openrlhf", self.version, what, found=str(found), expected=hint)
+        )
 
     def argv(self) -> list[str]:
         out: list[str] = []

@@ -19,6 +19,7 @@ from rladapt.adapters.common import (
     override_notes,
     placement,
 )
+from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import CRITIC_ALGORITHMS
@@ -101,13 +102,8 @@ class _Builder:
         self.overrides.append(f"{key}={hydra_value(value)}")
 
     def unsupported(self, path: str, what: str, first: str | None = None, found: object = None) -> None:
-        hint = f" (first supported in verl {first})" if first else " (no pinned verl version supports it)"
         self.problems.append(
-            Problem(
-                path,
-                f"verl {self.version} cannot express {what}{hint}",
-                found=None if found is None else str(found),
-            )
+            unsupported(path, "verl", self.version, what, first=first or None, nowhere="pinned", found=found)
         )
 
 
