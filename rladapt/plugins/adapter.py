@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
 
 from packaging.version import InvalidVersion, Version
 
-from rladapt.primitives.errors import Problem, UnsupportedError, UsageError
+from rladapt.primitives.errors import PluginError, Problem, UnsupportedError, UsageError
 
+from ._matrix import MatrixEntry, read_matrix
 from .capabilities import job_requirements
 
 if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
     from rladapt.primitives import RLJob
 
     from .native import NativeLaunch
@@ -66,6 +70,21 @@ class FrameworkVersion:
         return Version(self.version)
 
 
+def versions_from_matrix(
+    entries: Iterable[MatrixEntry], capabilities: Callable[[str], frozenset[str]]
+) -> list[FrameworkVersion]:
+    """FrameworkVersions from matrix rows, with each version's capabilities from ``capabilities``."""
+    return [
+        FrameworkVersion(
+            version=e.version,
+            capabilities=capabilities(e.version),
+            status="deprecated" if e.status == "deprecated" else "supported",
+            tested_with=e.tested_with,
+        )
+        for e in entries
+    ]
+
+
 @dataclass(frozen=True)
 class CheckpointLayout:
     """Where a framework version writes checkpoints and how a resume point is found."""
@@ -80,18 +99,42 @@ class CheckpointLayout:
 class FrameworkAdapter(ABC):
     """Translates an RLJob into one framework's native launch.
 
-    Subclasses set ``PLUGIN_NAME`` (unique across all plugins) and implement ``versions`` and ``translate``.
-    ``translate`` must be pure: same job and version, same NativeLaunch; it never changes the job.
+    Subclasses set ``PLUGIN_NAME`` (unique across all plugins) and implement ``translate``. The supported versions
+    come from a compatibility matrix file: set ``MATRIX`` to it (e.g.
+    ``importlib.resources.files("my_plugin") / "matrix.toml"``) and implement ``capabilities``; or override
+    ``versions`` instead. ``translate`` must be pure: same job and version, same NativeLaunch; it never changes
+    the job.
     """
 
     PLUGIN_NAME: ClassVar[str]
     DESCRIPTION: ClassVar[str] = ""
     #: The PyPI distribution that installs the framework (``rladapt pin`` pins it); None when there is none.
     DISTRIBUTION: ClassVar[str | None] = None
+    #: The compatibility matrix file the default ``versions`` reads (format: ``rladapt/compat/matrix/*.toml``).
+    MATRIX: ClassVar[Traversable | None] = None
 
-    @abstractmethod
     def versions(self) -> list[FrameworkVersion]:
-        """Every supported version, oldest first."""
+        """Every supported version, oldest first: by default the rows of ``MATRIX`` with ``capabilities``.
+
+        The file is read once per adapter; a missing or malformed one is a ``PluginError`` naming it.
+        """
+        cached: list[FrameworkVersion] | None = self.__dict__.get("_matrix_versions")
+        if cached is None:
+            if self.MATRIX is None:
+                raise PluginError(
+                    f"framework {self.PLUGIN_NAME!r} has no versions: set MATRIX to its compatibility matrix "
+                    "file or override versions()"
+                )
+            cached = versions_from_matrix(read_matrix(self.MATRIX), self.capabilities)
+            self.__dict__["_matrix_versions"] = cached
+        return list(cached)
+
+    def capabilities(self, version: str) -> frozenset[str]:
+        """What ``version`` (a row of ``MATRIX``) can express (names from ``KNOWN_CAPABILITIES``)."""
+        raise PluginError(
+            f"framework {self.PLUGIN_NAME!r} reads its versions from MATRIX but does not implement "
+            "capabilities(version)"
+        )
 
     @abstractmethod
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from packaging.version import Version
 
+from rladapt.compat import bundled
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
 
 from . import translate as _translate
@@ -30,10 +31,10 @@ class OpenRLHFAdapter(FrameworkAdapter):
     DISTRIBUTION = "openrlhf"
     DESCRIPTION = "OpenRLHF: python3 -m openrlhf.cli.train_ppo_ray <flags>, submitted as a Ray job"
 
-    def versions(self) -> list[FrameworkVersion]:
-        from rladapt.compat import framework_versions
+    MATRIX = bundled("openrlhf")
 
-        return framework_versions("openrlhf", versions.capabilities)
+    def capabilities(self, version: str) -> frozenset[str]:
+        return versions.capabilities(version)
 
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         return _translate.translate(job, version)

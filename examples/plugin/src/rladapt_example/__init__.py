@@ -7,6 +7,7 @@ must carry a ``team`` label (a preflight check), and every launch gets the org's
 from __future__ import annotations
 
 import json
+from importlib import resources
 
 from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, hookimpl
 from rladapt.primitives import Problem, RLJob
@@ -33,11 +34,11 @@ class EchoRLAdapter(FrameworkAdapter):
     PLUGIN_NAME = "echo-rl"
     DESCRIPTION = "Toy in-house trainer that reads one JSON config (example plugin)."
 
-    def versions(self) -> list[FrameworkVersion]:
-        return [
-            FrameworkVersion("1.0.0", _CAPABILITIES - {"rollout.async"}),
-            FrameworkVersion("1.1.0", _CAPABILITIES),
-        ]
+    # The versions come from the plugin's own matrix file, as the built-in adapters' do.
+    MATRIX = resources.files("rladapt_example") / "matrix.toml"
+
+    def capabilities(self, version: str) -> frozenset[str]:
+        return _CAPABILITIES - {"rollout.async"} if version == "1.0.0" else _CAPABILITIES
 
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         spec = job.spec
