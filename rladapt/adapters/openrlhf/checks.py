@@ -20,7 +20,7 @@ from rladapt.primitives.errors import Problem
 from . import versions
 
 if TYPE_CHECKING:
-    from .translate import Args
+    from .args import Args
 
 #: OpenRLHF's defaults of the flags the checks read (the same in every pinned version, or unused where absent).
 DEFAULTS: dict[str, Any] = {
