@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 import yaml
 
-from rladapt.compat import pinned
+from rladapt import compat
 from rladapt.plugins import Registry, load_registry
 from tests.support.wheels import REPO
 
 FIXTURES = REPO / ".." / "shared" / "fixtures" / "nemo-rl"
-PINNED: list[str] = [entry.version for entry in pinned("nemo-rl")]
+PINNED: list[str] = [entry.version for entry in compat.pinned("nemo-rl")]
 #: The two built-ins whose native blocks the examples use (``native.verl``); nemo-rl must ignore the other's.
 BUILTINS = {"verl": "rladapt.adapters.verl", "nemo-rl": "rladapt.adapters.nemo_rl"}
 #: Keys upstream reads although its TypedDicts never declare them: key -> (versions, where it is read).
@@ -82,7 +82,7 @@ def tag(version: str) -> Tag:
     tree = json.loads((root / "grpo_MasterConfig.keytree.json").read_text())["keys"]
     base = yaml.safe_load((root / "examples" / "configs" / "grpo_math_1B.yaml").read_text())
     base.pop("defaults", None)
-    keys = set()
+    keys: set[str] = set()
     for dotted in flatten(base):
         parts = dotted.split(".")
         keys.update(".".join(parts[: i + 1]) for i in range(len(parts)))

@@ -82,6 +82,7 @@ def test_validate_native_names_the_wrong_sides_flag(registry: Registry, real_sou
     native = render(job(**SPEC), OLD, registry).native
     real_source(NEW)
     problems = registry.framework("openrlhf").validate_native(native.model_copy(update={"version": NEW}))
+    assert problems is not None  # the real parser of NEW is available
     found = {p.found for p in problems}
     assert "--actor_num_nodes" in found and "--pretrain" in found
     assert any("did you mean --actor.num_nodes" in p.message for p in problems)

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from rladapt.compat import pinned
+from rladapt import compat
 from rladapt.plugins import Registry, load_registry
 from tests.support.wheels import REPO, download_wheel, extract
 
-PINNED: list[str] = [entry.version for entry in pinned("verl")]
+PINNED: list[str] = [entry.version for entry in compat.pinned("verl")]
 
 
 def verl_package(version: str) -> Path:
