@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, ClassVar, Literal
 
@@ -11,7 +10,7 @@ from packaging.version import InvalidVersion, Version
 
 from rladapt.primitives.errors import PluginError, Problem, UnsupportedError, UsageError
 
-from ._matrix import MatrixEntry, read_matrix
+from ._matrix import read_matrix
 from .capabilities import job_requirements
 
 if TYPE_CHECKING:
@@ -70,21 +69,6 @@ class FrameworkVersion:
         return Version(self.version)
 
 
-def versions_from_matrix(
-    entries: Iterable[MatrixEntry], capabilities: Callable[[str], frozenset[str]]
-) -> list[FrameworkVersion]:
-    """FrameworkVersions from matrix rows, with each version's capabilities from ``capabilities``."""
-    return [
-        FrameworkVersion(
-            version=e.version,
-            capabilities=capabilities(e.version),
-            status="deprecated" if e.status == "deprecated" else "supported",
-            tested_with=e.tested_with,
-        )
-        for e in entries
-    ]
-
-
 @dataclass(frozen=True)
 class CheckpointLayout:
     """Where a framework version writes checkpoints and how a resume point is found."""
@@ -125,7 +109,15 @@ class FrameworkAdapter(ABC):
                     f"framework {self.PLUGIN_NAME!r} has no versions: set MATRIX to its compatibility matrix "
                     "file or override versions()"
                 )
-            cached = versions_from_matrix(read_matrix(self.MATRIX), self.capabilities)
+            cached = [
+                FrameworkVersion(
+                    version=row.version,
+                    capabilities=self.capabilities(row.version),
+                    status="deprecated" if row.status == "deprecated" else "supported",
+                    tested_with=row.tested_with,
+                )
+                for row in read_matrix(self.MATRIX)
+            ]
             self.__dict__["_matrix_versions"] = cached
         return list(cached)
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from packaging.version import Version
 
-from rladapt.plugins.adapter import unsupported
+from rladapt.plugins import adapter
 from rladapt.primitives.errors import Problem
 
 from . import versions
@@ -34,7 +34,7 @@ class Args:
 
     def cannot(self, path: str, what: str, found: object, hint: str | None = None) -> None:
         self.unsupported.append(
-            unsupported(path, "openrlhf", self.version, what, found=str(found), expected=hint)
+            adapter.unsupported(path, "openrlhf", self.version, what, found=str(found), expected=hint)
         )
 
     def argv(self) -> list[str]:
