@@ -1,8 +1,8 @@
 """Helpers the built-in adapters share: Hydra passthrough, override notes, upload excludes.
 
 The framework-independent parts of a NativeLaunch (placement, ports, volumes, secrets, resume point) live in
-``rladapt.plugins._job`` so that external adapters get them through ``NativeLaunch.from_job``; they are re-exported
-here for the built-ins.
+``rladapt.plugins.native`` so that external adapters get them through ``NativeLaunch.from_job``; they are
+re-exported here for the built-ins.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from rladapt.plugins._job import placement, pools, ports, resume, secrets, volumes
+from rladapt.plugins.native import placement, pools, ports, resume, secrets, volumes
 from rladapt.primitives.errors import Problem, SpecError
 
 if TYPE_CHECKING:

@@ -96,13 +96,14 @@ class FrameworkAdapter(ABC):
     DISTRIBUTION: ClassVar[str | None] = None
     #: The compatibility matrix file the default ``versions`` reads (format: ``rladapt/compat/matrix/*.toml``).
     MATRIX: ClassVar[Traversable | None] = None
+    _matrix_versions: list[FrameworkVersion] | None = None
 
     def versions(self) -> list[FrameworkVersion]:
         """Every supported version, oldest first: by default the rows of ``MATRIX`` with ``capabilities``.
 
         The file is read once per adapter; a missing or malformed one is a ``PluginError`` naming it.
         """
-        cached: list[FrameworkVersion] | None = self.__dict__.get("_matrix_versions")
+        cached = self._matrix_versions
         if cached is None:
             if self.MATRIX is None:
                 raise PluginError(
@@ -118,7 +119,7 @@ class FrameworkAdapter(ABC):
                 )
                 for row in read_matrix(self.MATRIX)
             ]
-            self.__dict__["_matrix_versions"] = cached
+            self._matrix_versions = cached
         return list(cached)
 
     def capabilities(self, version: str) -> frozenset[str]:

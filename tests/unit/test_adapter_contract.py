@@ -11,7 +11,7 @@ import pytest
 from rladapt.pipeline import render_native
 from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, hookimpl, load_registry
 from rladapt.plugins.adapter import unsupported
-from rladapt.primitives import PluginError, RLJob, UnsupportedError, load_job, load_job_text
+from rladapt.primitives import PluginError, Problem, RLJob, UnsupportedError, load_job, load_job_text
 from tests.conftest import REPO
 from tests.unit.test_spec_loading import MINIMAL
 
@@ -126,14 +126,15 @@ def test_from_job_derives_the_framework_independent_fields() -> None:
 
 
 def test_unsupported_says_where_else_it_is_supported() -> None:
-    def text(**kw: object) -> str:
-        return str(unsupported("spec.x", "fw", "1.0", "thing", found=3, **kw))  # type: ignore[arg-type]
+    def text(problem: Problem) -> str:
+        return str(problem).removeprefix("spec.x: fw 1.0 cannot express thing")
 
-    assert text(first="2.0") == "spec.x: fw 1.0 cannot express thing (first supported in fw 2.0), found 3"
-    assert text(last="0.9") == "spec.x: fw 1.0 cannot express thing (last supported in fw 0.9), found 3"
-    assert text(nowhere="any") == "spec.x: fw 1.0 cannot express thing (no fw version supports it), found 3"
-    assert (
-        text(nowhere="pinned")
-        == "spec.x: fw 1.0 cannot express thing (no pinned fw version supports it), found 3"
+    assert text(unsupported("spec.x", "fw", "1.0", "thing", first="2.0", found=3)) == (
+        " (first supported in fw 2.0), found 3"
     )
-    assert text(expected="1") == "spec.x: fw 1.0 cannot express thing; expected 1, found 3"
+    assert text(unsupported("spec.x", "fw", "1.0", "thing", last="0.9")) == " (last supported in fw 0.9)"
+    assert text(unsupported("spec.x", "fw", "1.0", "thing", nowhere="any")) == " (no fw version supports it)"
+    assert text(unsupported("spec.x", "fw", "1.0", "thing", nowhere="pinned")) == (
+        " (no pinned fw version supports it)"
+    )
+    assert text(unsupported("spec.x", "fw", "1.0", "thing", expected="1", found=3)) == "; expected 1, found 3"

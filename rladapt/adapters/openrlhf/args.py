@@ -10,7 +10,7 @@ from packaging.version import Version
 from rladapt.plugins import adapter
 from rladapt.primitives.errors import Problem
 
-from . import versions
+from .versions import has_flag, spell
 
 
 @dataclass
@@ -24,7 +24,7 @@ class Args:
     unsupported: list[Problem] = field(default_factory=list)
 
     def set(self, flat: str, value: Any, source: str) -> None:
-        if not versions.has_flag(self.version, flat):
+        if not has_flag(self.version, flat):
             raise AssertionError(f"rladapt bug: openrlhf {self.version} has no --{flat}")
         self.values[flat] = value
         self.fields[flat] = source
@@ -42,7 +42,7 @@ class Args:
         for flat, value in self.values.items():
             if value is None or value is False:
                 continue  # every boolean rladapt emits is a store_true flag defaulting to False
-            option = versions.spell(self.version, flat)
+            option = spell(self.version, flat)
             if value is True:
                 out.append(option)
             elif isinstance(value, (list, tuple)):
