@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from rladapt.primitives import Problem, RLJob
 
-from .adapter import CheckpointLayout, FrameworkAdapter, FrameworkVersion
+from .adapter import CheckpointLayout, FrameworkAdapter, FrameworkVersion, unsupported
 from .capabilities import KNOWN_CAPABILITIES, Requirement, job_requirements
 from .hookspecs import hookimpl, hookspec
 from .launcher import TERMINAL_STATES, Artifacts, Launcher, RunState, RunStatus
@@ -57,4 +57,5 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "job_requirements",
+    "unsupported",
 ]

@@ -8,14 +8,51 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from packaging.version import InvalidVersion, Version
 
-from rladapt.primitives.errors import Problem, UnsupportedError, UsageError
+from rladapt.primitives.errors import PluginError, Problem, UnsupportedError, UsageError
 
+from ._matrix import read_matrix
 from .capabilities import job_requirements
 
 if TYPE_CHECKING:
+    from importlib.resources.abc import Traversable
+
     from rladapt.primitives import RLJob
 
     from .native import NativeLaunch
+
+
+def unsupported(
+    field: str,
+    framework: str,
+    version: str | Version,
+    what: str,
+    *,
+    first: str | None = None,
+    last: str | None = None,
+    nowhere: Literal["any", "pinned"] | None = None,
+    found: object = None,
+    expected: str | None = None,
+) -> Problem:
+    """The problem "``framework`` ``version`` cannot express ``what`` (...)", blamed on the spec ``field``.
+
+    The remark in parentheses says where ``what`` is supported: ``first`` (a later version), else ``last`` (an
+    earlier one), else ``nowhere`` ("any": no version of the framework, "pinned": no pinned version); with none
+    of them there is no remark. Collect the problems and raise them together as one ``UnsupportedError``.
+    """
+    if first is not None:
+        remark = f" (first supported in {framework} {first})"
+    elif last is not None:
+        remark = f" (last supported in {framework} {last})"
+    elif nowhere is not None:
+        remark = f" (no {'pinned ' if nowhere == 'pinned' else ''}{framework} version supports it)"
+    else:
+        remark = ""
+    return Problem(
+        field,
+        f"{framework} {version} cannot express {what}{remark}",
+        expected=expected,
+        found=None if found is None else str(found),
+    )
 
 
 @dataclass(frozen=True)
@@ -46,18 +83,51 @@ class CheckpointLayout:
 class FrameworkAdapter(ABC):
     """Translates an RLJob into one framework's native launch.
 
-    Subclasses set ``PLUGIN_NAME`` (unique across all plugins) and implement ``versions`` and ``translate``.
-    ``translate`` must be pure: same job and version, same NativeLaunch; it never changes the job.
+    Subclasses set ``PLUGIN_NAME`` (unique across all plugins) and implement ``translate``. The supported versions
+    come from a compatibility matrix file: set ``MATRIX`` to it (e.g.
+    ``importlib.resources.files("my_plugin") / "matrix.toml"``) and implement ``capabilities``; or override
+    ``versions`` instead. ``translate`` must be pure: same job and version, same NativeLaunch; it never changes
+    the job.
     """
 
     PLUGIN_NAME: ClassVar[str]
     DESCRIPTION: ClassVar[str] = ""
     #: The PyPI distribution that installs the framework (``rladapt pin`` pins it); None when there is none.
     DISTRIBUTION: ClassVar[str | None] = None
+    #: The compatibility matrix file the default ``versions`` reads (format: ``rladapt/compat/matrix/*.toml``).
+    MATRIX: ClassVar[Traversable | None] = None
+    _matrix_versions: list[FrameworkVersion] | None = None
 
-    @abstractmethod
     def versions(self) -> list[FrameworkVersion]:
-        """Every supported version, oldest first."""
+        """Every supported version, oldest first: by default the rows of ``MATRIX`` with ``capabilities``.
+
+        The file is read once per adapter; a missing or malformed one is a ``PluginError`` naming it.
+        """
+        cached = self._matrix_versions
+        if cached is None:
+            if self.MATRIX is None:
+                raise PluginError(
+                    f"framework {self.PLUGIN_NAME!r} has no versions: set MATRIX to its compatibility matrix "
+                    "file or override versions()"
+                )
+            cached = [
+                FrameworkVersion(
+                    version=row.version,
+                    capabilities=self.capabilities(row.version),
+                    status="deprecated" if row.status == "deprecated" else "supported",
+                    tested_with=row.tested_with,
+                )
+                for row in read_matrix(self.MATRIX)
+            ]
+            self._matrix_versions = cached
+        return list(cached)
+
+    def capabilities(self, version: str) -> frozenset[str]:
+        """What ``version`` (a row of ``MATRIX``) can express (names from ``KNOWN_CAPABILITIES``)."""
+        raise PluginError(
+            f"framework {self.PLUGIN_NAME!r} reads its versions from MATRIX but does not implement "
+            "capabilities(version)"
+        )
 
     @abstractmethod
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
@@ -97,32 +167,48 @@ class FrameworkAdapter(ABC):
             f"{self.PLUGIN_NAME}=={requested} is outside the compatibility matrix; expected one of: {listed}"
         )
 
+    def unsupported(
+        self,
+        field: str,
+        version: FrameworkVersion | str,
+        what: str,
+        *,
+        first: str | None = None,
+        last: str | None = None,
+        nowhere: Literal["any", "pinned"] | None = None,
+        found: object = None,
+        expected: str | None = None,
+    ) -> Problem:
+        """The problem "<this framework> ``version`` cannot express ``what`` (...)"; see ``unsupported``."""
+        return unsupported(
+            field,
+            self.PLUGIN_NAME,
+            version.version if isinstance(version, FrameworkVersion) else version,
+            what,
+            first=first,
+            last=last,
+            nowhere=nowhere,
+            found=found,
+            expected=expected,
+        )
+
     def check_capabilities(self, job: RLJob, version: FrameworkVersion) -> None:
         """Raise one UnsupportedError listing everything ``job`` needs that ``version`` cannot express."""
         problems = []
         for req in job_requirements(job):
             if req.capability in version.capabilities:
                 continue
-            later = [
-                v.version
-                for v in self.versions()
-                if req.capability in v.capabilities and v.parsed > version.parsed
-            ]
-            earlier = [
-                v.version
-                for v in self.versions()
-                if req.capability in v.capabilities and v.parsed < version.parsed
-            ]
-            if later:
-                hint = f"first supported in {self.PLUGIN_NAME} {later[0]}"
-            elif earlier:
-                hint = f"last supported in {self.PLUGIN_NAME} {earlier[-1]}"
-            else:
-                hint = f"no {self.PLUGIN_NAME} version supports it"
+            having = [v for v in self.versions() if req.capability in v.capabilities]
+            later = [v.version for v in having if v.parsed > version.parsed]
+            earlier = [v.version for v in having if v.parsed < version.parsed]
             problems.append(
-                Problem(
+                self.unsupported(
                     req.field,
-                    f"{self.PLUGIN_NAME} {version.version} cannot express {req.capability} ({hint})",
+                    version,
+                    req.capability,
+                    first=later[0] if later else None,
+                    last=earlier[-1] if earlier else None,
+                    nowhere="any",
                     found=req.found,
                 )
             )

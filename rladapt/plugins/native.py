@@ -8,9 +8,13 @@ documented interface (``rladapt render --format json``); the field order below i
 from __future__ import annotations
 
 import json
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from rladapt.primitives import RLJob
 
 NATIVE_FORMAT_VERSION = 1
 
@@ -97,6 +101,54 @@ class NativeLaunch(_Frozen):
     lifecycle: dict[str, Any] = Field(default_factory=dict)
     notes: tuple[str, ...] = Field((), description="Human-readable remarks from the adapter (warnings).")
 
+    @classmethod
+    def from_job(
+        cls,
+        job: RLJob,
+        *,
+        framework: str,
+        version: str,
+        argv: Sequence[str],
+        files: Mapping[str, str] | None = None,
+        passthrough: Sequence[str] = (),
+        patches: Sequence[str] = (),
+        runtime_patches: Sequence[str] = (),
+        runtime_env: Mapping[str, Any] | None = None,
+        notes: Sequence[str] = (),
+    ) -> NativeLaunch:
+        """The native launch of ``job``: the framework's part is given, the rest is derived from the spec.
+
+        An adapter's ``translate`` builds its result with this, so every adapter derives the same placement, ports,
+        volumes, secrets, resume point, labels, lifecycle, launcher options, environment, image, working and
+        checkpoint directories from the job.
+        """
+        spec = job.spec
+        return cls(
+            framework=framework,
+            version=version,
+            job_name=job.metadata.name,
+            argv=tuple(argv),
+            env=dict(spec.env),
+            secrets=secrets(job),
+            files=dict(files or {}),
+            passthrough=tuple(passthrough),
+            patches=tuple(patches),
+            runtime_patches=tuple(runtime_patches),
+            pools=pools(job),
+            placement=placement(job),
+            ports=ports(job),
+            volumes=volumes(job),
+            working_dir=spec.runtime.working_dir,
+            image=spec.runtime.image,
+            checkpoint_dir=job.checkpoint_dir,
+            resume=resume(job),
+            runtime_env=dict(runtime_env or {}),
+            labels=dict(job.metadata.labels),
+            launcher_options={k: dict(v) for k, v in spec.launcher.items()},
+            lifecycle=spec.lifecycle.model_dump(),
+            notes=tuple(notes),
+        )
+
     @property
     def total_nodes(self) -> int:
         return sum(p.nodes for p in self.pools) or 1
@@ -115,3 +167,70 @@ class NativeLaunch(_Frozen):
     def with_env(self, extra: dict[str, str]) -> NativeLaunch:
         """A copy with ``extra`` merged over the environment (the originals are never changed)."""
         return self.model_copy(update={"env": {**self.env, **extra}})
+
+
+# --- the parts derived from the spec the same way for every framework (from_job) ---
+
+
+def pools(job: RLJob) -> tuple[PoolSpec, ...]:
+    return tuple(
+        PoolSpec(name=p.name, nodes=p.nodes, gpus_per_node=p.gpus_per_node, roles=tuple(p.roles))
+        for p in job.placement.pools
+    )
+
+
+def placement(job: RLJob) -> dict[str, RolePlacement]:
+    out: dict[str, RolePlacement] = {}
+    for pool in job.placement.pools:
+        for role in pool.roles:
+            res = job.spec.roles.get(role)
+            gpus = res.gpus if res is not None and res.gpus is not None else pool.gpus
+            nodes = max(1, gpus // pool.gpus_per_node) if gpus >= pool.gpus_per_node else 1
+            per_node = pool.gpus_per_node if gpus >= pool.gpus_per_node else gpus
+            out[role] = RolePlacement(
+                pool=pool.name,
+                nodes=nodes,
+                gpus_per_node=per_node,
+                colocated_with=tuple(r for r in pool.roles if r != role),
+            )
+    return out
+
+
+def ports(job: RLJob) -> tuple[PortSpec, ...]:
+    return tuple(
+        PortSpec(name=p.name, port=p.port, protocol=p.protocol, purpose=p.purpose) for p in job.spec.ports
+    )
+
+
+def volumes(job: RLJob) -> tuple[VolumeSpec, ...]:
+    out = []
+    for v in job.spec.volumes:
+        src = v.source
+        if src.host_path is not None:
+            kind, value = "host_path", src.host_path
+        elif src.pvc is not None:
+            kind, value = "pvc", src.pvc
+        elif src.nfs is not None:
+            kind, value = "nfs", f"{src.nfs.server}:{src.nfs.path}"
+        else:
+            kind, value = "memory", str(src.memory)
+        out.append(VolumeSpec(name=v.name, mount=v.mount, kind=kind, source=value, read_only=v.read_only))
+    return tuple(out)
+
+
+def secrets(job: RLJob) -> tuple[SecretRef, ...]:
+    out = []
+    for s in job.spec.secrets:
+        f = s.from_
+        if f.k8s_secret is not None:
+            out.append(SecretRef(env=s.env, kind="k8s_secret", name=f.k8s_secret.name, key=f.k8s_secret.key))
+        elif f.env is not None:
+            out.append(SecretRef(env=s.env, kind="env", name=f.env))
+        else:
+            out.append(SecretRef(env=s.env, kind="file", name=str(f.file)))
+    return tuple(out)
+
+
+def resume(job: RLJob) -> Resume:
+    ck = job.spec.checkpoint
+    return Resume(mode=ck.resume, path=ck.resume_path)

@@ -172,6 +172,9 @@ def test_third_party_plugin_discovered_by_entry_point(example_plugin: dict[str, 
     report = json.loads(res.stdout)
     assert report["frameworks"]["echo-rl"]["plugin"] == "example"
     assert [v["version"] for v in report["frameworks"]["echo-rl"]["versions"]] == ["1.0.0", "1.1.0"]
+    # read from the plugin's own matrix.toml (package data), capabilities from its capabilities()
+    assert report["frameworks"]["echo-rl"]["versions"][1]["tested_with"] == {"vllm": "0.8.5"}
+    assert "rollout.async" not in report["frameworks"]["echo-rl"]["versions"][0]["capabilities"]
 
     res = rladapt("render", "--framework", "echo-rl", "--format", "json", GSM8K, env=example_plugin)
     assert res.returncode == 0, res.stderr

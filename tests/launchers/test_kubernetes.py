@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 import yaml
 
-from rladapt.adapters.common import common_fields
 from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
 from rladapt.launchers.kubernetes import (
     CONFIGMAP_FILE,
@@ -61,7 +60,8 @@ class ToyAdapter(FrameworkAdapter):
         pass  # the launcher is under test here, not capability checks
 
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
-        return NativeLaunch(
+        return NativeLaunch.from_job(
+            job,
             framework="toy",
             version=version.version,
             argv=(
@@ -75,7 +75,6 @@ class ToyAdapter(FrameworkAdapter):
             files={"conf/toy.yaml": f"model: {job.spec.model.path}\nlr: {job.spec.training.optimizer.lr}\n"},
             runtime_patches=("toy_patches:fix_seed",),
             patches=("toy-seed",),
-            **common_fields(job),
         )
 
 

@@ -78,7 +78,7 @@ def test_wheel_from_a_checkout_without_symlinks_holds_every_module_and_the_matri
     expected = {
         p.relative_to(REPO).as_posix()
         for p in PACKAGE.rglob("*")
-        if p.suffix in {".py", ".toml", ".json"} and "__pycache__" not in p.parts
+        if p.suffix in {".py", ".toml", ".json", ".txt"} and "__pycache__" not in p.parts
     }
     assert {"rladapt/primitives/spec.py", "rladapt/compat/matrix/verl.toml"} <= expected
     assert not expected - names, sorted(expected - names)

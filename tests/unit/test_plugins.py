@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from rladapt.adapters.common import common_fields
 from rladapt.pipeline import parse_framework, render_native
 from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, Patch, hookimpl
 from rladapt.plugins._manager import load_registry
@@ -47,11 +46,8 @@ class ToyAdapter(FrameworkAdapter):
 
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         args = [f"--batch={job.spec.training.global_batch}", *job.spec.native.get("toy", [])]
-        return NativeLaunch(
-            framework="toy",
-            version=version.version,
-            argv=("python3", "-m", "toy", *args),
-            **common_fields(job),
+        return NativeLaunch.from_job(
+            job, framework="toy", version=version.version, argv=("python3", "-m", "toy", *args)
         )
 
     def validate_native(self, native: NativeLaunch) -> list[Problem]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rladapt.compat import bundled
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
 
 from . import translate as _translate
@@ -28,10 +29,10 @@ class NemoRLAdapter(FrameworkAdapter):
         "NeMo-RL (NVIDIA-NeMo/RL): uv run python examples/run_grpo*.py --config <file> <Hydra overrides>"
     )
 
-    def versions(self) -> list[FrameworkVersion]:
-        from rladapt.compat import framework_versions
+    MATRIX = bundled("nemo-rl")
 
-        return framework_versions("nemo-rl", capabilities)
+    def capabilities(self, version: str) -> frozenset[str]:
+        return capabilities(version)
 
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         return _translate.translate(job, version)

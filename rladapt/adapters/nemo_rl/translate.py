@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from packaging.version import Version
 
-from rladapt.adapters.common import WEIGHT_EXCLUDES, common_fields, hydra_passthrough, placement
+from rladapt.adapters.common import WEIGHT_EXCLUDES, hydra_passthrough, placement
+from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
 
@@ -66,17 +67,8 @@ class _Builder:
         self.values[key] = value
 
     def unsupported(self, path: str, what: str, first: str | None = None, found: object = None) -> None:
-        hint = (
-            f" (first supported in {FRAMEWORK} {first})"
-            if first
-            else f" (no {FRAMEWORK} version supports it)"
-        )
         self.problems.append(
-            Problem(
-                path,
-                f"{FRAMEWORK} {self.version} cannot express {what}{hint}",
-                found=None if found is None else str(found),
-            )
+            unsupported(path, FRAMEWORK, self.version, what, first=first or None, nowhere="any", found=found)
         )
 
     def nested(self) -> dict[str, Any]:
@@ -121,14 +113,14 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     text = header + yaml.safe_dump(document, sort_keys=False, default_flow_style=False, width=110)
     script = b.k.script(reward_model=job.spec.reward.model is not None)
     argv = ("uv", "run", "python", script, "--config", path, *native)
-    return NativeLaunch(
+    return NativeLaunch.from_job(
+        job,
         framework=FRAMEWORK,
         version=fv.version,
         argv=argv,
         files={path: text},
         runtime_env=runtime_env(job),
-        notes=tuple(b.notes),
-        **common_fields(job),
+        notes=b.notes,
     )
 
 

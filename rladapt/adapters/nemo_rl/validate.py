@@ -17,7 +17,7 @@ from packaging.version import Version
 
 from rladapt.primitives.errors import Problem
 
-from . import schema
+from .schema import is_known, suggest
 from .translate import FRAMEWORK, NATIVE_FIELD
 from .versions import V0_4_0
 
@@ -56,7 +56,7 @@ def overrides(native: NativeLaunch) -> list[str]:
 
 
 def _unknown(key: str, version: str, where: str, found: str | None = None) -> Problem:
-    hint = schema.suggest(key, version)
+    hint = suggest(key, version)
     message = f"{FRAMEWORK} {version} has no config key {key!r}" + (
         f" (did you mean {hint!r}?)" if hint else ""
     )
@@ -89,7 +89,7 @@ def validate_native(native: NativeLaunch) -> list[Problem]:
     body = {k: v for k, v in document.items() if k != "defaults"}
     emitted = dict(leaves(body))
     for key in emitted:
-        if not schema.is_known(key, version):
+        if not is_known(key, version):
             problems.append(_unknown(key, version, f"{FRAMEWORK} config: {key}"))
     for i, item in enumerate(overrides(native)):
         prefix = item[: len(item) - len(item.lstrip("+~"))]
@@ -103,7 +103,7 @@ def validate_native(native: NativeLaunch) -> list[Problem]:
                     found=item,
                 )
             )
-        elif not schema.is_known(key, version):
+        elif not is_known(key, version):
             problems.append(_unknown(key, version, where, item))
     problems.extend(semantic(body, Version(version)))
     return problems[:_MAX_PROBLEMS]

@@ -104,11 +104,6 @@ class Keys:
         return (".json", ".jsonl")  # anything else goes to datasets.load_dataset(path) as a Hub id
 
     @property
-    def metric_prefix(self) -> bool:
-        """``checkpointing.metric_name`` must read ``val:<m>`` / ``train:<m>`` (PR 1291, 0.4.0)."""
-        return self.version >= V0_4_0
-
-    @property
     def has_epochs(self) -> bool:
         return self.version >= V0_4_0
 

@@ -8,21 +8,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from packaging.version import Version
-
+from rladapt.compat import bundled
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
 
 from . import translate as _translate
+from . import validate as _validate
 from . import versions
-from .checks import FlagView, check
-from .parser import ParserUnavailable, build_parser_cached, find_source, parse, problems
 from .patches import PATCHES
 
 if TYPE_CHECKING:
     from rladapt.plugins.native import NativeLaunch
     from rladapt.primitives import Problem, RLJob
-
-NATIVE_FIELD = "spec.native.openrlhf"
 
 
 class OpenRLHFAdapter(FrameworkAdapter):
@@ -30,42 +26,16 @@ class OpenRLHFAdapter(FrameworkAdapter):
     DISTRIBUTION = "openrlhf"
     DESCRIPTION = "OpenRLHF: python3 -m openrlhf.cli.train_ppo_ray <flags>, submitted as a Ray job"
 
-    def versions(self) -> list[FrameworkVersion]:
-        from rladapt.compat import framework_versions
+    MATRIX = bundled("openrlhf")
 
-        return framework_versions("openrlhf", versions.capabilities)
+    def capabilities(self, version: str) -> frozenset[str]:
+        return versions.capabilities(version)
 
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         return _translate.translate(job, version)
 
     def validate_native(self, native: NativeLaunch) -> list[Problem] | None:
-        """The real parser of ``native.version`` judges the whole argv, native flags included (when available)."""
-        from rladapt.primitives.errors import Problem
-
-        source = find_source(native.version)
-        if source is None:
-            return None
-        try:
-            parser = build_parser_cached(source, f"openrlhf-{native.version}")
-        except ParserUnavailable:
-            return None
-        if tuple(native.argv[1:3]) != ("-m", _translate.ENTRY_MODULE):
-            return [
-                Problem(
-                    "native.argv",
-                    f"expected `<python> -m {_translate.ENTRY_MODULE} ...`",
-                    found=" ".join(native.argv[:3]),
-                )
-            ]
-        args = native.argv[3:]
-        # the spec's native.openrlhf tokens are appended last by translate: blame them, not rladapt
-        first_user = len(args) - len(_translate.split_native(list(native.passthrough)))
-        origin = {i: (NATIVE_FIELD if i >= first_user else "native.argv") for i in range(len(args))}
-        found = problems(parser, args, origin, native.version)
-        if found:
-            return found
-        namespace = parse(parser, args).namespace
-        return check(FlagView.from_namespace(Version(native.version), namespace, NATIVE_FIELD))
+        return _validate.validate_native(native)
 
     def checkpoint_layout(self, native: NativeLaunch) -> CheckpointLayout:
         resume = (versions.spell(native.version, "load_checkpoint"),)

@@ -17,10 +17,10 @@ from packaging.version import Version
 
 from rladapt.primitives.errors import Problem
 
-from . import versions
+from .versions import DOTTED, GROUP_ESTIMATORS, dest, dotted, has_flag
 
 if TYPE_CHECKING:
-    from .translate import Args
+    from .args import Args
 
 #: OpenRLHF's defaults of the flags the checks read (the same in every pinned version, or unused where absent).
 DEFAULTS: dict[str, Any] = {
@@ -92,10 +92,10 @@ class FlagView:
 
 
 def _dest(version: Version, flat: str) -> str:
-    if versions.dotted(version) and flat in _CHECK_ONLY_DOTTED:
+    if dotted(version) and flat in _CHECK_ONLY_DOTTED:
         return _CHECK_ONLY_DOTTED[flat]
-    if flat in versions.DOTTED:
-        return versions.dest(version, flat)
+    if flat in DOTTED:
+        return dest(version, flat)
     return flat
 
 
@@ -128,7 +128,7 @@ def check(view: FlagView) -> list[Problem]:
         )
 
     # Before 0.7 the reference model always exists and the shape check does not look at the KL coefficient.
-    ref_exists = kl > 0 or not versions.has_flag(v, "use_kl_loss")
+    ref_exists = kl > 0 or not has_flag(v, "use_kl_loss")
     if (view.get("colocate_actor_ref") or colocate_all) and ref_exists and _gpus(view, "ref") != (an, ag):
         rn, rg = _gpus(view, "ref")
         out.append(
@@ -155,7 +155,7 @@ def check(view: FlagView) -> list[Problem]:
             )
         )
 
-    if estimator in versions.GROUP_ESTIMATORS and n < 2:
+    if estimator in GROUP_ESTIMATORS and n < 2:
         out.append(
             Problem(
                 view.field("n_samples_per_prompt"),
@@ -251,7 +251,7 @@ def check(view: FlagView) -> list[Problem]:
             )
         )
 
-    if versions.has_flag(v, "ring_attn_size"):
+    if has_flag(v, "ring_attn_size"):
         micro = int(view.get("micro_rollout_batch_size") or 1)
         batches = n * rollout_batch // micro
         processes = (

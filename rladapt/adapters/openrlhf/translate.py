@@ -7,7 +7,6 @@ itself asserts only after parsing (``checks.py``), then spelled in the chosen ve
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
@@ -16,8 +15,10 @@ from rladapt.adapters import common
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
 
-from . import checks, versions
+from .args import Args
+from .checks import FlagView, check
 from .parser import split_native
+from .versions import ALGORITHMS, capabilities, has_flag
 
 if TYPE_CHECKING:
     from rladapt.plugins import FrameworkVersion
@@ -27,48 +28,6 @@ ENTRY_MODULE = "openrlhf.cli.train_ppo_ray"
 #: OpenRLHF loads this name from a Python file given as the remote reward URL.
 REWARD_FUNC_NAME = "reward_func"
 REWARD_SHIM = ".rladapt/openrlhf_reward.py"
-
-
-@dataclass
-class Args:
-    """The flags of one launch, by flat name, each with the spec field it came from."""
-
-    version: Version
-    values: dict[str, Any] = field(default_factory=dict)
-    fields: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    unsupported: list[Problem] = field(default_factory=list)
-
-    def set(self, flat: str, value: Any, source: str) -> None:
-        if not versions.has_flag(self.version, flat):
-            raise AssertionError(f"rladapt bug: openrlhf {self.version} has no --{flat}")
-        self.values[flat] = value
-        self.fields[flat] = source
-
-    def get(self, flat: str, default: Any = None) -> Any:
-        return self.values.get(flat, default)
-
-    def cannot(self, path: str, what: str, found: object, hint: str | None = None) -> None:
-        message = f"openrlhf {self.version} cannot express {what}"
-        self.unsupported.append(Problem(path, message, hint, str(found)))
-
-    def argv(self) -> list[str]:
-        out: list[str] = []
-        for flat, value in self.values.items():
-            if value is None or value is False:
-                continue  # every boolean rladapt emits is a store_true flag defaulting to False
-            option = versions.spell(self.version, flat)
-            if value is True:
-                out.append(option)
-            elif isinstance(value, (list, tuple)):
-                out.extend([option, *(_text(v) for v in value)])
-            else:
-                out.extend([option, _text(value)])
-        return out
-
-
-def _text(value: object) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
 
 
 def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
@@ -85,7 +44,7 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
     _logging(job, args)
     if args.unsupported:
         raise UnsupportedError(args.unsupported)
-    problems = checks.check(checks.FlagView.from_args(args))
+    problems = check(FlagView.from_args(args))
     if problems:
         # The job is valid rladapt-wise: what OpenRLHF would assert on is something this version cannot run.
         raise UnsupportedError(
@@ -99,17 +58,16 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         *common.override_notes("openrlhf", flags, _flag_items(generated)),
     ]
     argv = (job.spec.runtime.python, "-m", ENTRY_MODULE, *generated, *native_tokens)
-    fields = common.common_fields(job)
     env: dict[str, str] = dict(job.spec.env)
-    return NativeLaunch(
+    return NativeLaunch.from_job(
+        job,
         framework="openrlhf",
         version=version.version,
         argv=argv,
         files=files,
         runtime_env=runtime_env(job, env),
-        notes=tuple(notes),
-        passthrough=tuple(job.spec.native.get("openrlhf", [])),
-        **fields,
+        notes=notes,
+        passthrough=job.spec.native.get("openrlhf", []),
     )
 
 
@@ -162,7 +120,7 @@ def _placement(job: RLJob, args: Args) -> None:
         put("ref", "spec.placement")
         if not colocate_all:
             args.set("colocate_actor_ref", layout.colocated("actor", "ref"), "spec.placement")
-    elif not versions.has_flag(args.version, "use_kl_loss"):
+    elif not has_flag(args.version, "use_kl_loss"):
         # Before 0.6 a reference model is always created; give it the actor's GPUs rather than new ones.
         put("ref", "spec.placement", like="actor")
         if not colocate_all:
@@ -204,7 +162,7 @@ def _placement(job: RLJob, args: Args) -> None:
         if job.spec.weight_sync.max_staleness == 0:
             # Hybrid engine: vLLM and DeepSpeed take turns on the same GPUs.
             args.set("vllm_enable_sleep", True, "spec.placement")
-            if versions.has_flag(args.version, "deepspeed_enable_sleep"):
+            if has_flag(args.version, "deepspeed_enable_sleep"):
                 args.set("deepspeed_enable_sleep", True, "spec.placement")
     _pool_budget(job, args, roles)
 
@@ -221,13 +179,13 @@ def _placement(job: RLJob, args: Args) -> None:
             "spec.weight_sync.every_steps", "weight sync less often than every step", ws.every_steps, "1"
         )
     if ws.max_staleness > 0:
-        if not versions.has_flag(args.version, "async_train"):
+        if not has_flag(args.version, "async_train"):
             args.cannot(
                 "spec.weight_sync.max_staleness", "asynchronous (off-policy) training", ws.max_staleness, "0"
             )
         else:
             args.set("async_train", True, "spec.weight_sync.max_staleness")
-            if versions.has_flag(args.version, "async_queue_size"):
+            if has_flag(args.version, "async_queue_size"):
                 args.set("async_queue_size", ws.max_staleness, "spec.weight_sync.max_staleness")
             elif ws.max_staleness != 1:
                 args.cannot(
@@ -376,15 +334,13 @@ def _reward_shim(path: str, name: str) -> str:
 
 def _algorithm(job: RLJob, args: Args) -> None:
     alg = job.spec.algorithm
-    mapping = versions.ALGORITHMS.get(alg.name)
-    if mapping is None or f"algorithm.{alg.name}" not in versions.capabilities(str(args.version)):
+    mapping = ALGORITHMS.get(alg.name)
+    if mapping is None or f"algorithm.{alg.name}" not in capabilities(str(args.version)):
         args.cannot(
             "spec.algorithm.name",
             f"algorithm {alg.name}",
             alg.name,
-            ", ".join(
-                a for a in versions.ALGORITHMS if f"algorithm.{a}" in versions.capabilities(str(args.version))
-            ),
+            ", ".join(a for a in ALGORITHMS if f"algorithm.{a}" in capabilities(str(args.version))),
         )
         return
     estimator, extra = mapping
@@ -398,13 +354,13 @@ def _algorithm(job: RLJob, args: Args) -> None:
     kl = alg.kl
     args.set("init_kl_coef", kl.coef, "spec.algorithm.kl.coef")
     if kl.coef > 0 and kl.in_ == "loss":
-        if versions.has_flag(args.version, "use_kl_loss"):
+        if has_flag(args.version, "use_kl_loss"):
             args.set("use_kl_loss", True, "spec.algorithm.kl.in")
         else:
             args.cannot("spec.algorithm.kl.in", "KL as a loss term", "loss", "reward")
     # verl's low_var_kl is k3 clamped to [-10, 10]; OpenRLHF's k3 is the same estimator without the clamp.
     estimator_name = "k3" if kl.estimator == "low_var_kl" else kl.estimator
-    if versions.has_flag(args.version, "kl_estimator"):
+    if has_flag(args.version, "kl_estimator"):
         args.set("kl_estimator", estimator_name, "spec.algorithm.kl.estimator")
     elif estimator_name == "k3":
         args.set("use_kl_estimator_k3", True, "spec.algorithm.kl.estimator")
@@ -418,11 +374,11 @@ def _algorithm(job: RLJob, args: Args) -> None:
     clip = alg.clip
     args.set("eps_clip", clip.low, "spec.algorithm.clip.low")
     if clip.high != clip.low:
-        if versions.has_flag(args.version, "eps_clip_low_high"):
+        if has_flag(args.version, "eps_clip_low_high"):
             args.set("eps_clip_low_high", (clip.low, clip.high), "spec.algorithm.clip.high")
         else:
             args.cannot("spec.algorithm.clip.high", "an asymmetric clip range", clip.high, f"{clip.low}")
-    if versions.has_flag(args.version, "entropy_loss_coef"):
+    if has_flag(args.version, "entropy_loss_coef"):
         args.set("entropy_loss_coef", alg.entropy_coef, "spec.algorithm.entropy_coef")
     elif alg.entropy_coef > 0:
         args.cannot("spec.algorithm.entropy_coef", "an entropy bonus", alg.entropy_coef, "0")
@@ -448,7 +404,7 @@ def _batches(job: RLJob, args: Args) -> None:
     else:
         args.set("num_episodes", tr.epochs or 1, "spec.training.epochs")
     if tr.dynamic_batch.enabled:
-        if versions.has_flag(args.version, "use_dynamic_batch"):
+        if has_flag(args.version, "use_dynamic_batch"):
             args.set("use_dynamic_batch", True, "spec.training.dynamic_batch.enabled")
             args.set(
                 "train_max_tokens_per_gpu",
@@ -466,7 +422,7 @@ def _batches(job: RLJob, args: Args) -> None:
     data = spec.data
     ro = spec.rollout
     response = ro.max_tokens or data.max_response_length
-    if versions.has_flag(args.version, "max_new_tokens"):
+    if has_flag(args.version, "max_new_tokens"):
         args.set("max_len", data.max_prompt_length + response, "spec.data.max_prompt_length")
         args.set("max_new_tokens", response, "spec.data.max_response_length")
     else:
@@ -502,7 +458,7 @@ def _data_and_eval(job: RLJob, args: Args) -> None:
         args.cannot("spec.eval.before_training", "an evaluation before the first step", True, "false")
     if ev.every_steps == 0:
         return
-    if not versions.has_flag(args.version, "eval_dataset"):
+    if not has_flag(args.version, "eval_dataset"):
         args.cannot("spec.eval.every_steps", "evaluation on a held-out dataset", ev.every_steps, "0")
         return
     files = [*data.val, *ev.datasets]
@@ -536,7 +492,7 @@ def _optimizer(job: RLJob, args: Args) -> None:
     # A critic setting the user left out follows the actor's, in every version (before 0.10.2 it has to).
     decay = critic.weight_decay if "weight_decay" in given else opt.weight_decay
     warmup = critic.warmup_steps if "warmup_steps" in given else opt.warmup_steps
-    if versions.has_flag(args.version, "critic_l2"):
+    if has_flag(args.version, "critic_l2"):
         args.set("critic_l2", decay, "spec.training.critic_optimizer.weight_decay")
         if tr.steps is not None:
             args.set(
@@ -590,7 +546,7 @@ def _deepspeed(job: RLJob, args: Args) -> None:
             "1",
         )
     if par.cp > 1:
-        if versions.has_flag(args.version, "ring_attn_size"):
+        if has_flag(args.version, "ring_attn_size"):
             args.set("ring_attn_size", par.cp, "spec.training.parallel.cp")
         else:
             args.cannot("spec.training.parallel.cp", "context parallelism (ring attention)", par.cp, "1")
@@ -598,11 +554,11 @@ def _deepspeed(job: RLJob, args: Args) -> None:
     dtype = spec.model.dtype
     if dtype == "float32":
         args.cannot("spec.model.dtype", "float32 training", dtype, "bfloat16 or float16")
-    elif versions.has_flag(args.version, "param_dtype"):
+    elif has_flag(args.version, "param_dtype"):
         args.set("param_dtype", "bf16" if dtype == "bfloat16" else "fp16", "spec.model.dtype")
     else:
         args.set("bf16", dtype == "bfloat16", "spec.model.dtype")
-    if versions.has_flag(args.version, "flash_attn"):
+    if has_flag(args.version, "flash_attn"):
         args.set("flash_attn", True, "spec.model")  # default off before 0.8.10; every upstream script sets it
     args.set("gradient_checkpointing", spec.model.gradient_checkpointing, "spec.model.gradient_checkpointing")
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rladapt.compat import bundled
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
 
 from . import translate as _translate
@@ -21,10 +22,10 @@ class VerlAdapter(FrameworkAdapter):
     DISTRIBUTION = "verl"
     DESCRIPTION = "verl (volcengine): python3 -m verl.trainer.main_ppo with Hydra overrides"
 
-    def versions(self) -> list[FrameworkVersion]:
-        from rladapt.compat import framework_versions
+    MATRIX = bundled("verl")
 
-        return framework_versions("verl", capabilities)
+    def capabilities(self, version: str) -> frozenset[str]:
+        return capabilities(version)
 
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         return _translate.translate(job, version)

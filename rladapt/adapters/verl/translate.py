@@ -15,16 +15,16 @@ from packaging.version import Version
 
 from rladapt.adapters.common import (
     WEIGHT_EXCLUDES,
-    common_fields,
     hydra_passthrough,
     override_notes,
     placement,
 )
+from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import CRITIC_ALGORITHMS
 
-from .versions import V0_6_1, V0_8_0, Keys, keys
+from .versions import Keys, keys
 
 if TYPE_CHECKING:
     from rladapt.plugins.adapter import FrameworkVersion
@@ -102,13 +102,8 @@ class _Builder:
         self.overrides.append(f"{key}={hydra_value(value)}")
 
     def unsupported(self, path: str, what: str, first: str | None = None, found: object = None) -> None:
-        hint = f" (first supported in verl {first})" if first else " (no pinned verl version supports it)"
         self.problems.append(
-            Problem(
-                path,
-                f"verl {self.version} cannot express {what}{hint}",
-                found=None if found is None else str(found),
-            )
+            unsupported(path, "verl", self.version, what, first=first or None, nowhere="pinned", found=found)
         )
 
 
@@ -146,15 +141,14 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     if name != CONFIG_NAMES[module][0]:
         argv += ["--config-name", name]
     argv += b.overrides + native
-    fields = common_fields(job)
-    return NativeLaunch(
+    return NativeLaunch.from_job(
+        job,
         framework="verl",
         version=fv.version,
-        argv=tuple(argv),
+        argv=argv,
         runtime_env=runtime_env(job),
-        notes=tuple(b.notes),
-        passthrough=tuple(native),
-        **fields,
+        notes=b.notes,
+        passthrough=native,
     )
 
 
@@ -203,7 +197,7 @@ def _placement(b: _Builder, module: str) -> None:
                 found=ws.every_steps,
             )
         return
-    if b.version < V0_8_0:  # check_capabilities reports this first; kept for direct translate() callers
+    if not b.k.has_rollout_pool:  # check_capabilities reports this first; kept for direct translate() callers
         b.unsupported("spec.placement", "rollout on its own GPU pool", "0.8.0", "rollout in its own pool")
         return
     ro = roles["rollout"]
@@ -353,7 +347,7 @@ def _batches(b: _Builder) -> None:
             b.set("critic.ppo_max_token_len_per_gpu", 2 * dyn.max_tokens_per_gpu)
         copt = tr.critic_optimizer or opt
         b.set("critic.optim.lr", copt.lr)
-        if b.version >= V0_6_1 or tr.backend == "megatron":
+        if b.k.fsdp_critic_warmup_steps or tr.backend == "megatron":
             b.set("critic.optim.lr_warmup_steps", copt.warmup_steps)
         elif copt.warmup_steps and tr.steps:
             # 0.5.0's FSDP critic optimizer only knows a warmup ratio of the total steps.
@@ -386,9 +380,11 @@ def _backend(b: _Builder) -> None:
             b.set(f"{role}.megatron.pipeline_model_parallel_size", par.pp)
             b.set(f"{role}.megatron.context_parallel_size", par.cp)
         if spec.model.gradient_checkpointing:
-            # Megatron recomputes activations through its transformer config (the same in every pinned version;
-            # 0.5.0's critic inherits the actor's block).
-            roles = [f"{ARR}.actor", *(["critic"] if critic and b.version >= V0_6_1 else [])]
+            # Megatron recomputes activations through its transformer config (the same in every pinned version).
+            roles = [
+                f"{ARR}.actor",
+                *(["critic"] if critic and b.k.megatron_critic_transformer_config else []),
+            ]
             for role in roles:
                 otc = f"{role}.megatron.override_transformer_config"
                 b.set(f"{otc}.recompute_granularity", "full")

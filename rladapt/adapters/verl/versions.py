@@ -103,8 +103,19 @@ class Keys:
         return self.version >= V0_8_0
 
     @property
-    def has_checkpoint_engine(self) -> bool:
-        return self.version >= V0_7_1
+    def has_rollout_pool(self) -> bool:
+        """A rollout on its own GPU pool (the one-step-off / fully-async entrypoints) from 0.8.0."""
+        return self.version >= V0_8_0
+
+    @property
+    def fsdp_critic_warmup_steps(self) -> bool:
+        """The FSDP critic optimizer takes ``lr_warmup_steps`` from 0.6.1 (0.5.0: only a warmup ratio)."""
+        return self.version >= V0_6_1
+
+    @property
+    def megatron_critic_transformer_config(self) -> bool:
+        """The Megatron critic has its own ``override_transformer_config`` from 0.6.1 (0.5.0: the actor's)."""
+        return self.version >= V0_6_1
 
 
 def keys(version: str) -> Keys:

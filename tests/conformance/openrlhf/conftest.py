@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
+from rladapt import compat
 from rladapt.adapters.openrlhf.parser import build_parser, parse, source_from_wheel
-from rladapt.compat import pinned
 from rladapt.pipeline import Rendered, render_native
 from rladapt.plugins._manager import Registry, load_registry
 from rladapt.primitives import RLJob, load_job, validate_data
 from tests.support.wheels import REPO, download_wheel
 
-PINNED: list[str] = [entry.version for entry in pinned("openrlhf")]
+PINNED: list[str] = [entry.version for entry in compat.pinned("openrlhf")]
 RESEARCH = REPO / ".." / "shared" / "research"
 EXAMPLES = REPO / "examples"
 

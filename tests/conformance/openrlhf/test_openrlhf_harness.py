@@ -44,6 +44,7 @@ def test_parser_matches_the_independently_extracted_flag_table(table: Path) -> N
             default = str(default)
         if isinstance(flag["default"], str) and "datetime.now()" in flag["default"]:
             # the run name is stamped at parse time: the module's own `datetime` import must have been executed
+            assert isinstance(default, str), (flag["flag"], default)
             assert re.fullmatch(r"ppo_\d{4}T\d{2}:\d{2}", default), (flag["flag"], default)
             continue
         assert (list(default) if isinstance(default, tuple) else default) == flag["default"], flag["flag"]

@@ -203,7 +203,8 @@ def test_checkpoint_layout_and_resume_flag(version: str, registry: Registry) -> 
     assert getattr(namespace, dest_in(version, "ckpt_path")) == layout.root
 
     never = render(job(**RLOO, checkpoint={"dir": "/ckpt/t", "resume": "never"}), version, registry).native
-    assert registry.framework("openrlhf").checkpoint_layout(never).resume_args == ()  # type: ignore[union-attr]
+    never_layout = registry.framework("openrlhf").checkpoint_layout(never)
+    assert never_layout is not None and never_layout.resume_args == ()
 
 
 def test_capabilities_follow_the_releases(registry: Registry) -> None:

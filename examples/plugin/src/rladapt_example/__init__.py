@@ -7,8 +7,8 @@ must carry a ``team`` label (a preflight check), and every launch gets the org's
 from __future__ import annotations
 
 import json
+from importlib import resources
 
-from rladapt.adapters.common import common_fields
 from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, Problem, RLJob, hookimpl
 
 _CAPABILITIES = frozenset(
@@ -33,11 +33,11 @@ class EchoRLAdapter(FrameworkAdapter):
     PLUGIN_NAME = "echo-rl"
     DESCRIPTION = "Toy in-house trainer that reads one JSON config (example plugin)."
 
-    def versions(self) -> list[FrameworkVersion]:
-        return [
-            FrameworkVersion("1.0.0", _CAPABILITIES - {"rollout.async"}),
-            FrameworkVersion("1.1.0", _CAPABILITIES),
-        ]
+    # The versions come from the plugin's own matrix file, as the built-in adapters' do.
+    MATRIX = resources.files("rladapt_example") / "matrix.toml"
+
+    def capabilities(self, version: str) -> frozenset[str]:
+        return _CAPABILITIES - {"rollout.async"} if version == "1.0.0" else _CAPABILITIES
 
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         spec = job.spec
@@ -50,12 +50,12 @@ class EchoRLAdapter(FrameworkAdapter):
             "lr": spec.training.optimizer.lr,
             "extra": spec.native.get(self.PLUGIN_NAME, []),
         }
-        return NativeLaunch(
+        return NativeLaunch.from_job(
+            job,
             framework=self.PLUGIN_NAME,
             version=version.version,
             argv=("python3", "-m", "echo_rl.train", "--config", "echo-rl.json"),
             files={"echo-rl.json": json.dumps(config, indent=2, sort_keys=True) + "\n"},
-            **common_fields(job),
         )
 
 
