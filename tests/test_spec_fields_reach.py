@@ -455,9 +455,6 @@ SILENTLY_IGNORED: dict[str, str] = {
     # read by nothing: they reach Slurm and Kubernetes, and are refused on ray and local, with the launchers branch
     "spec.roles.actor.memory": "lands with the launchers branch",
     "spec.roles.actor.cpus_per_gpu": "lands with the launchers branch",
-    # found by this rule (issue 8): the adapter neither uses nor refuses the field
-    "spec.rollout.mode": "openrlhf renders sync and async rollouts alike",
-    "spec.runtime.python": "nemo-rl always runs `uv run python`, whatever runtime.python says",
 }
 
 

@@ -98,6 +98,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     _reward(b)
     _checkpoint(b)
     _eval_logging(b)
+    _interpreter(b)
     native = _native_overrides(b)
     if b.problems:
         raise UnsupportedError(b.problems)
@@ -437,6 +438,17 @@ def _rollout(b: _Builder) -> None:
             "spec.rollout.val",
             "separate validation sampling (validation samples with the training settings)",
             found=", ".join(sorted(ro.val.model_fields_set)),
+        )
+
+
+def _interpreter(b: _Builder) -> None:
+    """NeMo-RL runs from its checkout through ``uv run`` (README.md of every tag), which resolves the interpreter
+    from the checkout's ``pyproject.toml``/``uv.lock``: a chosen ``spec.runtime.python`` would be ignored."""
+    if "python" in b.job.spec.runtime.model_fields_set:
+        b.unsupported(
+            "spec.runtime.python",
+            "a chosen interpreter (it runs through `uv run`, which picks the checkout's own)",
+            found=b.job.spec.runtime.python,
         )
 
 

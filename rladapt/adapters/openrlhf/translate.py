@@ -34,6 +34,7 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
     args = Args(version=version.parsed)
     files: dict[str, str] = {}
     _placement(job, args)
+    _rollout_mode(job, args)
     _models(job, args, files)
     _algorithm(job, args)
     _batches(job, args)
@@ -72,6 +73,18 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
 
 
 # --- placement -----------------------------------------------------------------------------------------------
+
+
+def _rollout_mode(job: RLJob, args: Args) -> None:
+    """OpenRLHF has no switch for an asynchronous rollout engine: its vLLM actors generate with the offline
+    ``vllm.LLM`` (``LLMRayActor``), and only agent mode (``--agent_func_path``) loads the AsyncLLMEngine actor
+    (``openrlhf/cli/train_ppo_ray.py`` and ``trainer/ray/vllm_engine_async.py``, 0.8.11 to 0.11.2). The samples
+    are the same either way (the engine differs, not the algorithm), so the job runs, and the note says so."""
+    if job.spec.rollout.mode == "async":
+        args.notes.append(
+            "spec.rollout.mode is async, which OpenRLHF cannot express: its vLLM engines generate synchronously "
+            "(the same samples, batch by batch; set spec.rollout.mode: sync to say so)"
+        )
 
 
 def _placement(job: RLJob, args: Args) -> None:
