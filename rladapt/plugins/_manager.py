@@ -3,7 +3,7 @@
 Load order, as in tox 4: entry points of group ``rladapt`` (sorted by name), then ``extra`` (tests), then the
 built-ins. pluggy calls the last registered implementation first, so **built-in implementations run first and
 external ones after them**: an org policy plugin sees what the built-ins did and has the last word
-(``tryfirst``/``trylast`` move an implementation). ``tests/unit/test_plugin_manager.py`` asserts this order.
+(``tryfirst``/``trylast`` move an implementation). ``tests/primitives/test_plugin_manager.py`` asserts this order.
 
 Hooks are called one implementation at a time, as pluggy calls them (arguments by ``HookImpl.argnames``, in
 pluggy's order), so that a chain threads its value and a failure names its plugin. A plugin that fails to

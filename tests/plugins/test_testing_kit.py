@@ -29,7 +29,7 @@ from rladapt.plugins._manager import load_registry
 from rladapt.plugins.testing import check_adapter, check_launcher, check_patch, host_registry
 from rladapt.primitives import Problem, RLJob, UnsupportedError, load_job_text
 from tests.conftest import REPO
-from tests.unit.test_spec_loading import MINIMAL
+from tests.primitives.test_loading import MINIMAL
 
 JOB = load_job_text(MINIMAL, [])
 REGISTRY = load_registry(use_entry_points=False)

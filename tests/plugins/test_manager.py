@@ -14,8 +14,8 @@ from rladapt.pipeline import render_native
 from rladapt.plugins import NativeLaunch, Problem, hookimpl
 from rladapt.plugins._manager import TRACE_ENV, load_registry
 from rladapt.primitives import PluginError, RLJob, SpecError, load_job_text
-from tests.unit.test_plugins import JOB, plugin, registry, toy_plugin
-from tests.unit.test_spec_loading import MINIMAL
+from tests.plugins.test_plugins import JOB, plugin, registry, toy_plugin
+from tests.primitives.test_loading import MINIMAL
 
 
 def test_local_variable_named_like_a_hook_argument_is_not_passed() -> None:
@@ -127,7 +127,7 @@ def rladapt_modify_native(native):
 """
 
 TOY = """
-from tests.unit.test_plugins import ToyAdapter
+from tests.plugins.test_plugins import ToyAdapter
 
 @hookimpl
 def rladapt_register_frameworks():

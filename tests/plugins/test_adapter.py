@@ -13,7 +13,7 @@ from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, ho
 from rladapt.plugins._manager import load_registry
 from rladapt.primitives import PluginError, Problem, RLJob, UnsupportedError, load_job, load_job_text
 from tests.conftest import REPO
-from tests.unit.test_spec_loading import MINIMAL
+from tests.primitives.test_loading import MINIMAL
 
 CAPS = frozenset(
     {

@@ -20,7 +20,7 @@ from rladapt.primitives import (
     UsageError,
     load_job_text,
 )
-from tests.unit.test_spec_loading import MINIMAL
+from tests.primitives.test_loading import MINIMAL
 
 CAPS = frozenset(
     {

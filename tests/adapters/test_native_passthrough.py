@@ -9,7 +9,7 @@ import pytest
 from rladapt.pipeline import render_native
 from rladapt.plugins._manager import load_registry
 from rladapt.primitives import SpecError, load_job
-from tests.conformance.verl.conftest import PINNED as VERL_PINNED
+from tests.adapters.verl.conftest import PINNED as VERL_PINNED
 from tests.conftest import REPO
 
 GSM8K = REPO / "examples" / "grpo-gsm8k.yaml"
