@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rladapt.bootstrap import bootstrap_argv
-from rladapt.launchers._shell import (
+from rladapt.launchers._common import (
     check_env_name,
     complete_lines,
     file_lines,

@@ -31,7 +31,7 @@ from rladapt.bootstrap import (
     bootstrap_argv,
     json_env_value,
 )
-from rladapt.launchers._shell import complete_lines, nothing_to_stop, run_id_option
+from rladapt.launchers._common import complete_lines, nothing_to_stop, run_id_option
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError, UsageError
 

@@ -2,8 +2,9 @@
 
 Most of this renders the parts of a bash script that the script-based launchers (``local``, ``slurm``) have
 in common: quoting, environment-variable names, secrets read by reference at run time, and the adapter's
-files. The rest is launcher plumbing that every launcher repeats word for word: turning log chunks into lines,
-and the answer to ``stop`` for a run that has already ended.
+files. The rest is launcher plumbing that every launcher, Kubernetes and Ray included, repeats word for word:
+checking the run id option, turning log chunks into lines, and the answer to ``stop`` for a run that has already
+ended.
 """
 
 from __future__ import annotations

@@ -1,59 +1,32 @@
-"""The ``slurm`` launcher: an sbatch script that brings up a Ray cluster on its nodes and runs the driver.
-
-``render`` writes ``job.sbatch``, following the recipe verl, OpenRLHF and NeMo-RL document for Ray on Slurm:
-``#SBATCH`` lines from the placement (one task per node, GPUs per node) and from the options (partition,
-account, time, ...); then, in bash, the job environment (every value quoted, secrets read by reference at run
-time), the adapter's files, a Ray head on the node that runs the script and one Ray worker on every other node
-(each a background ``srun`` step), a bounded wait until ``ray status`` counts every node, and finally the
-driver (the native argv behind the patch bootstrap) on the head node with ``RAY_ADDRESS`` set. The script
-exits with the driver's exit code; an EXIT trap records that code next to the output file, so a run's result
-survives slurmctld forgetting the job (``MinJobAge``), and stops the Ray steps.
-
-``submit`` runs ``sbatch --parsable --chdir RUN_DIR`` from the current directory (the job changes back to it,
-``$SLURM_SUBMIT_DIR``, before the working directory), so the output file lands in the run directory, which
-must therefore be on a filesystem the nodes share. ``status`` reads ``scontrol show job -o``; ``stop`` is
-``scancel``.
-"""
+"""The sbatch script of the ``slurm`` launcher, and the options it is rendered from (pure)."""
 
 from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import shlex
-import shutil
-import subprocess
-import time
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
-from rladapt.launchers._shell import (
+from rladapt.launchers._common import (
     check_env_name,
-    complete_lines,
     file_lines,
-    nothing_to_stop,
     quote_path,
     run_id_option,
     secret_lines,
 )
-from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunState, RunStatus, hookimpl
-from rladapt.primitives.errors import LaunchError, UsageError
-from rladapt.runs import RUN_ID_OPTION, write_atomic
+from rladapt.plugins import NativeLaunch
+from rladapt.primitives.errors import UsageError
+from rladapt.runs import RUN_ID_OPTION
 
 PLUGIN_NAME = "slurm"
 SCRIPT = "job.sbatch"
 #: sbatch's own default name; relative, so it lands in the ``--chdir`` directory (the run directory).
 OUTPUT_PATTERN = "slurm-%j.out"
 EXIT_SUFFIX = ".exit"
-STOP_FILE = "stop_requested"
 DEFAULT_RAY_PORT = 6379
 DEFAULT_RAY_WAIT = 600
-#: Seconds a Slurm client command may take; sbatch/scontrol retry for a while when slurmctld is unreachable.
-CLIENT_TIMEOUT = 90.0
-STOP_WAIT = 60.0
 #: The variable through which Ray's job supervisor passes a job's runtime_env to its driver's ``ray.init``.
 RAY_JOB_CONFIG_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"
 
@@ -67,42 +40,6 @@ _TIME = re.compile(
 _MEM = re.compile(r"\d+[KMGTkmgt]?")
 _CONSTRAINT = re.compile(r"[A-Za-z0-9_.,&|*!:()\[\]-]+")
 _JOB_NAME_DROP = re.compile(r"[^A-Za-z0-9_.-]+")
-_JOB_ID = re.compile(r"\d+(_\d+)?")
-
-# Slurm job states (scontrol's JobState) -> rladapt run states; anything unlisted is UNKNOWN.
-_STATES: dict[str, RunState] = {
-    "PENDING": "PENDING",
-    "CONFIGURING": "PENDING",
-    "REQUEUED": "PENDING",
-    "REQUEUE_HOLD": "PENDING",
-    "REQUEUE_FED": "PENDING",
-    "RESV_DEL_HOLD": "PENDING",
-    "SUSPENDED": "PENDING",
-    "RUNNING": "RUNNING",
-    "COMPLETING": "RUNNING",
-    "RESIZING": "RUNNING",
-    "SIGNALING": "RUNNING",
-    "STAGE_OUT": "RUNNING",
-    "COMPLETED": "SUCCEEDED",
-    "CANCELLED": "STOPPED",
-    "FAILED": "FAILED",
-    "TIMEOUT": "FAILED",
-    "NODE_FAIL": "FAILED",
-    "OUT_OF_MEMORY": "FAILED",
-    "BOOT_FAIL": "FAILED",
-    "DEADLINE": "FAILED",
-    "PREEMPTED": "FAILED",
-    "SPECIAL_EXIT": "FAILED",
-    "REVOKED": "FAILED",
-}
-_FAILURE_NOTES = {
-    "TIMEOUT": "the time limit was reached",
-    "NODE_FAIL": "a node failed",
-    "OUT_OF_MEMORY": "out of memory",
-    "BOOT_FAIL": "a node failed to boot",
-    "DEADLINE": "the deadline was reached",
-    "PREEMPTED": "preempted",
-}
 
 _BOOL_TRUE = {"1", "true", "yes", "on"}
 _BOOL_FALSE = {"0", "false", "no", "off"}
@@ -156,11 +93,10 @@ def _time_limit(opts: dict[str, Any], native: NativeLaunch) -> str | None:
     return f"{days}-{hours:02d}:{mins:02d}:00" if days else f"{hours:02d}:{mins:02d}:00"
 
 
-class _Options:
+class ScriptOptions:
     """Every option of one render, validated and typed (``spec.launcher.slurm`` under ``--launcher-opt``)."""
 
-    def __init__(self, native: NativeLaunch, options: dict[str, Any]) -> None:
-        merged = SlurmLauncher.merge_options(native, options)
+    def __init__(self, native: NativeLaunch, merged: dict[str, Any]) -> None:
         run_id_option(merged, PLUGIN_NAME)
         self.job_name = _job_name(native, merged)
         self.sbatch: list[tuple[str, str]] = []
@@ -228,7 +164,7 @@ class _Options:
             raise UsageError(f"slurm launcher option {key}={value!r}: {exc}") from None
 
 
-def _sbatch_lines(native: NativeLaunch, opts: _Options) -> list[str]:
+def _sbatch_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
     lines = [
         f"#SBATCH --job-name={opts.job_name}",
         f"#SBATCH --nodes={native.total_nodes}",
@@ -263,11 +199,11 @@ def _volume_lines(native: NativeLaunch) -> list[str]:
     return lines
 
 
-def _srun(opts: _Options, *args: str) -> str:
+def _srun(opts: ScriptOptions, *args: str) -> str:
     return shlex.join(["srun", *opts.srun_args, *args])
 
 
-def _ray_start_args(opts: _Options) -> str:
+def _ray_start_args(opts: ScriptOptions) -> str:
     # A CPU-only test run leaves the GPU count to Ray: an explicit 0 would contradict what the framework asks.
     args = [] if opts.cpu_only else [f"--num-gpus={opts.gpus_per_node}"]
     args.append("--disable-usage-stats")
@@ -309,7 +245,7 @@ _RAY_NODES = r"""rladapt_ray_nodes() {
 }"""
 
 
-def _ray_lines(native: NativeLaunch, opts: _Options) -> list[str]:
+def _ray_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
     start = _ray_start_args(opts)
     port = opts.ray_port
     head_args = [f"--port={port}"]
@@ -365,7 +301,7 @@ def _ray_lines(native: NativeLaunch, opts: _Options) -> list[str]:
     ]
 
 
-def _driver_lines(native: NativeLaunch, opts: _Options) -> list[str]:
+def _driver_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
     restarts = int(native.lifecycle.get("max_restarts") or 0)
     pad = "  " if restarts > 0 else ""
     # The batch shell already runs on the head node, so by default the driver is its child: its output reaches
@@ -402,7 +338,7 @@ def _driver_lines(native: NativeLaunch, opts: _Options) -> list[str]:
     return lines
 
 
-def render_script(native: NativeLaunch, opts: _Options) -> str:
+def render_script(native: NativeLaunch, opts: ScriptOptions) -> str:
     """The sbatch script that runs ``native``; pure, and safe for any value the spec can hold."""
     lines = [
         "#!/usr/bin/env bash",
@@ -436,257 +372,3 @@ def render_script(native: NativeLaunch, opts: _Options) -> str:
         lines += _ray_lines(native, opts)
     lines += _driver_lines(native, opts)
     return "\n".join(lines) + "\n"
-
-
-# --- talking to Slurm ---------------------------------------------------------------------------------------
-
-
-def _run(argv: list[str], what: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    if shutil.which(argv[0]) is None:
-        raise LaunchError(
-            f"Slurm is not available here: `{argv[0]}` is not on PATH (install the Slurm client tools, "
-            "or run rladapt on a login node of the cluster)"
-        )
-    try:
-        return subprocess.run(
-            argv, cwd=cwd, capture_output=True, text=True, timeout=CLIENT_TIMEOUT, stdin=subprocess.DEVNULL
-        )
-    except subprocess.TimeoutExpired:
-        raise LaunchError(f"{what}: `{shlex.join(argv)}` did not answer in {CLIENT_TIMEOUT:g} s") from None
-    except OSError as exc:
-        raise LaunchError(f"{what}: cannot run {argv[0]}: {exc}") from None
-
-
-def _slurm_message(proc: subprocess.CompletedProcess[str]) -> str:
-    text = (proc.stderr.strip() or proc.stdout.strip() or f"exit code {proc.returncode}").splitlines()
-    return " ".join(line.strip() for line in text[-3:])
-
-
-def _unreachable(message: str) -> bool:
-    lowered = message.lower()
-    return any(
-        marker in lowered
-        for marker in (
-            "unable to contact slurm controller",
-            "connection refused",
-            "unable to establish",
-            "could not establish",
-            "unable to connect",
-            "zero bytes were transmitted",
-        )
-    )
-
-
-def _job_id(handle: dict[str, Any]) -> str:
-    job_id = str(handle.get("job_id", ""))
-    if not _JOB_ID.fullmatch(job_id):
-        raise LaunchError(f"the run record holds no valid Slurm job id (found {job_id!r})")
-    return job_id
-
-
-def _exit_file(handle: dict[str, Any], run_dir: Path) -> Path:
-    return run_dir / f"slurm-{_job_id(handle)}{EXIT_SUFFIX}"
-
-
-def _read_exit_code(path: Path) -> int | None:
-    try:
-        return int(path.read_text().strip())
-    except (FileNotFoundError, ValueError):
-        return None
-
-
-def _fields(line: str) -> dict[str, str]:
-    """``Key=Value`` tokens of ``scontrol show job -o`` (a value with spaces keeps its first word)."""
-    out: dict[str, str] = {}
-    for token in line.split():
-        key, sep, value = token.partition("=")
-        if sep and key and key not in out:
-            out[key] = value
-    return out
-
-
-def status_from_scontrol(fields: dict[str, str]) -> RunStatus:
-    """One job's ``scontrol show job`` fields as a RunStatus (exit code ``rc:signal`` -> rc or 128+signal)."""
-    slurm_state = fields.get("JobState", "")
-    state: RunState = _STATES.get(slurm_state, "UNKNOWN")
-    exit_code: int | None = None
-    rc, _, sig = fields.get("ExitCode", "").partition(":")
-    if rc.isdigit() and sig.isdigit() and state in ("SUCCEEDED", "FAILED", "STOPPED"):
-        exit_code = 128 + int(sig) if int(sig) else int(rc)
-        if state == "STOPPED" and exit_code == 0:
-            exit_code = None  # cancelled before it ran: there is no exit code to report
-    reason = fields.get("Reason", "None")
-    job = f"Slurm job {fields.get('JobId', '?')}"
-    if state == "PENDING":
-        message = f"{job} {slurm_state.lower()}" + (f" ({reason})" if reason not in ("None", "") else "")
-    elif state == "RUNNING":
-        message = f"{job} {slurm_state.lower()} on {fields.get('NodeList', '?')}"
-    elif state == "SUCCEEDED":
-        message = f"{job} completed"
-    elif state == "STOPPED":
-        message = f"{job} cancelled"
-    elif state == "FAILED":
-        note = _FAILURE_NOTES.get(slurm_state, f"exit code {exit_code}")
-        message = f"{job} {slurm_state.lower()}: {note}"
-    else:
-        message = f"{job} in Slurm state {slurm_state or '?'}"
-    return RunStatus(state, exit_code, message)
-
-
-class SlurmLauncher(Launcher):
-    PLUGIN_NAME = PLUGIN_NAME
-    DESCRIPTION = "Submit an sbatch script: a Ray head and workers on the allocated nodes, then the driver."
-    OPTIONS = {
-        "partition": "Slurm partition (#SBATCH --partition)",
-        "account": "account to charge (#SBATCH --account)",
-        "qos": "quality of service (#SBATCH --qos)",
-        "reservation": "reservation name (#SBATCH --reservation)",
-        "time": "time limit, e.g. 4:00:00 or 2-00:00:00 (default: spec.lifecycle.timeout_seconds, if set)",
-        "mem": "memory per node, e.g. 200G (#SBATCH --mem; default: the cluster's)",
-        "constraint": "node features (#SBATCH --constraint)",
-        "exclusive": "true: whole nodes (#SBATCH --exclusive)",
-        "cpus_per_task": "CPUs per node, also Ray's --num-cpus (default: what Slurm allocates)",
-        "gpus_per_node": "only the placement's GPUs per node (the default; #SBATCH --gpus-per-node and Ray's "
-        "--num-gpus), or 0 for a CPU-only test run: no GPUs asked of Slurm and Ray counts the node's own; "
-        "any other value is refused (change spec.placement instead)",
-        "job_name": "Slurm job name (default: the run id)",
-        "ray": "false: run the driver with srun only, without starting a Ray cluster (default true)",
-        "ray_port": f"GCS port of the Ray head (default: the spec's ray port, else {DEFAULT_RAY_PORT})",
-        "ray_wait": f"seconds to wait for every node to join the Ray cluster (default {DEFAULT_RAY_WAIT})",
-        "object_store_memory": "bytes of Ray object store per node (default: Ray's)",
-        "ray_args": "extra arguments of every `ray start`, shell-split, e.g. '--ray-client-server-port=10'",
-        "srun_args": "extra arguments for every srun step, shell-split, e.g. pyxis '--container-image=IMG'",
-        "driver_srun": "true: run the driver as an srun step (with srun_args) instead of in the batch shell",
-    }
-
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
-        opts = _Options(native, options)
-        request = {
-            "sbatch": ["sbatch", "--parsable", "--chdir=<run directory>", SCRIPT],
-            "job_name": opts.job_name,
-            "nodes": native.total_nodes,
-            "ray": opts.ray,
-        }
-        env_secrets = {s.env: s.name for s in native.secrets if s.kind == "env"}
-        if env_secrets:  # names only: sbatch hands the job this shell's environment, checked at submit
-            request["secret_env"] = env_secrets
-        return Artifacts(
-            launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native, opts)}, request=request
-        )
-
-    def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
-        if SCRIPT not in artifacts.files:
-            raise LaunchError(
-                f"the slurm launcher needs {SCRIPT} in the artifacts (render with --launcher slurm)"
-            )
-        unset = [
-            f"{env} (from ${source})"
-            for env, source in artifacts.request.get("secret_env", {}).items()
-            if source not in os.environ
-        ]
-        if unset:  # the job would start, wait in the queue, then die at its first line: refuse now
-            raise LaunchError(f"secret source variables are not set in this shell: {', '.join(unset)}")
-        run_dir = run_dir.absolute()
-        run_dir.mkdir(parents=True, exist_ok=True)
-        script = run_dir / SCRIPT
-        script.write_text(artifacts.files[SCRIPT], encoding="utf-8")
-        script.chmod(0o755)
-        (run_dir / STOP_FILE).unlink(missing_ok=True)
-        # From the current directory: the job returns to it ($SLURM_SUBMIT_DIR) before its working directory.
-        proc = _run(["sbatch", "--parsable", f"--chdir={run_dir}", str(script)], "sbatch")
-        if proc.returncode != 0:
-            message = _slurm_message(proc)
-            if _unreachable(message):
-                raise LaunchError(f"the Slurm controller is unreachable: {message}")
-            raise LaunchError(f"sbatch refused the job: {message}")
-        job_id = proc.stdout.strip().splitlines()[-1].split(";")[0].strip() if proc.stdout.strip() else ""
-        if not _JOB_ID.fullmatch(job_id):
-            raise LaunchError(f"sbatch answered without a job id: {proc.stdout.strip()!r}")
-        handle: dict[str, Any] = {
-            "job_id": job_id,
-            "script": str(script),
-            "output": str(run_dir / OUTPUT_PATTERN.replace("%j", job_id)),
-        }
-        cluster = proc.stdout.strip().splitlines()[-1].partition(";")[2].strip()
-        if cluster:
-            handle["cluster"] = cluster
-        return handle
-
-    def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
-        job_id = _job_id(handle)
-        proc = _run(["scontrol", "show", "job", "-o", job_id], "scontrol")
-        if proc.returncode == 0 and proc.stdout.strip():
-            return status_from_scontrol(_fields(proc.stdout.strip().splitlines()[0]))
-        message = _slurm_message(proc)
-        if "invalid job id" not in message.lower():
-            if _unreachable(message):
-                raise LaunchError(f"the Slurm controller is unreachable: {message}")
-            raise LaunchError(f"scontrol cannot show Slurm job {job_id}: {message}")
-        # slurmctld forgets finished jobs after MinJobAge: the exit file written by the job's trap remains.
-        code = _read_exit_code(_exit_file(handle, run_dir))
-        stopped = (run_dir / STOP_FILE).exists()
-        if code is None:
-            if stopped:
-                return RunStatus("STOPPED", None, f"Slurm job {job_id} was cancelled and is no longer listed")
-            return RunStatus(
-                "UNKNOWN", None, f"Slurm no longer lists job {job_id} and it recorded no exit code"
-            )
-        if stopped:
-            return RunStatus("STOPPED", code, f"Slurm job {job_id} cancelled (exit code {code})")
-        if code == 0:
-            return RunStatus("SUCCEEDED", 0, f"Slurm job {job_id} completed")
-        return RunStatus("FAILED", code, f"Slurm job {job_id} failed: exit code {code}")
-
-    def logs(self, handle: dict[str, Any], run_dir: Path, follow: bool = False) -> Iterator[str]:
-        path = Path(str(handle.get("output") or run_dir / OUTPUT_PATTERN.replace("%j", _job_id(handle))))
-        stream = None
-        pending = ""
-        try:
-            while True:
-                # The status before the data: if it is terminal, the read below sees everything ever written.
-                done = not follow or self.status(handle, run_dir).terminal
-                if stream is None:
-                    try:
-                        stream = open(path, encoding="utf-8", errors="replace", newline="")  # noqa: SIM115
-                    except FileNotFoundError:
-                        if done:
-                            return
-                        time.sleep(0.5)  # still pending: Slurm creates the file when the job starts
-                        continue
-                chunk = stream.read()
-                lines, pending = complete_lines(pending, chunk)
-                yield from lines
-                if done:
-                    break
-                if not chunk:
-                    time.sleep(0.5)
-            if pending:
-                yield pending
-        finally:
-            if stream is not None:
-                stream.close()
-
-    def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
-        current = self.status(handle, run_dir)
-        if current.terminal:
-            return nothing_to_stop(current)
-        job_id = _job_id(handle)
-        write_atomic(run_dir / STOP_FILE, f"{time.time()}\n")
-        proc = _run(["scancel", job_id], "scancel")
-        if proc.returncode != 0:
-            message = _slurm_message(proc)
-            if "already completing or completed" not in message.lower():
-                raise LaunchError(f"scancel could not cancel Slurm job {job_id}: {message}")
-        deadline = time.monotonic() + STOP_WAIT
-        status = self.status(handle, run_dir)
-        while not status.terminal and time.monotonic() < deadline:
-            time.sleep(0.5)
-            status = self.status(handle, run_dir)
-        if not status.terminal:
-            return RunStatus(status.state, status.exit_code, f"cancel requested; {status.message}")
-        return status
-
-
-@hookimpl
-def rladapt_register_launchers() -> list[Launcher]:
-    return [SlurmLauncher()]
