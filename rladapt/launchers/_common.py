@@ -9,13 +9,14 @@ ended.
 
 from __future__ import annotations
 
+import json
 import re
 import shlex
 from pathlib import PurePosixPath
 from typing import Any
 
 from rladapt.plugins import NativeLaunch, RunStatus
-from rladapt.plugins.launcher import RUN_ID_OPTION
+from rladapt.plugins.launcher import RUN_ID_OPTION, Command
 from rladapt.primitives.errors import UsageError
 
 # Used with fullmatch, unanchored: a "$" anchor would also accept a trailing newline.
@@ -23,6 +24,8 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: A DNS-1123 label: what the CLI's run ids are, and all a run id may be where it names things (a Slurm job, a
 #: Ray submission, a Kubernetes object and label).
 RUN_ID = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+#: The variable through which Ray's job supervisor passes a job's runtime_env to its driver's ``ray.init``.
+RAY_JOB_CONFIG_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"
 
 
 def quote_path(path: str) -> str:
@@ -46,6 +49,19 @@ def check_env_name(name: str, what: str) -> str:
     if not ENV_NAME.fullmatch(name):
         raise UsageError(f"{what} {name!r} is not a valid environment variable name")
     return name
+
+
+def ray_job_config_lines(command: Command) -> list[str]:
+    """Script lines that hand ``command.ray_runtime_env`` to the driver's ``ray.init``, for a script that starts
+    the driver itself rather than submitting a Ray job.
+
+    It is what Ray's job supervisor hands a submitted driver: ``ray.init`` merges it with the framework's own
+    runtime_env, so every Ray worker of the job runs the patch hook first.
+    """
+    if not command.ray_runtime_env:
+        return []
+    job_config = {"runtime_env": dict(command.ray_runtime_env)}
+    return [f"export {RAY_JOB_CONFIG_ENV}={shlex.quote(json.dumps(job_config))}"]
 
 
 def run_id_option(options: dict[str, Any], launcher: str) -> str | None:

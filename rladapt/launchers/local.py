@@ -2,7 +2,8 @@
 
 ``render`` writes ``run.sh``: a bash script that changes to the working directory, exports the environment
 (every value quoted), reads secrets by reference at run time, writes the adapter's files and ``exec``s the
-native argv through the patch bootstrap. ``submit`` first checks what would otherwise only fail once the job
+native argv through the patch bootstrap (``Launcher.command``); with runtime patches it also hands Ray's
+``worker_process_setup_hook`` to the framework's own ``ray.init``, so the Ray workers it starts are patched too. ``submit`` first checks what would otherwise only fail once the job
 runs: every secret's source (a variable of the submitting shell, or a readable file) and the job's interpreter
 (``run.sh --rladapt-preflight`` stops after the environment and imports ``rladapt.bootstrap`` with it). It
 then starts the script in a new session behind a tiny wrapper that records the exit code in the run directory,
@@ -24,17 +25,18 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rladapt.bootstrap import bootstrap_argv
 from rladapt.launchers._common import (
     check_env_name,
     complete_lines,
     file_lines,
     nothing_to_stop,
     quote_path,
+    ray_job_config_lines,
     run_id_option,
     secret_lines,
 )
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
+from rladapt.plugins.launcher import Command
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import write_atomic
 
@@ -69,8 +71,8 @@ def _grace(value: Any) -> float:
     return grace
 
 
-def render_script(native: NativeLaunch) -> str:
-    """The bash script that runs ``native`` here; pure, and safe for any value the spec can hold."""
+def render_script(native: NativeLaunch, command: Command) -> str:
+    """The bash script that runs ``command`` for ``native`` here; pure, and safe for any value the spec can hold."""
     lines = [
         "#!/usr/bin/env bash",
         f"# rladapt local launch: {json.dumps(native.job_name)} on {json.dumps(native.framework)} "
@@ -79,13 +81,19 @@ def render_script(native: NativeLaunch) -> str:
         f"cd -- {quote_path(native.working_dir)}",
         'export PYTHONUNBUFFERED="${PYTHONUNBUFFERED:-1}"',
     ]
+    if command.ray_runtime_env:
+        # The Ray workers that the framework's ray.init starts run the patch hooks, which may live in the working
+        # directory: make it importable there too, as the slurm script and the ray launcher's working_dir do.
+        lines.append('export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"')
     for key, value in native.env.items():
         lines.append(f"export {check_env_name(key, 'env')}={shlex.quote(value)}")
     # Before the secrets and files: the check reads no secret and writes nothing. The wrapper passes no argument.
-    lines.append(_preflight_line(bootstrap_argv(native)[0]))
+    lines.extend(f"export {check_env_name(k, 'env')}={shlex.quote(v)}" for k, v in command.env.items())
+    lines.extend(ray_job_config_lines(command))
+    lines.append(_preflight_line(command.python))
     lines.extend(secret_lines(native, "the local launcher"))
     lines.extend(file_lines(dict(native.files)))
-    lines.append("exec " + shlex.join(bootstrap_argv(native)))
+    lines.append("exec " + shlex.join(command.argv))
     return "\n".join(lines) + "\n"
 
 
@@ -245,13 +253,16 @@ class LocalLauncher(Launcher):
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
         opts = LocalLauncher.merge_options(native, options)
         run_id_option(opts, self.PLUGIN_NAME)
-        request: dict[str, Any] = {"python": bootstrap_argv(native)[0], "working_dir": native.working_dir}
+        command = self.command(native)
+        request: dict[str, Any] = {"python": command.python, "working_dir": native.working_dir}
         secrets = _secret_sources(native)
         if secrets:
             request["secrets"] = secrets
         if "stop_grace" in opts:
             request["stop_grace"] = _grace(opts["stop_grace"])
-        return Artifacts(launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native)}, request=request)
+        return Artifacts(
+            launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native, command)}, request=request
+        )
 
     def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
         if SCRIPT not in artifacts.files:

@@ -100,7 +100,7 @@ class KubernetesLauncher(Launcher):
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
         opts = KubernetesOptions.parse(KubernetesLauncher.merge_options(native, options))
-        rayjob, configmap = Renderer(native, opts).render()
+        rayjob, configmap = Renderer(native, opts, self.command(native)).render()
         files = {RAYJOB_FILE: dump_manifest(rayjob)}
         if configmap is not None:
             files[CONFIGMAP_FILE] = dump_manifest(configmap)

@@ -15,8 +15,8 @@ from typing import Any
 
 import yaml
 
-from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
 from rladapt.plugins import NativeLaunch
+from rladapt.plugins.launcher import Command
 from rladapt.primitives.errors import Problem, SpecError, UsageError
 
 from .options import DEFAULT_WORKDIR, KubernetesOptions, image_ok, label_key_ok, label_value_ok
@@ -99,10 +99,11 @@ def dump_manifest(obj: dict[str, Any]) -> str:
 class Renderer:
     """Builds the manifests of one NativeLaunch; collects every problem of the spec before raising."""
 
-    def __init__(self, native: NativeLaunch, opts: KubernetesOptions) -> None:
+    def __init__(self, native: NativeLaunch, opts: KubernetesOptions, command: Command) -> None:
         self.client = kubernetes_module().client
         self.native = native
         self.opts = opts
+        self.command = command
         self.problems: list[Problem] = []
 
     def problem(self, path: str, message: str, expected: str | None = None, found: str | None = None) -> None:
@@ -175,8 +176,7 @@ class Renderer:
         runtime_vars = self.native.runtime_env.get("env_vars") or {}
         values: dict[str, str] = {str(k): str(v) for k, v in runtime_vars.items()}
         values.update(self.native.env)
-        if self.native.runtime_patches:
-            values[PATCHES_ENV] = ",".join(self.native.runtime_patches)
+        values.update(self.command.env)
         secret_names = {ref.env for ref in self.native.secrets}
         plain = [
             c.V1EnvVar(name=k, value=kubelet_literal(v)) for k, v in values.items() if k not in secret_names
@@ -211,8 +211,7 @@ class Renderer:
         runtime_env: dict[str, Any] = dict(extra)
         if uri is not None:
             runtime_env["working_dir"] = uri
-        if self.native.runtime_patches:
-            runtime_env["worker_process_setup_hook"] = WORKER_SETUP_HOOK
+        runtime_env.update(self.command.ray_runtime_env)
         for path, text in _strings(runtime_env, "runtime_env"):
             if "$" in text or "`" in text:
                 self.problem(
@@ -471,7 +470,7 @@ class Renderer:
             cluster["workerGroupSpecs"] = workers
 
         shutdown = bool(native.lifecycle.get("shutdown_after_finish", True))
-        entrypoint = shlex.join(bootstrap_argv(native))
+        entrypoint = shlex.join(self.command.argv)
         spec: dict[str, Any] = {
             "entrypoint": kubelet_literal(entrypoint) if opts.submission_mode in _ARGS_MODES else entrypoint,
         }

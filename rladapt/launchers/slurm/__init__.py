@@ -99,7 +99,9 @@ class SlurmLauncher(Launcher):
         if env_secrets:  # names only: sbatch hands the job this shell's environment, checked at submit
             request["secret_env"] = env_secrets
         return Artifacts(
-            launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native, opts)}, request=request
+            launcher=self.PLUGIN_NAME,
+            files={SCRIPT: render_script(native, opts, self.command(native))},
+            request=request,
         )
 
     def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:

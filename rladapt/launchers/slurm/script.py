@@ -8,15 +8,16 @@ import re
 import shlex
 from typing import Any
 
-from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
 from rladapt.launchers._common import (
     check_env_name,
     file_lines,
     quote_path,
+    ray_job_config_lines,
     run_id_option,
     secret_lines,
 )
 from rladapt.plugins import NativeLaunch
+from rladapt.plugins.launcher import Command
 from rladapt.primitives.errors import UsageError
 from rladapt.runs import RUN_ID_OPTION
 
@@ -27,8 +28,6 @@ OUTPUT_PATTERN = "slurm-%j.out"
 EXIT_SUFFIX = ".exit"
 DEFAULT_RAY_PORT = 6379
 DEFAULT_RAY_WAIT = 600
-#: The variable through which Ray's job supervisor passes a job's runtime_env to its driver's ``ray.init``.
-RAY_JOB_CONFIG_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"
 
 # All of these are used with fullmatch: a "$" anchor would also accept a trailing newline.
 # #SBATCH lines are parsed by sbatch, not by a shell: values are limited to characters that need no quoting.
@@ -301,7 +300,7 @@ def _ray_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
     ]
 
 
-def _driver_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
+def _driver_lines(native: NativeLaunch, opts: ScriptOptions, command: Command) -> list[str]:
     restarts = int(native.lifecycle.get("max_restarts") or 0)
     pad = "  " if restarts > 0 else ""
     # The batch shell already runs on the head node, so by default the driver is its child: its output reaches
@@ -311,23 +310,19 @@ def _driver_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
     if opts.driver_srun:
         prefix = _srun(opts, "--overlap", "--nodes=1", "--ntasks=1") + ' -w "$SLURMD_NODENAME" '
     # The bootstrap on one line, then one native word per line: easy to compare with the native argv.
-    words = bootstrap_argv(native)
+    words = list(command.argv)
     cut = words.index("--") + 1
-    command = f" \\\n{pad}  ".join([prefix + shlex.join(words[:cut]), *(shlex.quote(w) for w in words[cut:])])
+    driver = f" \\\n{pad}  ".join([prefix + shlex.join(words[:cut]), *(shlex.quote(w) for w in words[cut:])])
     lines = ["", "# --- the driver, on this node, through the patch bootstrap ---"]
-    if native.runtime_patches:
-        # What Ray's job supervisor hands a submitted driver: ray.init merges this runtime_env with the
-        # framework's own, so every Ray worker of the job runs the patch hook first.
-        job_config = {"runtime_env": {"worker_process_setup_hook": WORKER_SETUP_HOOK}}
-        lines.append(f"export {RAY_JOB_CONFIG_ENV}={shlex.quote(json.dumps(job_config))}")
+    lines += ray_job_config_lines(command)
     if restarts <= 0:
-        lines += ["rladapt_rc=0", f"{command} || rladapt_rc=$?"]
+        lines += ["rladapt_rc=0", f"{driver} || rladapt_rc=$?"]
     else:
         lines += [
             "rladapt_attempt=0",
             "while :; do",
             "  rladapt_rc=0",
-            f"  {command} || rladapt_rc=$?",
+            f"  {driver} || rladapt_rc=$?",
             f"  ((rladapt_rc != 0 && rladapt_attempt < {restarts})) || break",
             "  rladapt_attempt=$((rladapt_attempt + 1))",
             '  echo "rladapt: the driver exited with $rladapt_rc;" \\',
@@ -338,8 +333,8 @@ def _driver_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
     return lines
 
 
-def render_script(native: NativeLaunch, opts: ScriptOptions) -> str:
-    """The sbatch script that runs ``native``; pure, and safe for any value the spec can hold."""
+def render_script(native: NativeLaunch, opts: ScriptOptions, command: Command) -> str:
+    """The sbatch script that runs ``command`` for ``native``; pure, and safe for any value the spec can hold."""
     lines = [
         "#!/usr/bin/env bash",
         *_sbatch_lines(native, opts),
@@ -363,12 +358,11 @@ def render_script(native: NativeLaunch, opts: ScriptOptions) -> str:
         )
     lines += [f"export {check_env_name(k, 'env')}={shlex.quote(v)}" for k, v in native.env.items()]
     lines += secret_lines(native, "a Slurm job")
-    if native.runtime_patches:
-        # Exported before Ray starts: Ray workers inherit the raylet's environment, and worker_setup reads it.
-        lines.append(f"export {PATCHES_ENV}={shlex.quote(','.join(native.runtime_patches))}")
+    # Exported before Ray starts: Ray workers inherit the raylet's environment, and worker_setup reads it.
+    lines += [f"export {check_env_name(k, 'env')}={shlex.quote(v)}" for k, v in command.env.items()]
     lines += _volume_lines(native)
     lines += file_lines(dict(native.files))
     if opts.ray:
         lines += _ray_lines(native, opts)
-    lines += _driver_lines(native, opts)
+    lines += _driver_lines(native, opts, command)
     return "\n".join(lines) + "\n"
