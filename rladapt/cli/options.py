@@ -74,6 +74,11 @@ def render_spec(spec: str, overrides: tuple[str, ...], framework: str, registry:
 
 def merged_launcher_options(
     native_options: dict[str, dict[str, Any]], launcher: str, cli_opts: tuple[str, ...]
-) -> dict[str, Any]:
-    """spec.launcher.<name> overridden by --launcher-opt."""
-    return {**native_options.get(launcher, {}), **parse_launcher_opts(cli_opts)}
+) -> dict[str, str]:
+    """The ``--launcher-opt`` options as given, for ``Launcher.render`` and the run record.
+
+    The launcher itself layers them over ``spec.launcher.<name>`` and types them (``Launcher.merge_options``);
+    ``native_options`` and ``launcher`` are no longer read, and stay for the callers' sake.
+    """
+    del native_options, launcher
+    return parse_launcher_opts(cli_opts)

@@ -36,8 +36,8 @@ from rladapt.launchers._common import (
     secret_lines,
 )
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
-from rladapt.plugins.launcher import Command
-from rladapt.primitives.errors import LaunchError, UsageError
+from rladapt.plugins.launcher import Command, Option
+from rladapt.primitives.errors import LaunchError
 from rladapt.runs import write_atomic
 
 SCRIPT = "run.sh"
@@ -59,16 +59,6 @@ rc=$?
 printf '%s\\n' "$rc" > "$2.tmp" && mv -f "$2.tmp" "$2"
 exit "$rc"
 """
-
-
-def _grace(value: Any) -> float:
-    try:
-        grace = float(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"launcher option stop_grace={value!r}: expected a number of seconds") from None
-    if grace < 0:
-        raise UsageError(f"launcher option stop_grace={value!r}: must not be negative")
-    return grace
 
 
 def render_script(native: NativeLaunch, command: Command) -> str:
@@ -247,7 +237,16 @@ def _read_exit_code(run_dir: Path) -> int | None:
 class LocalLauncher(Launcher):
     PLUGIN_NAME = "local"
     DESCRIPTION = "Run on this machine as a detached process group (logs and exit code in the run directory)."
-    OPTIONS = {"stop_grace": f"seconds between SIGTERM and SIGKILL on stop (default {DEFAULT_GRACE:g})"}
+    OPTIONS = (
+        Option(
+            "stop_grace",
+            float,
+            "seconds between SIGTERM and SIGKILL on stop",
+            default=DEFAULT_GRACE,
+            minimum=0,
+            expected="a number of seconds >= 0",
+        ),
+    )
     LOCAL_STATUS = True
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
@@ -258,8 +257,7 @@ class LocalLauncher(Launcher):
         secrets = _secret_sources(native)
         if secrets:
             request["secrets"] = secrets
-        if "stop_grace" in opts:
-            request["stop_grace"] = _grace(opts["stop_grace"])
+        request["stop_grace"] = opts["stop_grace"]
         return Artifacts(
             launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native, command)}, request=request
         )

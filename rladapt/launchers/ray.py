@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, WORKER_SETUP_HOOK, json_env_value
 from rladapt.launchers._common import complete_lines, nothing_to_stop, run_id_option
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
-from rladapt.plugins.launcher import Command
+from rladapt.plugins.launcher import Command, Option
 from rladapt.primitives.errors import LaunchError, UsageError
 
 if TYPE_CHECKING:
@@ -39,16 +39,6 @@ _NUMERIC_OPTIONS = ("entrypoint_num_cpus", "entrypoint_num_gpus", "entrypoint_me
 _STATES = {"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"}
 PROBE_TIMEOUT = 10.0
 STOP_WAIT = 30.0
-
-
-def _number(key: str, value: Any) -> float | int:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"launcher option {key}={value!r}: expected a number") from None
-    if number < 0:
-        raise UsageError(f"launcher option {key}={value!r}: must not be negative")
-    return int(number) if number.is_integer() else number
 
 
 def _secret_env(native: NativeLaunch) -> dict[str, str]:
@@ -115,7 +105,8 @@ def render_request(native: NativeLaunch, options: dict[str, Any], command: Comma
     request["metadata"] = metadata
     for key in _NUMERIC_OPTIONS:
         if key in opts:
-            request[key] = _number(key, opts[key])
+            number = opts[key]
+            request[key] = int(number) if number.is_integer() else number  # as written: 2, not 2.0
     if opts.get("address"):
         request["address"] = str(opts["address"])
     secret_env = _secret_env(native)
@@ -195,12 +186,12 @@ class RayLauncher(Launcher):
     DESCRIPTION = (
         "Submit to an existing Ray cluster through the Job Submission API (address or $RAY_ADDRESS)."
     )
-    OPTIONS = {
-        "address": f"Ray dashboard address, e.g. http://head:8265 (default: ${ADDRESS_ENV})",
-        "entrypoint_num_cpus": "CPUs reserved for the driver (entrypoint)",
-        "entrypoint_num_gpus": "GPUs reserved for the driver (entrypoint)",
-        "entrypoint_memory": "memory in bytes reserved for the driver (entrypoint)",
-    }
+    OPTIONS = (
+        Option("address", str, f"Ray dashboard address, e.g. http://head:8265 (default: ${ADDRESS_ENV})"),
+        Option("entrypoint_num_cpus", float, "CPUs reserved for the driver (entrypoint)", minimum=0),
+        Option("entrypoint_num_gpus", float, "GPUs reserved for the driver (entrypoint)", minimum=0),
+        Option("entrypoint_memory", float, "memory in bytes reserved for the driver (entrypoint)", minimum=0),
+    )
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
         return Artifacts(

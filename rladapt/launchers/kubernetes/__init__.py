@@ -26,7 +26,7 @@ import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any
 
 import yaml
 
@@ -50,7 +50,7 @@ from .manifest import (
     kubernetes_module,
     rayjob_name,
 )
-from .options import DEFAULT_WORKDIR, PLUGIN_NAME, SUBMISSION_MODES, KubernetesOptions
+from .options import OPTIONS, PLUGIN_NAME, SUBMISSION_MODES, KubernetesOptions
 
 __all__ = [
     "CONFIGMAP_FILE",
@@ -75,31 +75,10 @@ POLL_SECONDS = 2.0
 class KubernetesLauncher(Launcher):
     PLUGIN_NAME = PLUGIN_NAME
     DESCRIPTION = "a KubeRay RayJob on the current kubeconfig context (needs the KubeRay operator)"
-    OPTIONS: ClassVar[dict[str, str]] = {
-        "image": "container image of every Ray pod, with rladapt and the framework installed "
-        "(default: spec.runtime.image)",
-        "namespace": "namespace of the RayJob (default: the kubeconfig context's namespace, else default)",
-        "context": "kubeconfig context to submit to (default: the current context)",
-        "kubeconfig": "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)",
-        "image_pull_policy": "Always, IfNotPresent or Never",
-        "service_account": "service account of the Ray pods",
-        "node_selector": "node labels the Ray pods need: key=value[,key=value...]",
-        "tolerations": "taints the Ray pods tolerate: key[=value][:Effect][,...]",
-        "priority_class": "priorityClassName of the Ray pods",
-        "cpu": "CPUs of each worker pod (request = limit), e.g. 32",
-        "memory": "memory of each worker pod (request = limit), e.g. 256Gi",
-        "head_cpu": "CPUs of the head pod (request = limit)",
-        "head_memory": "memory of the head pod (request = limit)",
-        "head_gpus": "GPUs of the head pod (default 0: the head runs the driver, the pools' workers the GPU work)",
-        "gpu_resource": "extended resource name of one GPU (default nvidia.com/gpu)",
-        "submission_mode": "KubeRay submissionMode: K8sJobMode (default), HTTPMode or SidecarMode",
-        "ray_version": "rayClusterSpec.rayVersion: the Ray version inside the image",
-        "workdir": "absolute directory of the image that runtime.working_dir is relative to (default: the "
-        f"image's WORKDIR, or {DEFAULT_WORKDIR} when generated files are mounted)",
-    }
+    OPTIONS = OPTIONS
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
-        opts = KubernetesOptions.parse(KubernetesLauncher.merge_options(native, options))
+        opts = KubernetesOptions.parse(self.merge_options(native, options))
         rayjob, configmap = Renderer(native, opts, self.command(native)).render()
         files = {RAYJOB_FILE: dump_manifest(rayjob)}
         if configmap is not None:

@@ -1,12 +1,14 @@
-"""Options of the ``kubernetes`` launcher: ``spec.launcher.kubernetes`` under ``--launcher-opt``, checked and typed."""
+"""Options of the ``kubernetes`` launcher: declared for ``Launcher.merge_options``, and the rules they follow."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from rladapt.launchers._common import run_id_option
+from rladapt.plugins.launcher import Option
 from rladapt.primitives.errors import UsageError
 
 PLUGIN_NAME = "kubernetes"
@@ -25,9 +27,116 @@ _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 _PULL_POLICIES = ("Always", "IfNotPresent", "Never")
 
 
+def _validator(check: Callable[[str], bool], expected: str) -> Callable[[Any], str | None]:
+    return lambda value: None if check(value) else expected
+
+
+_QUANTITY_TEXT = "a Kubernetes quantity such as 8, 500m or 64Gi"
+_DNS_TEXT = "a DNS name (lowercase letters, digits, '-' and '.')"
+_IMAGE_TEXT = (
+    "an image reference such as registry.example.com/team/rl:1.0, with no whitespace or control characters"
+)
+#: The options of the kubernetes launcher, parsed by ``Launcher.merge_options``; ``KubernetesOptions`` holds them.
+OPTIONS = (
+    Option(
+        "image",
+        str,
+        "container image of every Ray pod, with rladapt and the framework installed (default: spec.runtime.image)",
+        validator=_validator(lambda v: image_ok(v), _IMAGE_TEXT),
+    ),
+    Option(
+        "namespace",
+        str,
+        "namespace of the RayJob (default: the kubeconfig context's namespace, else default)",
+        pattern=DNS1123_SUBDOMAIN.pattern,
+        expected=_DNS_TEXT,
+    ),
+    Option("context", str, "kubeconfig context to submit to (default: the current context)"),
+    Option("kubeconfig", str, "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)"),
+    Option("image_pull_policy", str, "image pull policy of the Ray pods", choices=_PULL_POLICIES),
+    Option(
+        "service_account",
+        str,
+        "service account of the Ray pods",
+        pattern=DNS1123_SUBDOMAIN.pattern,
+        expected=_DNS_TEXT,
+    ),
+    Option("node_selector", str, "node labels the Ray pods need: key=value[,key=value...]"),
+    Option("tolerations", str, "taints the Ray pods tolerate: key[=value][:Effect][,...]"),
+    Option(
+        "priority_class",
+        str,
+        "priorityClassName of the Ray pods",
+        pattern=DNS1123_SUBDOMAIN.pattern,
+        expected=_DNS_TEXT,
+    ),
+    Option(
+        "cpu",
+        str,
+        "CPUs of each worker pod (request = limit), e.g. 32",
+        pattern=_QUANTITY.pattern,
+        expected=_QUANTITY_TEXT,
+    ),
+    Option(
+        "memory",
+        str,
+        "memory of each worker pod (request = limit), e.g. 256Gi",
+        pattern=_QUANTITY.pattern,
+        expected=_QUANTITY_TEXT,
+    ),
+    Option(
+        "head_cpu",
+        str,
+        "CPUs of the head pod (request = limit)",
+        pattern=_QUANTITY.pattern,
+        expected=_QUANTITY_TEXT,
+    ),
+    Option(
+        "head_memory",
+        str,
+        "memory of the head pod (request = limit)",
+        pattern=_QUANTITY.pattern,
+        expected=_QUANTITY_TEXT,
+    ),
+    Option(
+        "head_gpus",
+        int,
+        "GPUs of the head pod (0: the head runs the driver, the pools' workers the GPU work)",
+        default=0,
+        minimum=0,
+        expected="a whole number >= 0",
+    ),
+    Option(
+        "gpu_resource",
+        str,
+        "extended resource name of one GPU",
+        default="nvidia.com/gpu",
+        validator=_validator(
+            lambda v: _resource_name_ok(v),
+            "an extended resource name DOMAIN/NAME such as nvidia.com/gpu or amd.com/gpu",
+        ),
+    ),
+    Option("submission_mode", str, "KubeRay submissionMode", default="K8sJobMode", choices=SUBMISSION_MODES),
+    Option(
+        "ray_version",
+        str,
+        "rayClusterSpec.rayVersion: the Ray version inside the image",
+        pattern=_RAY_VERSION.pattern,
+        expected="the Ray version inside the image, digits and dots such as 2.49.0",
+    ),
+    Option(
+        "workdir",
+        str,
+        "absolute directory of the image that runtime.working_dir is relative to (default: the image's WORKDIR, "
+        f"or {DEFAULT_WORKDIR} when generated files are mounted)",
+        validator=_validator(lambda v: v.startswith("/"), "an absolute path"),
+    ),
+)
+
+
 @dataclass(frozen=True)
 class KubernetesOptions:
-    """``spec.launcher.kubernetes`` merged with ``--launcher-opt``, checked and typed."""
+    """The options of one render: ``Launcher.merge_options``'s typed values, with the lists parsed."""
 
     image: str | None = None
     namespace: str | None = None
@@ -50,86 +159,12 @@ class KubernetesOptions:
     run_id: str | None = None
 
     @classmethod
-    def parse(cls, raw: dict[str, Any]) -> KubernetesOptions:
-        text = {
-            key: _text(key, value) for key, value in raw.items() if value is not None and key != "head_gpus"
-        }
-
-        def choice(key: str, allowed: tuple[str, ...]) -> str | None:
-            value = text.get(key)
-            if value is not None and value not in allowed:
-                raise UsageError(
-                    f"kubernetes launcher option {key}={value!r}: expected one of {', '.join(allowed)}"
-                )
-            return value
-
-        for key in ("cpu", "memory", "head_cpu", "head_memory"):
-            if key in text and not _QUANTITY.fullmatch(text[key]):
-                raise UsageError(
-                    f"kubernetes launcher option {key}={text[key]!r}: expected a Kubernetes quantity "
-                    "such as 8, 500m or 64Gi"
-                )
-        for key in ("namespace", "service_account", "priority_class"):
-            if key in text and not DNS1123_SUBDOMAIN.fullmatch(text[key]):
-                raise UsageError(
-                    f"kubernetes launcher option {key}={text[key]!r}: expected a DNS name "
-                    "(lowercase letters, digits, '-' and '.')"
-                )
-        if "image" in text and not image_ok(text["image"]):
-            raise UsageError(
-                f"kubernetes launcher option image={text['image']!r}: expected an image reference such as "
-                "registry.example.com/team/rl:1.0, with no whitespace or control characters"
-            )
-        if "gpu_resource" in text and not _resource_name_ok(text["gpu_resource"]):
-            raise UsageError(
-                f"kubernetes launcher option gpu_resource={text['gpu_resource']!r}: expected an extended "
-                "resource name DOMAIN/NAME such as nvidia.com/gpu or amd.com/gpu"
-            )
-        if "ray_version" in text and not _RAY_VERSION.fullmatch(text["ray_version"]):
-            raise UsageError(
-                f"kubernetes launcher option ray_version={text['ray_version']!r}: expected the Ray version "
-                "inside the image, digits and dots such as 2.49.0"
-            )
-        if "workdir" in text and not text["workdir"].startswith("/"):
-            raise UsageError(
-                f"kubernetes launcher option workdir={text['workdir']!r}: expected an absolute path"
-            )
-        gpus = raw.get("head_gpus", 0)
-        try:
-            head_gpus = int(gpus)
-        except (TypeError, ValueError):
-            raise UsageError(
-                f"kubernetes launcher option head_gpus={gpus!r}: expected a whole number"
-            ) from None
-        if head_gpus < 0 or isinstance(gpus, bool) or (isinstance(gpus, float) and not gpus.is_integer()):
-            raise UsageError(f"kubernetes launcher option head_gpus={gpus!r}: expected a whole number >= 0")
-        return cls(
-            image=text.get("image"),
-            namespace=text.get("namespace"),
-            context=text.get("context"),
-            kubeconfig=text.get("kubeconfig"),
-            image_pull_policy=choice("image_pull_policy", _PULL_POLICIES),
-            service_account=text.get("service_account"),
-            node_selector=_parse_node_selector(text.get("node_selector", "")),
-            tolerations=_parse_tolerations(text.get("tolerations", "")),
-            priority_class=text.get("priority_class"),
-            cpu=text.get("cpu"),
-            memory=text.get("memory"),
-            head_cpu=text.get("head_cpu"),
-            head_memory=text.get("head_memory"),
-            head_gpus=head_gpus,
-            gpu_resource=text.get("gpu_resource", cls.gpu_resource),
-            submission_mode=choice("submission_mode", SUBMISSION_MODES) or cls.submission_mode,
-            ray_version=text.get("ray_version"),
-            workdir=text.get("workdir"),
-            run_id=run_id_option(raw, PLUGIN_NAME),
-        )
-
-
-def _text(key: str, value: Any) -> str:
-    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
-        raise UsageError(f"kubernetes launcher option {key}={value!r}: expected a string")
-    return str(value).strip()
+    def parse(cls, merged: dict[str, Any]) -> KubernetesOptions:
+        """From ``merged`` (typed by ``merge_options``), with the node selector and tolerations lists parsed."""
+        fields = {o.name: merged[o.name] for o in OPTIONS if o.name in merged}
+        fields["node_selector"] = _parse_node_selector(merged.get("node_selector", ""))
+        fields["tolerations"] = _parse_tolerations(merged.get("tolerations", ""))
+        return cls(**fields, run_id=run_id_option(merged, PLUGIN_NAME))
 
 
 def _parse_node_selector(text: str) -> tuple[tuple[str, str], ...]:

@@ -30,9 +30,8 @@ from rladapt.runs import write_atomic
 
 from .scheduler import job_id_of, sbatch, scancel, show_job, status_from_scontrol
 from .script import (
-    DEFAULT_RAY_PORT,
-    DEFAULT_RAY_WAIT,
     EXIT_SUFFIX,
+    OPTIONS,
     OUTPUT_PATTERN,
     PLUGIN_NAME,
     SCRIPT,
@@ -64,28 +63,7 @@ def _read_exit_code(path: Path) -> int | None:
 class SlurmLauncher(Launcher):
     PLUGIN_NAME = PLUGIN_NAME
     DESCRIPTION = "Submit an sbatch script: a Ray head and workers on the allocated nodes, then the driver."
-    OPTIONS = {
-        "partition": "Slurm partition (#SBATCH --partition)",
-        "account": "account to charge (#SBATCH --account)",
-        "qos": "quality of service (#SBATCH --qos)",
-        "reservation": "reservation name (#SBATCH --reservation)",
-        "time": "time limit, e.g. 4:00:00 or 2-00:00:00 (default: spec.lifecycle.timeout_seconds, if set)",
-        "mem": "memory per node, e.g. 200G (#SBATCH --mem; default: the cluster's)",
-        "constraint": "node features (#SBATCH --constraint)",
-        "exclusive": "true: whole nodes (#SBATCH --exclusive)",
-        "cpus_per_task": "CPUs per node, also Ray's --num-cpus (default: what Slurm allocates)",
-        "gpus_per_node": "only the placement's GPUs per node (the default; #SBATCH --gpus-per-node and Ray's "
-        "--num-gpus), or 0 for a CPU-only test run: no GPUs asked of Slurm and Ray counts the node's own; "
-        "any other value is refused (change spec.placement instead)",
-        "job_name": "Slurm job name (default: the run id)",
-        "ray": "false: run the driver with srun only, without starting a Ray cluster (default true)",
-        "ray_port": f"GCS port of the Ray head (default: the spec's ray port, else {DEFAULT_RAY_PORT})",
-        "ray_wait": f"seconds to wait for every node to join the Ray cluster (default {DEFAULT_RAY_WAIT})",
-        "object_store_memory": "bytes of Ray object store per node (default: Ray's)",
-        "ray_args": "extra arguments of every `ray start`, shell-split, e.g. '--ray-client-server-port=10'",
-        "srun_args": "extra arguments for every srun step, shell-split, e.g. pyxis '--container-image=IMG'",
-        "driver_srun": "true: run the driver as an srun step (with srun_args) instead of in the batch shell",
-    }
+    OPTIONS = OPTIONS
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
         opts = ScriptOptions(native, self.merge_options(native, options))

@@ -17,7 +17,7 @@ from rladapt.launchers._common import (
     secret_lines,
 )
 from rladapt.plugins import NativeLaunch
-from rladapt.plugins.launcher import Command
+from rladapt.plugins.launcher import Command, Option
 from rladapt.primitives.errors import UsageError
 from rladapt.runs import RUN_ID_OPTION
 
@@ -31,47 +31,107 @@ DEFAULT_RAY_WAIT = 600
 
 # All of these are used with fullmatch: a "$" anchor would also accept a trailing newline.
 # #SBATCH lines are parsed by sbatch, not by a shell: values are limited to characters that need no quoting.
-_NAME_LIST = re.compile(r"[A-Za-z0-9_.+-]+(,[A-Za-z0-9_.+-]+)*")
-_TIME = re.compile(
+_NAME_LIST = r"[A-Za-z0-9_.+-]+(,[A-Za-z0-9_.+-]+)*"
+_TIME = (
     r"\d+|\d+:\d{1,2}|\d+:\d{1,2}:\d{1,2}|\d+-\d+|\d+-\d+:\d{1,2}|\d+-\d+:\d{1,2}:\d{1,2}"
     r"|UNLIMITED|INFINITE|unlimited|infinite"
 )
-_MEM = re.compile(r"\d+[KMGTkmgt]?")
-_CONSTRAINT = re.compile(r"[A-Za-z0-9_.,&|*!:()\[\]-]+")
+_MEM = r"\d+[KMGTkmgt]?"
+_CONSTRAINT = r"[A-Za-z0-9_.,&|*!:()\[\]-]+"
 _JOB_NAME_DROP = re.compile(r"[^A-Za-z0-9_.-]+")
 
-_BOOL_TRUE = {"1", "true", "yes", "on"}
-_BOOL_FALSE = {"0", "false", "no", "off"}
 
-
-def _bool(key: str, value: Any) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in _BOOL_TRUE:
-        return True
-    if text in _BOOL_FALSE:
-        return False
-    raise UsageError(f"slurm launcher option {key}={value!r}: expected true or false")
-
-
-def _int(key: str, value: Any, minimum: int = 0) -> int:
-    if isinstance(value, bool):
-        raise UsageError(f"slurm launcher option {key}={value!r}: expected an integer")
+def _shell_words(value: str) -> str | None:
     try:
-        number = int(str(value).strip())
-    except ValueError:
-        raise UsageError(f"slurm launcher option {key}={value!r}: expected an integer") from None
-    if number < minimum:
-        raise UsageError(f"slurm launcher option {key}={value!r}: must be at least {minimum}")
-    return number
+        shlex.split(value)
+    except ValueError as exc:
+        return f"shell words ({exc})"
+    return None
 
 
-def _matching(key: str, value: Any, pattern: re.Pattern[str], expected: str) -> str:
-    text = str(value).strip()
-    if not pattern.fullmatch(text):
-        raise UsageError(f"slurm launcher option {key}={value!r}: expected {expected}")
-    return text
+_NAMES = "a comma-separated name list"
+#: The options of the slurm launcher; ``ScriptOptions`` turns them into the script's settings.
+OPTIONS = (
+    Option("partition", str, "Slurm partition (#SBATCH --partition)", pattern=_NAME_LIST, expected=_NAMES),
+    Option("account", str, "account to charge (#SBATCH --account)", pattern=_NAME_LIST, expected=_NAMES),
+    Option("qos", str, "quality of service (#SBATCH --qos)", pattern=_NAME_LIST, expected=_NAMES),
+    Option(
+        "reservation", str, "reservation name (#SBATCH --reservation)", pattern=_NAME_LIST, expected=_NAMES
+    ),
+    Option(
+        "time",
+        str,
+        "time limit, e.g. 4:00:00 or 2-00:00:00 (default: spec.lifecycle.timeout_seconds, if set)",
+        pattern=_TIME,
+        expected="a Slurm time such as 90, 4:00:00 or 2-00:00:00",
+    ),
+    Option(
+        "mem",
+        str,
+        "memory per node, e.g. 200G (#SBATCH --mem; default: the cluster's)",
+        pattern=_MEM,
+        expected="a size such as 64G or 500M",
+    ),
+    Option(
+        "constraint",
+        str,
+        "node features (#SBATCH --constraint)",
+        pattern=_CONSTRAINT,
+        expected="a Slurm constraint",
+    ),
+    Option("exclusive", bool, "true: whole nodes (#SBATCH --exclusive)", default=False),
+    Option(
+        "cpus_per_task",
+        int,
+        "CPUs per node, also Ray's --num-cpus (default: what Slurm allocates)",
+        minimum=1,
+    ),
+    Option(
+        "gpus_per_node",
+        int,
+        "only the placement's GPUs per node (the default; #SBATCH --gpus-per-node and Ray's --num-gpus), or 0 "
+        "for a CPU-only test run: no GPUs asked of Slurm and Ray counts the node's own; any other value is "
+        "refused (change spec.placement instead)",
+        minimum=0,
+    ),
+    Option("job_name", str, "Slurm job name (default: the run id)"),
+    Option("ray", bool, "false: run the driver with srun only, without starting a Ray cluster", default=True),
+    Option(
+        "ray_port",
+        int,
+        f"GCS port of the Ray head (default: the spec's ray port, else {DEFAULT_RAY_PORT})",
+        minimum=1,
+        maximum=65535,
+    ),
+    Option(
+        "ray_wait",
+        int,
+        "seconds to wait for every node to join the Ray cluster",
+        default=DEFAULT_RAY_WAIT,
+        minimum=1,
+    ),
+    Option("object_store_memory", int, "bytes of Ray object store per node (default: Ray's)", minimum=1),
+    Option(
+        "ray_args",
+        str,
+        "extra arguments of every `ray start`, shell-split, e.g. '--ray-client-server-port=10'",
+        default="",
+        validator=_shell_words,
+    ),
+    Option(
+        "srun_args",
+        str,
+        "extra arguments for every srun step, shell-split, e.g. pyxis '--container-image=IMG'",
+        default="",
+        validator=_shell_words,
+    ),
+    Option(
+        "driver_srun",
+        bool,
+        "true: run the driver as an srun step (with srun_args) instead of in the batch shell",
+        default=False,
+    ),
+)
 
 
 def _job_name(native: NativeLaunch, opts: dict[str, Any]) -> str:
@@ -82,7 +142,7 @@ def _job_name(native: NativeLaunch, opts: dict[str, Any]) -> str:
 
 def _time_limit(opts: dict[str, Any], native: NativeLaunch) -> str | None:
     if "time" in opts:
-        return _matching("time", opts["time"], _TIME, "a Slurm time such as 90, 4:00:00 or 2-00:00:00")
+        return str(opts["time"])
     seconds = native.lifecycle.get("timeout_seconds")
     if not seconds:
         return None
@@ -93,35 +153,27 @@ def _time_limit(opts: dict[str, Any], native: NativeLaunch) -> str | None:
 
 
 class ScriptOptions:
-    """Every option of one render, validated and typed (``spec.launcher.slurm`` under ``--launcher-opt``)."""
+    """The settings of one script, from the merged options (``SlurmLauncher.merge_options``) and the launch."""
 
     def __init__(self, native: NativeLaunch, merged: dict[str, Any]) -> None:
         run_id_option(merged, PLUGIN_NAME)
         self.job_name = _job_name(native, merged)
-        self.sbatch: list[tuple[str, str]] = []
-        for key in ("partition", "account", "qos", "reservation"):
-            if key in merged:
-                self.sbatch.append(
-                    (key, _matching(key, merged[key], _NAME_LIST, "a comma-separated name list"))
-                )
+        self.sbatch: list[tuple[str, str]] = [
+            (key, merged[key]) for key in ("partition", "account", "qos", "reservation") if key in merged
+        ]
         limit = _time_limit(merged, native)
         if limit:
             self.sbatch.append(("time", limit))
         if "mem" in merged:
-            self.sbatch.append(("mem", _matching("mem", merged["mem"], _MEM, "a size such as 64G or 500M")))
+            self.sbatch.append(("mem", merged["mem"]))
         if "constraint" in merged:
-            self.sbatch.append(
-                (
-                    "constraint",
-                    _matching("constraint", merged["constraint"], _CONSTRAINT, "a Slurm constraint"),
-                )
-            )
-        self.exclusive = _bool("exclusive", merged.get("exclusive", False))
+            self.sbatch.append(("constraint", merged["constraint"]))
+        self.exclusive: bool = merged["exclusive"]
         self.gpus_per_node = native.gpus_per_node
         #: True for ``gpus_per_node=0`` over a placement with GPUs: a CPU-only test run, where Ray counts GPUs.
         self.cpu_only = False
         if "gpus_per_node" in merged:
-            gpus = _int("gpus_per_node", merged["gpus_per_node"])
+            gpus = merged["gpus_per_node"]
             if gpus == 0:
                 self.cpu_only = native.gpus_per_node > 0
                 self.gpus_per_node = 0
@@ -129,38 +181,21 @@ class ScriptOptions:
                 # The framework sizes its workers from the placement: other GPU counts would leave them
                 # waiting for GPUs Ray does not have, or idle GPUs the job paid for.
                 raise UsageError(
-                    f"slurm launcher option gpus_per_node={merged['gpus_per_node']!r} contradicts the "
+                    f"slurm launcher option gpus_per_node={str(gpus)!r} contradicts the "
                     f"placement; expected {native.gpus_per_node} (spec.placement's GPUs per node) or 0 for a "
                     f"CPU-only test run, found {gpus}; change spec.placement instead"
                 )
-        self.cpus_per_task = (
-            _int("cpus_per_task", merged["cpus_per_task"], 1) if "cpus_per_task" in merged else None
-        )
-        self.ray = _bool("ray", merged.get("ray", True))
+        self.cpus_per_task: int | None = merged.get("cpus_per_task")
+        self.ray: bool = merged["ray"]
         ray_ports = [p.port for p in native.ports if p.purpose == "ray"]
-        self.ray_port = _int(
-            "ray_port", merged.get("ray_port", ray_ports[0] if ray_ports else DEFAULT_RAY_PORT), 1
-        )
-        if self.ray_port > 65535:
-            raise UsageError(f"slurm launcher option ray_port={self.ray_port}: must be at most 65535")
+        self.ray_port: int = merged.get("ray_port", ray_ports[0] if ray_ports else DEFAULT_RAY_PORT)
         dashboards = [p.port for p in native.ports if p.purpose == "dashboard"]
         self.dashboard_port: int | None = dashboards[0] if dashboards else None
-        self.ray_wait = _int("ray_wait", merged.get("ray_wait", DEFAULT_RAY_WAIT), 1)
-        self.object_store_memory = (
-            _int("object_store_memory", merged["object_store_memory"], 1)
-            if "object_store_memory" in merged
-            else None
-        )
-        self.ray_args = self._split("ray_args", merged.get("ray_args", ""))
-        self.srun_args = self._split("srun_args", merged.get("srun_args", ""))
-        self.driver_srun = _bool("driver_srun", merged.get("driver_srun", False))
-
-    @staticmethod
-    def _split(key: str, value: Any) -> list[str]:
-        try:
-            return shlex.split(str(value))
-        except ValueError as exc:
-            raise UsageError(f"slurm launcher option {key}={value!r}: {exc}") from None
+        self.ray_wait: int = merged["ray_wait"]
+        self.object_store_memory: int | None = merged.get("object_store_memory")
+        self.ray_args = shlex.split(merged["ray_args"])
+        self.srun_args = shlex.split(merged["srun_args"])
+        self.driver_srun: bool = merged["driver_srun"]
 
 
 def _sbatch_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
