@@ -34,6 +34,8 @@ def placement(job: RLJob) -> dict[str, RolePlacement]:
                 nodes=nodes,
                 gpus_per_node=per_node,
                 colocated_with=tuple(r for r in pool.roles if r != role),
+                cpus_per_gpu=res.cpus_per_gpu if res is not None else None,
+                memory=res.memory if res is not None else None,
             )
     return out
 

@@ -10,14 +10,16 @@ ended.
 from __future__ import annotations
 
 import json
+import math
 import re
 import shlex
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
 from rladapt.plugins import NativeLaunch, RunStatus
 from rladapt.plugins.launcher import RUN_ID_OPTION, Command
-from rladapt.primitives.errors import UsageError
+from rladapt.primitives.errors import Problem, SpecError, UsageError
 
 # Used with fullmatch, unanchored: a "$" anchor would also accept a trailing newline.
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -143,3 +145,87 @@ def nothing_to_stop(current: RunStatus) -> RunStatus:
     """The answer of ``stop`` for a run whose ``current`` status is already terminal."""
     verb = "stopped" if current.state == "STOPPED" else "finished"
     return RunStatus(current.state, current.exit_code, f"already {verb}; nothing to stop")
+
+
+# --- what the roles of a pool ask of each node (spec.roles.<role>.cpus_per_gpu and .memory) ---------------------
+
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|K|M|G|T|P|E)?")
+_SIZE_FACTORS: dict[str | None, int] = {
+    None: 1,
+    **{unit: 1024 ** (i + 1) for i, unit in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))},
+    **{unit: 1000 ** (i + 1) for i, unit in enumerate(("k", "M", "G", "T", "P", "E"))},
+    "K": 1000,
+}
+
+
+def size_bytes(text: str) -> int | None:
+    """A Kubernetes-style size (``200Gi``, ``64G``, ``500M``) in bytes; None when it is not one."""
+    match = _SIZE.fullmatch(text.strip())
+    if match is None:
+        return None
+    return math.ceil(float(match.group(1)) * _SIZE_FACTORS[match.group(2)])
+
+
+@dataclass(frozen=True)
+class PoolNeeds:
+    """What one pool's node must hold for its roles: the most demanding role's, since colocated roles share the
+    pool's nodes, GPUs and (in the frameworks' hybrid engines) worker processes."""
+
+    cpus_per_gpu: int | None = None
+    cpus_role: str | None = None
+    memory: str | None = None
+    memory_bytes: int | None = None
+    memory_role: str | None = None
+
+
+def pool_needs(native: NativeLaunch) -> dict[str, PoolNeeds]:
+    """Each pool's ``PoolNeeds`` (pools whose roles ask for nothing are left out).
+
+    Raises a SpecError at ``spec.roles.<role>.memory`` for a memory that is not a size.
+    """
+    problems = []
+    found: dict[str, PoolNeeds] = {}
+    for role, where in sorted(native.placement.items()):
+        needs = found.get(where.pool, PoolNeeds())
+        if where.cpus_per_gpu is not None and (needs.cpus_per_gpu or 0) < where.cpus_per_gpu:
+            needs = PoolNeeds(where.cpus_per_gpu, role, needs.memory, needs.memory_bytes, needs.memory_role)
+        if where.memory is not None:
+            amount = size_bytes(where.memory)
+            if amount is None:
+                problems.append(
+                    Problem(
+                        f"spec.roles.{role}.memory",
+                        "not a memory size",
+                        "a size such as 200Gi, 64G or 500Mi",
+                        repr(where.memory),
+                    )
+                )
+            elif (needs.memory_bytes or 0) < amount:
+                needs = PoolNeeds(needs.cpus_per_gpu, needs.cpus_role, where.memory.strip(), amount, role)
+        if needs != PoolNeeds():
+            found[where.pool] = needs
+    if problems:
+        raise SpecError(problems, "the role resources cannot be rendered")
+    return found
+
+
+def refuse_role_resources(native: NativeLaunch, launcher: str, why: str) -> None:
+    """Refuse ``spec.roles.<role>.cpus_per_gpu`` and ``.memory``, which ``launcher`` cannot reserve (``why``).
+
+    A SpecError (exit 2) with one problem per field set, raised from ``render``: nothing is submitted.
+    """
+    problems = []
+    for role, where in sorted(native.placement.items()):
+        for field, value in (("cpus_per_gpu", where.cpus_per_gpu), ("memory", where.memory)):
+            if value is not None:
+                problems.append(
+                    Problem(
+                        f"spec.roles.{role}.{field}",
+                        f"the {launcher} launcher cannot reserve it: {why}",
+                        f"no {field} for the role with --launcher {launcher} (the slurm and kubernetes launchers "
+                        "reserve it)",
+                        str(value),
+                    )
+                )
+    if problems:
+        raise SpecError(problems, f"the {launcher} launcher cannot express this job")

@@ -32,6 +32,7 @@ from rladapt.launchers._common import (
     nothing_to_stop,
     quote_path,
     ray_job_config_lines,
+    refuse_role_resources,
     run_id_option,
     secret_lines,
 )
@@ -252,6 +253,11 @@ class LocalLauncher(Launcher):
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
         opts = LocalLauncher.merge_options(native, options)
         run_id_option(opts, self.PLUGIN_NAME)
+        refuse_role_resources(
+            native,
+            self.PLUGIN_NAME,
+            "a process group on this machine takes the CPUs and memory that are free; nothing reserves them",
+        )
         command = self.command(native)
         request: dict[str, Any] = {"python": command.python, "working_dir": native.working_dir}
         secrets = _secret_sources(native)

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, WORKER_SETUP_HOOK, json_env_value
-from rladapt.launchers._common import complete_lines, nothing_to_stop, run_id_option
+from rladapt.launchers._common import complete_lines, nothing_to_stop, refuse_role_resources, run_id_option
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.plugins.launcher import Command, Option
 from rladapt.primitives.errors import LaunchError, UsageError
@@ -63,6 +63,13 @@ def _secret_env(native: NativeLaunch) -> dict[str, str]:
 def render_request(native: NativeLaunch, options: dict[str, Any], command: Command) -> dict[str, Any]:
     """The submit request that runs ``command`` for ``native``; pure."""
     opts = RayLauncher.merge_options(native, options)
+    refuse_role_resources(
+        native,
+        RayLauncher.PLUGIN_NAME,
+        "a Ray job runs on an existing cluster, where the framework creates the actors of each role and gives "
+        "them their resources; the job submission API reserves CPUs and memory for the driver only "
+        "(-o entrypoint_num_cpus, -o entrypoint_memory)",
+    )
     runtime_env = json.loads(json.dumps(native.runtime_env))  # a deep copy of the adapter's value
     wanted = {**dict(runtime_env.get("env_vars") or {}), **native.env}
     # Ray expands $VAR in env_vars with no way to escape it; values are verbatim everywhere else in rladapt

@@ -20,12 +20,16 @@ class _Frozen(BaseModel):
 
 
 class RolePlacement(_Frozen):
-    """Where one role runs: its pool and the GPUs it gets there."""
+    """Where one role runs: its pool and the GPUs it gets there, and what else it needs on each node."""
 
     pool: str
     nodes: int
     gpus_per_node: int
     colocated_with: tuple[str, ...] = ()
+    cpus_per_gpu: int | None = Field(None, description="spec.roles.<role>.cpus_per_gpu; None: not asked.")
+    memory: str | None = Field(
+        None, description="spec.roles.<role>.memory per node, e.g. 200Gi; None: not asked."
+    )
 
 
 class PoolSpec(_Frozen):

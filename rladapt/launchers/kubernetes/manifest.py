@@ -15,11 +15,12 @@ from typing import Any
 
 import yaml
 
-from rladapt.plugins import NativeLaunch
+from rladapt.launchers._common import PoolNeeds, pool_needs
+from rladapt.plugins import NativeLaunch, PoolSpec
 from rladapt.plugins.launcher import Command
 from rladapt.primitives.errors import Problem, SpecError, UsageError
 
-from .options import DEFAULT_WORKDIR, KubernetesOptions, image_ok, label_key_ok, label_value_ok
+from .options import DEFAULT_WORKDIR, QUANTITY, KubernetesOptions, image_ok, label_key_ok, label_value_ok
 
 GROUP, VERSION, PLURAL, KIND = "ray.io", "v1", "rayjobs", "RayJob"
 RAYJOB_FILE = "rayjob.yaml"
@@ -346,6 +347,32 @@ class Renderer:
             out[key] = value
         return out
 
+    def pool_needs(self) -> dict[str, PoolNeeds]:
+        """What each pool's roles ask of a node (spec.roles.<role>.cpus_per_gpu, .memory), as problems if bad."""
+        try:
+            needs = pool_needs(self.native)
+        except SpecError as exc:
+            self.problems.extend(exc.problems)
+            return {}
+        for pool_need in needs.values():
+            if pool_need.memory is not None and not QUANTITY.fullmatch(pool_need.memory):
+                self.problem(
+                    f"spec.roles.{pool_need.memory_role}.memory",
+                    "a pod's memory is a Kubernetes quantity",
+                    "a size such as 200Gi or 64G",
+                    repr(pool_need.memory),
+                )
+        return needs
+
+    def worker_resources(self, pool: PoolSpec, needs: PoolNeeds | None) -> Any | None:
+        """A worker pod's resources: the options, else what the pool's roles ask (CPUs per GPU times its GPUs)."""
+        cpu, memory = self.opts.cpu, self.opts.memory
+        if cpu is None and needs is not None and needs.cpus_per_gpu is not None:
+            cpu = str(needs.cpus_per_gpu * pool.gpus_per_node)
+        if memory is None and needs is not None:
+            memory = needs.memory
+        return self.resources(cpu, memory, pool.gpus_per_node)
+
     def resources(self, cpu: str | None, memory: str | None, gpus: int) -> Any | None:
         amounts: dict[str, str] = {}
         if cpu:
@@ -420,6 +447,7 @@ class Renderer:
                     pool.name,
                 )
             pool_paths[pool.name] = index
+        needs = self.pool_needs()
         if self.problems:
             raise SpecError(self.problems, "the kubernetes launcher cannot render this job")
 
@@ -447,7 +475,7 @@ class Renderer:
         workers = []
         for pool in native.pools:
             worker = container(
-                WORKER_CONTAINER, extra_ports, self.resources(opts.cpu, opts.memory, pool.gpus_per_node)
+                WORKER_CONTAINER, extra_ports, self.worker_resources(pool, needs.get(pool.name))
             )
             workers.append(
                 {

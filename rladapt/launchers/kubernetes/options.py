@@ -18,9 +18,7 @@ DEFAULT_WORKDIR = "/workspace"
 
 DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\Z")
 _LABEL_NAME = re.compile(r"^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?\Z")
-_QUANTITY = re.compile(
-    r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$"
-)
+QUANTITY = re.compile(r"^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei|[eE][+-]?[0-9]+)?$")
 #: rayVersion: KubeRay compares it with Ray's own version, e.g. 2.49.0.
 _RAY_VERSION = re.compile(r"[0-9]+(\.[0-9]+){0,3}")
 _EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -73,29 +71,31 @@ OPTIONS = (
     Option(
         "cpu",
         str,
-        "CPUs of each worker pod (request = limit), e.g. 32",
-        pattern=_QUANTITY.pattern,
+        "CPUs of each worker pod (request = limit), e.g. 32 (default: spec.roles.<role>.cpus_per_gpu times "
+        "the pool's GPUs per node)",
+        pattern=QUANTITY.pattern,
         expected=_QUANTITY_TEXT,
     ),
     Option(
         "memory",
         str,
-        "memory of each worker pod (request = limit), e.g. 256Gi",
-        pattern=_QUANTITY.pattern,
+        "memory of each worker pod (request = limit), e.g. 256Gi (default: the largest "
+        "spec.roles.<role>.memory of the pool)",
+        pattern=QUANTITY.pattern,
         expected=_QUANTITY_TEXT,
     ),
     Option(
         "head_cpu",
         str,
         "CPUs of the head pod (request = limit)",
-        pattern=_QUANTITY.pattern,
+        pattern=QUANTITY.pattern,
         expected=_QUANTITY_TEXT,
     ),
     Option(
         "head_memory",
         str,
         "memory of the head pod (request = limit)",
-        pattern=_QUANTITY.pattern,
+        pattern=QUANTITY.pattern,
         expected=_QUANTITY_TEXT,
     ),
     Option(

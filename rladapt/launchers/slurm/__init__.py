@@ -1,8 +1,8 @@
 """The ``slurm`` launcher: an sbatch script that brings up a Ray cluster on its nodes and runs the driver.
 
 ``render`` writes ``job.sbatch``, following the recipe verl, OpenRLHF and NeMo-RL document for Ray on Slurm:
-``#SBATCH`` lines from the placement (one task per node, GPUs per node) and from the options (partition,
-account, time, ...); then, in bash, the job environment (every value quoted, secrets read by reference at run
+``#SBATCH`` lines from the placement (one task per node, GPUs per node, and the roles' ``--mem`` and
+``--cpus-per-gpu``) and from the options (partition, account, time, ...); then, in bash, the job environment (every value quoted, secrets read by reference at run
 time), the adapter's files, a Ray head on the node that runs the script and one Ray worker on every other node
 (each a background ``srun`` step), a bounded wait until ``ray status`` counts every node, and finally the
 driver (the native argv behind the patch bootstrap) on the head node with ``RAY_ADDRESS`` set. The script

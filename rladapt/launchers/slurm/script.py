@@ -11,6 +11,7 @@ from typing import Any
 from rladapt.launchers._common import (
     check_env_name,
     file_lines,
+    pool_needs,
     quote_path,
     ray_job_config_lines,
     run_id_option,
@@ -68,7 +69,8 @@ OPTIONS = (
     Option(
         "mem",
         str,
-        "memory per node, e.g. 200G (#SBATCH --mem; default: the cluster's)",
+        "memory per node, e.g. 200G (#SBATCH --mem; default: the largest spec.roles.<role>.memory, else the "
+        "cluster's)",
         pattern=_MEM,
         expected="a size such as 64G or 500M",
     ),
@@ -83,7 +85,8 @@ OPTIONS = (
     Option(
         "cpus_per_task",
         int,
-        "CPUs per node, also Ray's --num-cpus (default: what Slurm allocates)",
+        "CPUs per node, also Ray's --num-cpus (default: --cpus-per-gpu from spec.roles.<role>.cpus_per_gpu, "
+        "else what Slurm allocates)",
         minimum=1,
     ),
     Option(
@@ -164,8 +167,19 @@ class ScriptOptions:
         limit = _time_limit(merged, native)
         if limit:
             self.sbatch.append(("time", limit))
+        #: Comment lines for the script: what of spec.roles the options overrode or a CPU-only run leaves out.
+        self.notes: list[str] = []
+        needs = pool_needs(native).values()
+        memory = max((n for n in needs if n.memory_bytes), key=lambda n: n.memory_bytes or 0, default=None)
         if "mem" in merged:
             self.sbatch.append(("mem", merged["mem"]))
+            if memory is not None:
+                self.notes.append(
+                    f"spec.roles.{memory.memory_role}.memory={memory.memory}: overridden by mem"
+                )
+        elif memory is not None and memory.memory_bytes is not None:
+            # One allocation of alike nodes: every node holds the most demanding pool's roles.
+            self.sbatch.append(("mem", slurm_size(memory.memory_bytes)))
         if "constraint" in merged:
             self.sbatch.append(("constraint", merged["constraint"]))
         self.exclusive: bool = merged["exclusive"]
@@ -186,6 +200,17 @@ class ScriptOptions:
                     f"CPU-only test run, found {gpus}; change spec.placement instead"
                 )
         self.cpus_per_task: int | None = merged.get("cpus_per_task")
+        cpus = max((n for n in needs if n.cpus_per_gpu), key=lambda n: n.cpus_per_gpu or 0, default=None)
+        #: --cpus-per-gpu, from spec.roles.<role>.cpus_per_gpu; sbatch takes it or --cpus-per-task, not both.
+        self.cpus_per_gpu: int | None = None
+        if cpus is not None:
+            source = f"spec.roles.{cpus.cpus_role}.cpus_per_gpu={cpus.cpus_per_gpu}"
+            if self.cpus_per_task is not None:
+                self.notes.append(f"{source}: overridden by cpus_per_task")
+            elif self.gpus_per_node == 0:
+                self.notes.append(f"{source}: not asked of Slurm in a run without GPUs")
+            else:
+                self.cpus_per_gpu = cpus.cpus_per_gpu
         self.ray: bool = merged["ray"]
         ray_ports = [p.port for p in native.ports if p.purpose == "ray"]
         self.ray_port: int = merged.get("ray_port", ray_ports[0] if ray_ports else DEFAULT_RAY_PORT)
@@ -198,6 +223,14 @@ class ScriptOptions:
         self.driver_srun: bool = merged["driver_srun"]
 
 
+def slurm_size(amount: int) -> str:
+    """Bytes as sbatch's ``--mem`` size: whole G or M (Slurm's units are powers of 1024), else K rounded up."""
+    for unit, factor in (("G", 1024**3), ("M", 1024**2)):
+        if amount % factor == 0:
+            return f"{amount // factor}{unit}"
+    return f"{math.ceil(amount / 1024)}K"
+
+
 def _sbatch_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
     lines = [
         f"#SBATCH --job-name={opts.job_name}",
@@ -208,6 +241,8 @@ def _sbatch_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
         lines.append(f"#SBATCH --gpus-per-node={opts.gpus_per_node}")
     if opts.cpus_per_task is not None:
         lines.append(f"#SBATCH --cpus-per-task={opts.cpus_per_task}")
+    if opts.cpus_per_gpu is not None:
+        lines.append(f"#SBATCH --cpus-per-gpu={opts.cpus_per_gpu}")
     lines.extend(f"#SBATCH --{key}={value}" for key, value in opts.sbatch)
     if opts.exclusive:
         lines.append("#SBATCH --exclusive")
@@ -375,6 +410,7 @@ def render_script(native: NativeLaunch, opts: ScriptOptions, command: Command) -
         *_sbatch_lines(native, opts),
         f"# rladapt slurm launch: {json.dumps(native.job_name)} on {json.dumps(native.framework)} "
         f"{json.dumps(native.version)}; submit with: sbatch --chdir=RUN_DIR {SCRIPT}",
+        *(f"# {note}" for note in opts.notes),
         "set -euo pipefail",
         ': "${SLURM_JOB_ID:?run this script with sbatch}"',
         f'rladapt_exit_file="$PWD/slurm-$SLURM_JOB_ID{EXIT_SUFFIX}"',
