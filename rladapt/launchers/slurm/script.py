@@ -178,7 +178,8 @@ class ScriptOptions:
                     f"spec.roles.{memory.memory_role}.memory={memory.memory}: overridden by mem"
                 )
         elif memory is not None and memory.memory_bytes is not None:
-            # One allocation of alike nodes: every node holds the most demanding pool's roles.
+            # sbatch(1) --mem: "the real memory required per node". One allocation of alike nodes: every node
+            # is sized for the most demanding pool.
             self.sbatch.append(("mem", slurm_size(memory.memory_bytes)))
         if "constraint" in merged:
             self.sbatch.append(("constraint", merged["constraint"]))
@@ -201,7 +202,8 @@ class ScriptOptions:
                 )
         self.cpus_per_task: int | None = merged.get("cpus_per_task")
         cpus = max((n for n in needs if n.cpus_per_gpu), key=lambda n: n.cpus_per_gpu or 0, default=None)
-        #: --cpus-per-gpu, from spec.roles.<role>.cpus_per_gpu; sbatch takes it or --cpus-per-task, not both.
+        #: --cpus-per-gpu, from spec.roles.<role>.cpus_per_gpu. sbatch(1): "processors per allocated GPU ... Not
+        #: compatible with the --cpus-per-task option", so an explicit cpus_per_task replaces it.
         self.cpus_per_gpu: int | None = None
         if cpus is not None:
             source = f"spec.roles.{cpus.cpus_role}.cpus_per_gpu={cpus.cpus_per_gpu}"
