@@ -3,9 +3,10 @@
 ``render`` writes ``run.sh``: a bash script that changes to the working directory, exports the environment
 (every value quoted), reads secrets by reference at run time, writes the adapter's files and ``exec``s the
 native argv through the patch bootstrap (``Launcher.command``); with runtime patches it also hands Ray's
-``worker_process_setup_hook`` to the framework's own ``ray.init``, so the Ray workers it starts are patched too. ``submit`` first checks what would otherwise only fail once the job
-runs: every secret's source (a variable of the submitting shell, or a readable file) and the job's interpreter
-(``run.sh --rladapt-preflight`` stops after the environment and imports ``rladapt.bootstrap`` with it). It
+``worker_process_setup_hook`` to the framework's own ``ray.init``, so the Ray workers it starts are patched
+too. ``submit`` first checks what would otherwise only fail once the job runs: every secret's source (a
+variable of the submitting shell, or a readable file) and the job's interpreter (``run.sh
+--rladapt-preflight`` stops after the environment and imports ``rladapt.bootstrap`` with it). It
 then starts the script in a new session behind a tiny wrapper that records the exit code in the run directory,
 so ``status`` works from any shell after the submitting process is gone. ``stop`` sends SIGTERM to the whole
 group, then SIGKILL after a grace period.
@@ -78,9 +79,9 @@ def render_script(native: NativeLaunch, command: Command) -> str:
         lines.append('export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"')
     for key, value in native.env.items():
         lines.append(f"export {check_env_name(key, 'env')}={shlex.quote(value)}")
-    # Before the secrets and files: the check reads no secret and writes nothing. The wrapper passes no argument.
     lines.extend(f"export {check_env_name(k, 'env')}={shlex.quote(v)}" for k, v in command.env.items())
     lines.extend(ray_job_config_lines(command))
+    # Before the secrets and files: the check reads no secret and writes nothing. The wrapper passes no argument.
     lines.append(_preflight_line(command.python))
     lines.extend(secret_lines(native, "the local launcher"))
     lines.extend(file_lines(dict(native.files)))

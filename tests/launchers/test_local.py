@@ -100,6 +100,9 @@ def test_ray_workers_of_a_local_job_run_the_patches(
     engine_registry: Registry, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("RAY_ADDRESS", raising=False)  # the job's ray.init starts its own local cluster
+    # Ray >= 2.5x turns token auth on for a new ray.init cluster and leaves ~/.ray/auth_token behind, which then
+    # turns it on for every later `ray start` of this user (the Ray tests' head among them).
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
     native = render_job(engine_registry, write_spec(workdir, env={"STUB_RAY_TASK": "1"}))
     status, output, _ = run_to_end(native, tmp_path / "run")
     assert status.state == "SUCCEEDED", output

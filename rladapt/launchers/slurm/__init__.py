@@ -2,12 +2,13 @@
 
 ``render`` writes ``job.sbatch``, following the recipe verl, OpenRLHF and NeMo-RL document for Ray on Slurm:
 ``#SBATCH`` lines from the placement (one task per node, GPUs per node, and the roles' ``--mem`` and
-``--cpus-per-gpu``) and from the options (partition, account, time, ...); then, in bash, the job environment (every value quoted, secrets read by reference at run
-time), the adapter's files, a Ray head on the node that runs the script and one Ray worker on every other node
-(each a background ``srun`` step), a bounded wait until ``ray status`` counts every node, and finally the
-driver (the native argv behind the patch bootstrap) on the head node with ``RAY_ADDRESS`` set. The script
-exits with the driver's exit code; an EXIT trap records that code next to the output file, so a run's result
-survives slurmctld forgetting the job (``MinJobAge``), and stops the Ray steps.
+``--cpus-per-gpu``) and from the options (partition, account, time, ...); then, in bash, the job
+environment (every value quoted, secrets read by reference at run time), the adapter's files, a Ray head on
+the node that runs the script and one Ray worker on every other node (each a background ``srun`` step), a
+bounded wait until ``ray status`` counts every node, and finally the driver (the native argv behind the patch
+bootstrap) on the head node with ``RAY_ADDRESS`` set. The script exits with the driver's exit code; an EXIT
+trap records that code next to the output file, so a run's result survives slurmctld forgetting the job
+(``MinJobAge``), and stops the Ray steps.
 
 ``submit`` runs ``sbatch --parsable --chdir RUN_DIR`` from the current directory (the job changes back to it,
 ``$SLURM_SUBMIT_DIR``, before the working directory), so the output file lands in the run directory, which
