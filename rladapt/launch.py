@@ -77,11 +77,6 @@ class Planned:
         return self.artifacts.describe()
 
 
-def _merge_options(native: NativeLaunch, launcher_name: str, options: Mapping[str, str]) -> dict[str, Any]:
-    # The one place launch options are merged, so a typed merge in the launcher contract is a one-line swap.
-    return {**native.launcher_options.get(launcher_name, {}), **options}
-
-
 class Runner:
     """Launches specs and acts on recorded runs, through a plugin registry and a run store.
 
@@ -135,7 +130,9 @@ class Runner:
         rendered = render_spec(spec, overrides, framework, self.registry)
         native = rendered.native
         plugin = self.registry.launcher(launcher)
-        merged = _merge_options(native, launcher, given)
+        # The launcher's own typed merge (spec.launcher.<name> under the caller's options, defaults filled in):
+        # the record holds exactly the values the artifacts were rendered with.
+        merged = plugin.merge_options(native, given)
         return Planned(
             spec_path=str(spec),
             overrides=tuple(overrides),

@@ -104,7 +104,7 @@ def test_dryrun_is_what_the_dry_run_prints_merges_options_and_records_nothing(
     given = runner.dryrun(
         spec, ["spec.launcher.local.stop_grace=5"], framework="verl", options={"stop_grace": "7"}
     )
-    assert given.options == {"stop_grace": "7"}  # the caller's options win over the spec's
+    assert given.options == {"stop_grace": 7.0}  # the caller's options win over the spec's, typed
     assert given.artifacts.request["stop_grace"] == 7.0
     with pytest.raises(UsageError, match="run_id is set by the runner"):
         runner.dryrun(spec, framework="verl", options={"run_id": "mine-0a1b2c3d"})
@@ -121,7 +121,9 @@ def test_launch_records_the_run_saves_the_handle_and_follows_it_to_success(
     record = json.loads((run.dir / "run.json").read_text())
     assert record["id"] == run.id and run.id.startswith("launch-test-")
     assert (record["launcher"], record["framework"], record["job_name"]) == ("local", "verl", "launch-test")
-    assert record["options"] == {"stop_grace": "3"}  # the run id is the record's, not an option
+    assert record["options"] == {
+        "stop_grace": 3.0
+    }  # typed as the launcher declares; the run id is the record's
     assert record["spec_path"] == str(spec)
     assert record["spec_hash"] == spec_hash(spec.read_text())
     assert record["handle"] == run.handle and record["handle"]["pid"] > 0

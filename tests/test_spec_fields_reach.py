@@ -451,11 +451,7 @@ def check_field(path: str) -> tuple[list[str], list[str]]:
 
 #: Fields this rule finds silently ignored today, each a strict xfail: it fails as soon as the gap is closed, and
 #: the entry goes with it.
-SILENTLY_IGNORED: dict[str, str] = {
-    # read by nothing: they reach Slurm and Kubernetes, and are refused on ray and local, with the launchers branch
-    "spec.roles.actor.memory": "lands with the launchers branch",
-    "spec.roles.actor.cpus_per_gpu": "lands with the launchers branch",
-}
+SILENTLY_IGNORED: dict[str, str] = {}
 
 
 def _params() -> list[Any]:

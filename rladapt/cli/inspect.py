@@ -41,6 +41,19 @@ def matrix(frameworks: tuple[str, ...], write: str | None) -> None:
     os.replace(tmp, write)
 
 
+def _options_report(launcher: Any) -> dict[str, dict[str, Any]]:
+    """A launcher's declared options by name: type, default, help, and choices or required when they apply."""
+    out: dict[str, dict[str, Any]] = {}
+    for name, option in launcher.declared_options().items():
+        entry: dict[str, Any] = {"type": option.type_name, "default": option.default, "help": option.help}
+        if option.choices:
+            entry["choices"] = list(option.choices)
+        if option.required:
+            entry["required"] = True
+        out[name] = entry
+    return out
+
+
 def plugins_report() -> dict[str, Any]:
     from rladapt.plugins._manager import get_registry
 
@@ -69,7 +82,7 @@ def plugins_report() -> dict[str, Any]:
     return {
         "frameworks": frameworks,
         "launchers": {
-            n: {"plugin": e.plugin, "description": e.obj.DESCRIPTION, "options": e.obj.OPTIONS}
+            n: {"plugin": e.plugin, "description": e.obj.DESCRIPTION, "options": _options_report(e.obj)}
             for n, e in sorted(reg.launchers.items())
         },
         "patches": {
@@ -133,6 +146,21 @@ def plugins(fmt: str, capabilities: bool) -> None:
     for name, la in report["launchers"].items():
         lt.add_row(name, la["plugin"], ", ".join(la["options"]))
     console.print(lt)
+    for name, la in report["launchers"].items():
+        if not la["options"]:
+            continue
+        ot = Table(
+            title=f"{name}: launcher options (-o KEY=VALUE, spec.launcher.{name})", title_justify="left"
+        )
+        for col in ("option", "type", "default", "help"):
+            ot.add_column(col)
+        for key, opt in la["options"].items():
+            choices = f" (one of {', '.join(map(str, opt['choices']))})" if opt.get("choices") else ""
+            default = (
+                "required" if opt.get("required") else "-" if opt["default"] is None else str(opt["default"])
+            )
+            ot.add_row(key, opt["type"], default, opt["help"] + choices)
+        console.print(ot)
     if report["patches"]:
         pt = Table(title="patches", title_justify="left")
         for col in ("id", "framework", "versions", "kind", "upstream issue"):

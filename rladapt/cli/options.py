@@ -60,20 +60,7 @@ def parse_launcher_opts(items: tuple[str, ...]) -> dict[str, str]:
 
 
 def render_spec(spec: str, overrides: tuple[str, ...], framework: str, registry: Registry) -> Rendered:
-    """Load SPEC and render it; a problem found after loading still names the spec file."""
-    from rladapt.pipeline import render_native
-    from rladapt.primitives import SpecError, load_job
+    """The runner's ``render_spec``, imported when a verb needs it (the CLI starts without loading the runner)."""
+    from rladapt.launch import render_spec as render
 
-    job = load_job(spec, list(overrides))
-    try:
-        return render_native(job, framework, registry)
-    except SpecError as exc:
-        source = f"{spec}: {exc.source}" if exc.source else spec
-        raise type(exc)(exc.problems, source) from None
-
-
-def merged_launcher_options(
-    native_options: dict[str, dict[str, Any]], launcher: str, cli_opts: tuple[str, ...]
-) -> dict[str, Any]:
-    """spec.launcher.<name> overridden by --launcher-opt."""
-    return {**native_options.get(launcher, {}), **parse_launcher_opts(cli_opts)}
+    return render(spec, overrides, framework, registry)

@@ -6,7 +6,7 @@ import shlex
 
 import click
 
-from .options import framework_option, launcher_options, merged_launcher_options, render_spec, spec_argument
+from .options import framework_option, launcher_options, parse_launcher_opts, render_spec, spec_argument
 
 
 def register(cli: click.Group) -> None:
@@ -93,9 +93,8 @@ def render(
     registry = get_registry()
     native = render_spec(spec, overrides, framework, registry).native
     if launcher is not None:
-        artifacts = registry.launcher(launcher).render(
-            native, merged_launcher_options(native.launcher_options, launcher, launcher_opts)
-        )
+        plugin = registry.launcher(launcher)
+        artifacts = plugin.render(native, plugin.merge_options(native, parse_launcher_opts(launcher_opts)))
         if fmt == "json":
             import json
 

@@ -2,9 +2,11 @@
 
 ``render`` writes ``run.sh``: a bash script that changes to the working directory, exports the environment
 (every value quoted), reads secrets by reference at run time, writes the adapter's files and ``exec``s the
-native argv through the patch bootstrap. ``submit`` first checks what would otherwise only fail once the job
-runs: every secret's source (a variable of the submitting shell, or a readable file) and the job's interpreter
-(``run.sh --rladapt-preflight`` stops after the environment and imports ``rladapt.bootstrap`` with it). It
+native argv through the patch bootstrap (``Launcher.command``); with runtime patches it also hands Ray's
+``worker_process_setup_hook`` to the framework's own ``ray.init``, so the Ray workers it starts are patched
+too. ``submit`` first checks what would otherwise only fail once the job runs: every secret's source (a
+variable of the submitting shell, or a readable file) and the job's interpreter (``run.sh
+--rladapt-preflight`` stops after the environment and imports ``rladapt.bootstrap`` with it). It
 then starts the script in a new session behind a tiny wrapper that records the exit code in the run directory,
 so ``status`` works from any shell after the submitting process is gone. ``stop`` sends SIGTERM to the whole
 group, then SIGKILL after a grace period.
@@ -24,18 +26,20 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rladapt.bootstrap import bootstrap_argv
-from rladapt.launchers._shell import (
+from rladapt.launchers._common import (
     check_env_name,
     complete_lines,
     file_lines,
     nothing_to_stop,
     quote_path,
+    ray_job_config_lines,
+    refuse_role_resources,
     run_id_option,
     secret_lines,
 )
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
-from rladapt.primitives.errors import LaunchError, UsageError
+from rladapt.plugins.launcher import Command, Option
+from rladapt.primitives.errors import LaunchError
 from rladapt.runs import write_atomic
 
 SCRIPT = "run.sh"
@@ -59,18 +63,8 @@ exit "$rc"
 """
 
 
-def _grace(value: Any) -> float:
-    try:
-        grace = float(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"launcher option stop_grace={value!r}: expected a number of seconds") from None
-    if grace < 0:
-        raise UsageError(f"launcher option stop_grace={value!r}: must not be negative")
-    return grace
-
-
-def render_script(native: NativeLaunch) -> str:
-    """The bash script that runs ``native`` here; pure, and safe for any value the spec can hold."""
+def render_script(native: NativeLaunch, command: Command) -> str:
+    """The bash script that runs ``command`` for ``native`` here; pure, and safe for any value the spec can hold."""
     lines = [
         "#!/usr/bin/env bash",
         f"# rladapt local launch: {json.dumps(native.job_name)} on {json.dumps(native.framework)} "
@@ -79,13 +73,19 @@ def render_script(native: NativeLaunch) -> str:
         f"cd -- {quote_path(native.working_dir)}",
         'export PYTHONUNBUFFERED="${PYTHONUNBUFFERED:-1}"',
     ]
+    if command.ray_runtime_env:
+        # The Ray workers that the framework's ray.init starts run the patch hooks, which may live in the working
+        # directory: make it importable there too, as the slurm script and the ray launcher's working_dir do.
+        lines.append('export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"')
     for key, value in native.env.items():
         lines.append(f"export {check_env_name(key, 'env')}={shlex.quote(value)}")
+    lines.extend(f"export {check_env_name(k, 'env')}={shlex.quote(v)}" for k, v in command.env.items())
+    lines.extend(ray_job_config_lines(command))
     # Before the secrets and files: the check reads no secret and writes nothing. The wrapper passes no argument.
-    lines.append(_preflight_line(bootstrap_argv(native)[0]))
+    lines.append(_preflight_line(command.python))
     lines.extend(secret_lines(native, "the local launcher"))
     lines.extend(file_lines(dict(native.files)))
-    lines.append("exec " + shlex.join(bootstrap_argv(native)))
+    lines.append("exec " + shlex.join(command.argv))
     return "\n".join(lines) + "\n"
 
 
@@ -239,19 +239,35 @@ def _read_exit_code(run_dir: Path) -> int | None:
 class LocalLauncher(Launcher):
     PLUGIN_NAME = "local"
     DESCRIPTION = "Run on this machine as a detached process group (logs and exit code in the run directory)."
-    OPTIONS = {"stop_grace": f"seconds between SIGTERM and SIGKILL on stop (default {DEFAULT_GRACE:g})"}
+    OPTIONS = (
+        Option(
+            "stop_grace",
+            float,
+            "seconds between SIGTERM and SIGKILL on stop",
+            default=DEFAULT_GRACE,
+            minimum=0,
+            expected="a number of seconds >= 0",
+        ),
+    )
     LOCAL_STATUS = True
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
         opts = LocalLauncher.merge_options(native, options)
         run_id_option(opts, self.PLUGIN_NAME)
-        request: dict[str, Any] = {"python": bootstrap_argv(native)[0], "working_dir": native.working_dir}
+        refuse_role_resources(
+            native,
+            self.PLUGIN_NAME,
+            "a process group on this machine takes the CPUs and memory that are free; nothing reserves them",
+        )
+        command = self.command(native)
+        request: dict[str, Any] = {"python": command.python, "working_dir": native.working_dir}
         secrets = _secret_sources(native)
         if secrets:
             request["secrets"] = secrets
-        if "stop_grace" in opts:
-            request["stop_grace"] = _grace(opts["stop_grace"])
-        return Artifacts(launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native)}, request=request)
+        request["stop_grace"] = opts["stop_grace"]
+        return Artifacts(
+            launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native, command)}, request=request
+        )
 
     def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
         if SCRIPT not in artifacts.files:

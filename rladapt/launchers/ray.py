@@ -23,16 +23,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rladapt.bootstrap import (
-    FILES_ENV,
-    LITERAL_ENV,
-    PATCHES_ENV,
-    WORKER_SETUP_HOOK,
-    bootstrap_argv,
-    json_env_value,
-)
-from rladapt.launchers._shell import complete_lines, nothing_to_stop, run_id_option
+from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, WORKER_SETUP_HOOK, json_env_value
+from rladapt.launchers._common import complete_lines, nothing_to_stop, refuse_role_resources, run_id_option
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
+from rladapt.plugins.launcher import Command, Option
 from rladapt.primitives.errors import LaunchError, UsageError
 
 if TYPE_CHECKING:
@@ -45,16 +39,6 @@ _NUMERIC_OPTIONS = ("entrypoint_num_cpus", "entrypoint_num_gpus", "entrypoint_me
 _STATES = {"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"}
 PROBE_TIMEOUT = 10.0
 STOP_WAIT = 30.0
-
-
-def _number(key: str, value: Any) -> float | int:
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        raise UsageError(f"launcher option {key}={value!r}: expected a number") from None
-    if number < 0:
-        raise UsageError(f"launcher option {key}={value!r}: must not be negative")
-    return int(number) if number.is_integer() else number
 
 
 def _secret_env(native: NativeLaunch) -> dict[str, str]:
@@ -76,9 +60,16 @@ def _secret_env(native: NativeLaunch) -> dict[str, str]:
     return out
 
 
-def render_request(native: NativeLaunch, options: dict[str, Any]) -> dict[str, Any]:
-    """The submit request for ``native``; pure."""
+def render_request(native: NativeLaunch, options: dict[str, Any], command: Command) -> dict[str, Any]:
+    """The submit request that runs ``command`` for ``native``; pure."""
     opts = RayLauncher.merge_options(native, options)
+    refuse_role_resources(
+        native,
+        RayLauncher.PLUGIN_NAME,
+        "a Ray job runs on an existing cluster, where the framework creates the actors of each role and gives "
+        "them their resources; the job submission API reserves CPUs and memory for the driver only "
+        "(-o entrypoint_num_cpus, -o entrypoint_memory)",
+    )
     runtime_env = json.loads(json.dumps(native.runtime_env))  # a deep copy of the adapter's value
     wanted = {**dict(runtime_env.get("env_vars") or {}), **native.env}
     # Ray expands $VAR in env_vars with no way to escape it; values are verbatim everywhere else in rladapt
@@ -89,16 +80,20 @@ def render_request(native: NativeLaunch, options: dict[str, Any]) -> dict[str, A
         env_vars[LITERAL_ENV] = json_env_value(literal)
     if native.files:
         env_vars[FILES_ENV] = json_env_value(dict(native.files))
-    if native.runtime_patches:
-        env_vars[PATCHES_ENV] = ",".join(native.runtime_patches)
-    if native.runtime_patches or literal:
-        existing = runtime_env.get("worker_process_setup_hook")
-        if existing not in (None, WORKER_SETUP_HOOK):
+    env_vars.update(command.env)
+    # Env values holding '$' are set in each worker by the same hook that applies the runtime patches.
+    additions = {
+        **command.ray_runtime_env,
+        **({"worker_process_setup_hook": WORKER_SETUP_HOOK} if literal else {}),
+    }
+    for key, value in additions.items():
+        existing = runtime_env.get(key)
+        if existing not in (None, value):
             raise UsageError(
-                f"the adapter's runtime_env sets worker_process_setup_hook={existing!r}, but rladapt needs "
-                f"{WORKER_SETUP_HOOK!r} (runtime patches, or env values holding '$'): Ray takes a single hook"
+                f"the adapter's runtime_env sets {key}={existing!r}, but rladapt needs "
+                f"{value!r} (runtime patches, or env values holding '$'): Ray takes a single hook"
             )
-        runtime_env["worker_process_setup_hook"] = WORKER_SETUP_HOOK
+        runtime_env[key] = value
     if env_vars:
         runtime_env["env_vars"] = env_vars
     metadata = {
@@ -107,7 +102,7 @@ def render_request(native: NativeLaunch, options: dict[str, Any]) -> dict[str, A
         "rladapt.framework": native.framework,
         "rladapt.version": native.version,
     }
-    request: dict[str, Any] = {"entrypoint": shlex.join(bootstrap_argv(native))}
+    request: dict[str, Any] = {"entrypoint": shlex.join(command.argv)}
     if runtime_env:
         request["runtime_env"] = runtime_env
     run_id = run_id_option(opts, RayLauncher.PLUGIN_NAME)
@@ -117,7 +112,8 @@ def render_request(native: NativeLaunch, options: dict[str, Any]) -> dict[str, A
     request["metadata"] = metadata
     for key in _NUMERIC_OPTIONS:
         if key in opts:
-            request[key] = _number(key, opts[key])
+            number = opts[key]
+            request[key] = int(number) if number.is_integer() else number  # as written: 2, not 2.0
     if opts.get("address"):
         request["address"] = str(opts["address"])
     secret_env = _secret_env(native)
@@ -197,15 +193,17 @@ class RayLauncher(Launcher):
     DESCRIPTION = (
         "Submit to an existing Ray cluster through the Job Submission API (address or $RAY_ADDRESS)."
     )
-    OPTIONS = {
-        "address": f"Ray dashboard address, e.g. http://head:8265 (default: ${ADDRESS_ENV})",
-        "entrypoint_num_cpus": "CPUs reserved for the driver (entrypoint)",
-        "entrypoint_num_gpus": "GPUs reserved for the driver (entrypoint)",
-        "entrypoint_memory": "memory in bytes reserved for the driver (entrypoint)",
-    }
+    OPTIONS = (
+        Option("address", str, f"Ray dashboard address, e.g. http://head:8265 (default: ${ADDRESS_ENV})"),
+        Option("entrypoint_num_cpus", float, "CPUs reserved for the driver (entrypoint)", minimum=0),
+        Option("entrypoint_num_gpus", float, "GPUs reserved for the driver (entrypoint)", minimum=0),
+        Option("entrypoint_memory", float, "memory in bytes reserved for the driver (entrypoint)", minimum=0),
+    )
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
-        return Artifacts(launcher=self.PLUGIN_NAME, request=render_request(native, options))
+        return Artifacts(
+            launcher=self.PLUGIN_NAME, request=render_request(native, options, self.command(native))
+        )
 
     def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
         request = dict(artifacts.request)

@@ -19,7 +19,7 @@ from rladapt.primitives import Problem, RLJob
 from .adapter import CheckpointLayout, FrameworkAdapter, FrameworkVersion, unsupported
 from .capabilities import KNOWN_CAPABILITIES, Requirement, job_requirements
 from .hookspecs import hookimpl, hookspec
-from .launcher import TERMINAL_STATES, Artifacts, Launcher, RunState, RunStatus
+from .launcher import TERMINAL_STATES, Artifacts, Command, Launcher, Option, RunState, RunStatus
 from .native import (
     NATIVE_FORMAT_VERSION,
     NativeLaunch,
@@ -38,10 +38,12 @@ __all__ = [
     "TERMINAL_STATES",
     "Artifacts",
     "CheckpointLayout",
+    "Command",
     "FrameworkAdapter",
     "FrameworkVersion",
     "Launcher",
     "NativeLaunch",
+    "Option",
     "Patch",
     "PoolSpec",
     "PortSpec",

@@ -1,17 +1,23 @@
 """The launcher contract: what ``rladapt_register_launchers`` returns.
 
 Split as in TorchX's schedulers: ``render`` is pure and returns exactly what would be submitted (the dry run shows
-it byte for byte); ``submit``, ``status``, ``logs`` and ``stop`` have the side effects.
+it byte for byte); ``submit``, ``status``, ``logs`` and ``stop`` have the side effects. ``command`` gives a
+launcher what to run, with the runtime patches already in it: a launcher runs ``Command.argv`` with
+``Command.env`` added, and adds ``Command.ray_runtime_env`` to the Ray job's runtime_env where it has one.
 """
 
 from __future__ import annotations
 
+import difflib
+import math
+import re
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
+from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
 from rladapt.primitives.errors import UsageError
 
 if TYPE_CHECKING:
@@ -19,6 +25,11 @@ if TYPE_CHECKING:
 
 #: Set by ``rladapt launch`` on every render: the run id, for naming jobs and objects. A dry run has none.
 RUN_ID_OPTION = "run_id"
+
+#: The values an option of ``-o KEY=VALUE`` (a string) or of ``spec.launcher.<name>`` (YAML) turns into.
+OptionType = type[str] | type[int] | type[float] | type[bool]
+_TYPE_NAMES: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
+_TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
 
 RunState = Literal["PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED", "UNKNOWN"]
 TERMINAL_STATES: frozenset[str] = frozenset({"SUCCEEDED", "FAILED", "STOPPED"})
@@ -45,6 +56,128 @@ class Artifacts:
 
 
 @dataclass(frozen=True)
+class Option:
+    """One launcher option, declared once in ``Launcher.OPTIONS`` (TorchX's ``runopt``).
+
+    ``Launcher.merge_options`` converts a value to ``type`` (a string from ``-o KEY=VALUE`` or a YAML value from
+    ``spec.launcher.<name>``), then checks ``choices``, ``pattern`` (a full match), ``minimum``/``maximum`` and
+    ``validator``. ``validator`` gets the converted value and returns None when it is good, else what was
+    expected (e.g. ``"an absolute path"``). ``expected`` replaces the generated description of a good value in
+    every message about this option. ``default`` (None: unset, the launcher decides) fills an option nobody set;
+    ``required`` makes setting it mandatory.
+    """
+
+    name: str
+    type: OptionType = str
+    help: str = ""
+    default: Any = None
+    choices: tuple[Any, ...] = ()
+    pattern: str | None = None
+    minimum: float | None = None
+    maximum: float | None = None
+    validator: Callable[[Any], str | None] | None = None
+    expected: str | None = None
+    required: bool = False
+
+    @property
+    def type_name(self) -> str:
+        return _TYPE_NAMES.get(self.type, getattr(self.type, "__name__", str(self.type)))
+
+    def describe(self) -> str:
+        """What a good value is, for messages: ``an integer from 1 to 65535``, ``one of A, B``, ..."""
+        if self.expected is not None:
+            return self.expected
+        if self.choices:
+            return "one of " + ", ".join(str(c) for c in self.choices)
+        base = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(
+            self.type, f"a {self.type_name}"
+        )
+        if self.pattern is not None:
+            return f"{base} matching {self.pattern}"
+        if self.minimum is not None and self.maximum is not None:
+            return f"{base} from {self.minimum:g} to {self.maximum:g}"
+        if self.minimum is not None:
+            return f"{base} >= {self.minimum:g}"
+        if self.maximum is not None:
+            return f"{base} <= {self.maximum:g}"
+        return base
+
+    def parse(self, value: Any, launcher: str) -> Any:
+        """``value`` converted and checked; a UsageError names the option, what it expects and what it found."""
+        converted = self._convert(value)
+        if converted is None or not self._valid(converted):
+            raise UsageError(f"{launcher} launcher option {self.name}={value!r}: expected {self.describe()}")
+        if self.validator is not None:
+            problem = self.validator(converted)
+            if problem is not None:
+                raise UsageError(f"{launcher} launcher option {self.name}={value!r}: expected {problem}")
+        return converted
+
+    def _convert(self, value: Any) -> Any:
+        # bool is an int to Python, never to a user: true is not a number, 1 is a bool only when asked for.
+        if self.type is bool:
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower() if isinstance(value, (str, int)) else ""
+            return True if text in _TRUE else False if text in _FALSE else None
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            return None
+        if self.type is str:
+            return str(value).strip()
+        if self.type is int:
+            if isinstance(value, float):
+                return int(value) if value.is_integer() else None
+            try:
+                return int(str(value).strip())
+            except ValueError:
+                return None
+        if self.type is float:
+            try:
+                number = float(value)
+            except ValueError:
+                return None
+            return number if math.isfinite(number) else None
+        try:  # a plugin's own type: its constructor parses the text
+            return self.type(value)
+        except (TypeError, ValueError):
+            return None
+
+    def _valid(self, value: Any) -> bool:
+        if self.choices and value not in self.choices:
+            return False
+        if self.pattern is not None and not re.fullmatch(self.pattern, str(value)):
+            return False
+        if self.minimum is not None and value < self.minimum:
+            return False
+        return self.maximum is None or value <= self.maximum
+
+
+@dataclass(frozen=True)
+class Command:
+    """What a launcher runs for a NativeLaunch, with its runtime patches (from ``Launcher.command``).
+
+    - ``argv``: the native argv behind ``python -m rladapt.bootstrap [--patch HOOK]... --``, which applies the
+      patches in the driver process before the framework's code runs (``argv[0]`` is the job's Python);
+    - ``env``: variables to add to the job's environment, the driver's and, where the launcher sets it for the
+      whole cluster, every Ray node's: ``RLADAPT_RUNTIME_PATCHES`` lists the hooks for ``worker_setup``;
+    - ``ray_runtime_env``: keys to add to the Ray job's runtime_env: ``worker_process_setup_hook``, so that every
+      Ray worker applies the patches before it runs a task.
+
+    Without runtime patches ``env`` and ``ray_runtime_env`` are empty and ``argv`` still runs through the
+    bootstrap (it also writes files and sets literal env values for the launchers that need it).
+    """
+
+    argv: tuple[str, ...]
+    env: dict[str, str] = field(default_factory=dict)
+    ray_runtime_env: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def python(self) -> str:
+        """The interpreter that runs the bootstrap (and the native argv, when it is a Python command)."""
+        return self.argv[0]
+
+
+@dataclass(frozen=True)
 class RunStatus:
     state: RunState
     exit_code: int | None = None
@@ -60,28 +193,70 @@ class Launcher(ABC):
 
     PLUGIN_NAME: ClassVar[str]
     DESCRIPTION: ClassVar[str] = ""
-    #: ``--launcher-opt`` keys this launcher understands, with their meaning.
-    OPTIONS: ClassVar[dict[str, str]] = {}
+    #: The options (``-o KEY=VALUE``, ``spec.launcher.<name>``) this launcher understands, parsed by
+    #: ``merge_options``. (A launcher written before options were typed declared ``{name: help}``: still read, as
+    #: string options.)
+    OPTIONS: ClassVar[tuple[Option, ...]] = ()
     #: ``status`` only reads local state (no engine to reach), so ``rladapt runs`` refreshes it unasked.
     LOCAL_STATUS: ClassVar[bool] = False
 
     @classmethod
-    def merge_options(cls, native: NativeLaunch, options: dict[str, Any]) -> dict[str, Any]:
-        """``spec.launcher.<name>`` overridden by ``options``; an unknown key is a usage error with a hint."""
-        merged = {**native.launcher_options.get(cls.PLUGIN_NAME, {}), **options}
-        unknown = [key for key in merged if key not in cls.OPTIONS and key != RUN_ID_OPTION]
-        if unknown:
-            import difflib
+    def declared_options(cls) -> dict[str, Option]:
+        """``OPTIONS`` by name."""
+        options: Any = cls.OPTIONS
+        if isinstance(options, Mapping):
+            return {name: Option(name, help=str(text)) for name, text in options.items()}
+        return {option.name: option for option in options}
 
+    @classmethod
+    def merge_options(cls, native: NativeLaunch, options: Mapping[str, Any]) -> dict[str, Any]:
+        """``spec.launcher.<name>`` overridden by ``options`` (``-o KEY=VALUE`` strings), converted and checked.
+
+        Returns a value of its declared type for every option that is set or has a default (``run_id`` is
+        passed through as is); an unknown key, a value of the wrong type or out of its range, and a required
+        option left unset are UsageErrors naming the option.
+        """
+        declared = cls.declared_options()
+        raw = {**native.launcher_options.get(cls.PLUGIN_NAME, {}), **options}
+        unknown = [key for key in raw if key not in declared and key != RUN_ID_OPTION]
+        if unknown:
             messages = []
             for key in unknown:
-                hint = difflib.get_close_matches(key, list(cls.OPTIONS), n=1)
+                hint = difflib.get_close_matches(key, list(declared), n=1)
                 messages.append(
                     f"unknown {cls.PLUGIN_NAME} launcher option {key!r}"
                     + (f" (did you mean {hint[0]!r}?)" if hint else "")
                 )
-            raise UsageError("; ".join(messages) + "; expected one of: " + ", ".join(cls.OPTIONS))
+            raise UsageError("; ".join(messages) + "; expected one of: " + ", ".join(declared))
+        merged: dict[str, Any] = {}
+        for name, option in declared.items():
+            value = raw.get(name)
+            if value is not None:
+                merged[name] = option.parse(value, cls.PLUGIN_NAME)
+            elif option.required:
+                raise UsageError(
+                    f"{cls.PLUGIN_NAME} launcher option {name} is required ({option.describe()}): pass "
+                    f"--launcher-opt {name}=VALUE or set spec.launcher.{cls.PLUGIN_NAME}.{name}"
+                )
+            elif option.default is not None:
+                merged[name] = option.default
+        if RUN_ID_OPTION in raw:
+            merged[RUN_ID_OPTION] = raw[RUN_ID_OPTION]
         return merged
+
+    def command(self, native: NativeLaunch) -> Command:
+        """What to run for ``native``: its argv behind the patch bootstrap, and the patches' env and Ray hook.
+
+        Every launcher runs this instead of ``native.argv``: a launcher that ran ``native.argv`` itself would start
+        the framework without its runtime patches, and nothing would say so.
+        """
+        if not native.runtime_patches:
+            return Command(argv=tuple(bootstrap_argv(native)))
+        return Command(
+            argv=tuple(bootstrap_argv(native)),
+            env={PATCHES_ENV: ",".join(native.runtime_patches)},
+            ray_runtime_env={"worker_process_setup_hook": WORKER_SETUP_HOOK},
+        )
 
     @abstractmethod
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:

@@ -24,12 +24,16 @@ class _Frozen(BaseModel):
 
 
 class RolePlacement(_Frozen):
-    """Where one role runs: its pool and the GPUs it gets there."""
+    """Where one role runs: its pool and the GPUs it gets there, and what else it needs on each node."""
 
     pool: str
     nodes: int
     gpus_per_node: int
     colocated_with: tuple[str, ...] = ()
+    cpus_per_gpu: int | None = Field(None, description="spec.roles.<role>.cpus_per_gpu; None: not asked.")
+    memory: str | None = Field(
+        None, description="spec.roles.<role>.memory per node, e.g. 200Gi; None: not asked."
+    )
 
 
 class PoolSpec(_Frozen):
@@ -192,6 +196,8 @@ def placement(job: RLJob) -> dict[str, RolePlacement]:
                 nodes=nodes,
                 gpus_per_node=per_node,
                 colocated_with=tuple(r for r in pool.roles if r != role),
+                cpus_per_gpu=res.cpus_per_gpu if res is not None else None,
+                memory=res.memory if res is not None else None,
             )
     return out
 

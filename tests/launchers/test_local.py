@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from rladapt.bootstrap import bootstrap_argv
+from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
 from rladapt.cli import main as cli_main
 from rladapt.launchers.local import LOG_FILE, SCRIPT, LocalLauncher
 from rladapt.plugins import NativeLaunch, RunStatus
@@ -78,6 +78,38 @@ def test_script_round_trips_every_argument_and_passes_bash_syntax_check(
     tail = script[script.index(exec_line) :]
     assert shlex.split(tail)[1:] == bootstrap_argv(native)
     assert "--patch" in bootstrap_argv(native) and PATCH_HOOK in bootstrap_argv(native)
+
+
+def test_script_hands_the_patches_to_the_ray_workers_of_the_job(
+    engine_registry: Registry, workdir: Path
+) -> None:
+    # Before Launcher.command the local script only passed --patch to the bootstrap: the Ray workers that the
+    # framework's own ray.init starts never ran the patch hook.
+    native = render_job(engine_registry, write_spec(workdir))
+    lines = LocalLauncher().render(native, {}).files[SCRIPT].splitlines()
+    exports = dict(line[len("export ") :].split("=", 1) for line in lines if line.startswith("export "))
+    assert shlex.split(exports[PATCHES_ENV]) == [",".join(native.runtime_patches)]
+    job_config = json.loads(shlex.split(exports["RAY_JOB_CONFIG_JSON_ENV_VAR"])[0])
+    assert job_config == {"runtime_env": {"worker_process_setup_hook": WORKER_SETUP_HOOK}}
+    assert lines.index(f"export {PATCHES_ENV}={exports[PATCHES_ENV]}") < next(
+        i for i, line in enumerate(lines) if line.startswith("exec ")
+    )
+
+
+@pytest.mark.engine
+def test_ray_workers_of_a_local_job_run_the_patches(
+    engine_registry: Registry, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)  # the job's ray.init starts its own local cluster
+    # Ray >= 2.5x turns token auth on for a new ray.init cluster and leaves ~/.ray/auth_token behind, which then
+    # turns it on for every later `ray start` of this user (the Ray tests' head among them).
+    monkeypatch.setenv("RAY_AUTH_MODE", "disabled")
+    native = render_job(engine_registry, write_spec(workdir, env={"STUB_RAY_TASK": "1"}))
+    status, output, _ = run_to_end(native, tmp_path / "run")
+    assert status.state == "SUCCEEDED", output
+    worker = stub_report(output)["worker"]
+    assert worker["patched"] is True
+    assert PATCH_HOOK in str(worker["patch_list"]).split(",")
 
 
 @pytest.mark.parametrize("framework", ["verl", "openrlhf"])

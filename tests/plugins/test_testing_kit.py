@@ -9,7 +9,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -22,6 +22,7 @@ from rladapt.plugins import (
     FrameworkVersion,
     Launcher,
     NativeLaunch,
+    Option,
     Patch,
     RunStatus,
 )
@@ -119,7 +120,7 @@ class Plain(Launcher):
 
     PLUGIN_NAME = "plain"
     DESCRIPTION = "a conformant test launcher"
-    OPTIONS = {"queue": "queue to submit to"}
+    OPTIONS: ClassVar[tuple[Option, ...]] = (Option("queue", str, help="queue to submit to"),)
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
         opts = self.merge_options(native, options)
@@ -172,7 +173,7 @@ class Unpatched(Plain):
 
 
 class Undocumented(Plain):
-    OPTIONS = {"queue": ""}
+    OPTIONS: ClassVar[tuple[Option, ...]] = (Option("queue", str),)
 
 
 class Refusing(Plain):
@@ -253,21 +254,14 @@ def test_a_malformed_patch_fails(changes: dict[str, Any], expected: str) -> None
     assert any(expected in f for f in failures), failures
 
 
-def test_typed_options_are_read_for_their_help() -> None:
-    from dataclasses import dataclass
+def test_an_option_without_help_fails_the_declaration() -> None:
+    from rladapt.plugins.testing import check_launcher_declaration, declared_options
 
-    from rladapt.plugins.testing import declared_options
+    class Terse(Plain):
+        OPTIONS: ClassVar[tuple[Option, ...]] = (
+            Option("queue", str, help="queue to submit to"),
+            Option("quiet", bool),
+        )
 
-    @dataclass(frozen=True)
-    class Option:
-        name: str
-        help: str
-
-    class Typed(Plain):
-        OPTIONS = (Option("queue", "queue to submit to"), Option("quiet", ""))  # type: ignore[assignment]
-
-    class Keyed(Plain):
-        OPTIONS = {"queue": Option("queue", "queue to submit to")}  # type: ignore[dict-item]
-
-    assert declared_options(Typed()) == {"queue": "queue to submit to", "quiet": ""}
-    assert declared_options(Keyed()) == {"queue": "queue to submit to"}
+    assert declared_options(Terse()) == {"queue": "queue to submit to", "quiet": ""}
+    assert check_launcher_declaration(Terse()) == ["launcher 'plain': option 'quiet' has no help text"]

@@ -182,18 +182,9 @@ def check_adapter(adapter: FrameworkAdapter, specs: Iterable[Spec]) -> list[str]
 
 
 def declared_options(launcher: Launcher | type[Launcher]) -> dict[str, str]:
-    """``--launcher-opt`` name -> help text, whether ``OPTIONS`` maps names to help strings or to typed options
-    (objects with ``help``, keyed by name or carrying ``name``)."""
-    options: Any = getattr(launcher, "OPTIONS", {})
-    entries: Iterable[tuple[str, Any]]
-    if isinstance(options, Mapping) or callable(getattr(options, "items", None)):
-        entries = options.items()
-    else:
-        entries = ((getattr(o, "name", repr(o)), o) for o in options)
-    return {
-        str(name): value if isinstance(value, str) else str(getattr(value, "help", "") or "")
-        for name, value in entries
-    }
+    """``--launcher-opt`` name -> help text, as ``Launcher.declared_options`` reads ``OPTIONS``."""
+    cls = launcher if isinstance(launcher, type) else type(launcher)
+    return {name: option.help for name, option in cls.declared_options().items()}
 
 
 def check_launcher_declaration(launcher: Launcher) -> list[str]:

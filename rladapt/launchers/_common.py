@@ -2,26 +2,32 @@
 
 Most of this renders the parts of a bash script that the script-based launchers (``local``, ``slurm``) have
 in common: quoting, environment-variable names, secrets read by reference at run time, and the adapter's
-files. The rest is launcher plumbing that every launcher repeats word for word: turning log chunks into lines,
-and the answer to ``stop`` for a run that has already ended.
+files. The rest is launcher plumbing that every launcher, Kubernetes and Ray included, repeats word for word:
+checking the run id option, turning log chunks into lines, and the answer to ``stop`` for a run that has already
+ended.
 """
 
 from __future__ import annotations
 
+import json
+import math
 import re
 import shlex
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
 from rladapt.plugins import NativeLaunch, RunStatus
-from rladapt.plugins.launcher import RUN_ID_OPTION
-from rladapt.primitives.errors import UsageError
+from rladapt.plugins.launcher import RUN_ID_OPTION, Command
+from rladapt.primitives.errors import Problem, SpecError, UsageError
 
 # Used with fullmatch, unanchored: a "$" anchor would also accept a trailing newline.
 ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 #: A DNS-1123 label: what the CLI's run ids are, and all a run id may be where it names things (a Slurm job, a
 #: Ray submission, a Kubernetes object and label).
 RUN_ID = re.compile(r"[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?")
+#: The variable through which Ray's job supervisor passes a job's runtime_env to its driver's ``ray.init``.
+RAY_JOB_CONFIG_ENV = "RAY_JOB_CONFIG_JSON_ENV_VAR"
 
 
 def quote_path(path: str) -> str:
@@ -45,6 +51,19 @@ def check_env_name(name: str, what: str) -> str:
     if not ENV_NAME.fullmatch(name):
         raise UsageError(f"{what} {name!r} is not a valid environment variable name")
     return name
+
+
+def ray_job_config_lines(command: Command) -> list[str]:
+    """Script lines that hand ``command.ray_runtime_env`` to the driver's ``ray.init``, for a script that starts
+    the driver itself rather than submitting a Ray job.
+
+    It is what Ray's job supervisor hands a submitted driver: ``ray.init`` merges it with the framework's own
+    runtime_env, so every Ray worker of the job runs the patch hook first.
+    """
+    if not command.ray_runtime_env:
+        return []
+    job_config = {"runtime_env": dict(command.ray_runtime_env)}
+    return [f"export {RAY_JOB_CONFIG_ENV}={shlex.quote(json.dumps(job_config))}"]
 
 
 def run_id_option(options: dict[str, Any], launcher: str) -> str | None:
@@ -126,3 +145,87 @@ def nothing_to_stop(current: RunStatus) -> RunStatus:
     """The answer of ``stop`` for a run whose ``current`` status is already terminal."""
     verb = "stopped" if current.state == "STOPPED" else "finished"
     return RunStatus(current.state, current.exit_code, f"already {verb}; nothing to stop")
+
+
+# --- what the roles of a pool ask of each node (spec.roles.<role>.cpus_per_gpu and .memory) ---------------------
+
+_SIZE = re.compile(r"([0-9]+(?:\.[0-9]+)?)(Ki|Mi|Gi|Ti|Pi|Ei|k|K|M|G|T|P|E)?")
+_SIZE_FACTORS: dict[str | None, int] = {
+    None: 1,
+    **{unit: 1024 ** (i + 1) for i, unit in enumerate(("Ki", "Mi", "Gi", "Ti", "Pi", "Ei"))},
+    **{unit: 1000 ** (i + 1) for i, unit in enumerate(("k", "M", "G", "T", "P", "E"))},
+    "K": 1000,
+}
+
+
+def size_bytes(text: str) -> int | None:
+    """A Kubernetes-style size (``200Gi``, ``64G``, ``500M``) in bytes; None when it is not one."""
+    match = _SIZE.fullmatch(text.strip())
+    if match is None:
+        return None
+    return math.ceil(float(match.group(1)) * _SIZE_FACTORS[match.group(2)])
+
+
+@dataclass(frozen=True)
+class PoolNeeds:
+    """What one pool's node must hold for its roles: the most demanding role's, since colocated roles share the
+    pool's nodes, GPUs and (in the frameworks' hybrid engines) worker processes."""
+
+    cpus_per_gpu: int | None = None
+    cpus_role: str | None = None
+    memory: str | None = None
+    memory_bytes: int | None = None
+    memory_role: str | None = None
+
+
+def pool_needs(native: NativeLaunch) -> dict[str, PoolNeeds]:
+    """Each pool's ``PoolNeeds`` (pools whose roles ask for nothing are left out).
+
+    Raises a SpecError at ``spec.roles.<role>.memory`` for a memory that is not a size.
+    """
+    problems = []
+    found: dict[str, PoolNeeds] = {}
+    for role, where in sorted(native.placement.items()):
+        needs = found.get(where.pool, PoolNeeds())
+        if where.cpus_per_gpu is not None and (needs.cpus_per_gpu or 0) < where.cpus_per_gpu:
+            needs = PoolNeeds(where.cpus_per_gpu, role, needs.memory, needs.memory_bytes, needs.memory_role)
+        if where.memory is not None:
+            amount = size_bytes(where.memory)
+            if amount is None:
+                problems.append(
+                    Problem(
+                        f"spec.roles.{role}.memory",
+                        "not a memory size",
+                        "a size such as 200Gi, 64G or 500Mi",
+                        repr(where.memory),
+                    )
+                )
+            elif (needs.memory_bytes or 0) < amount:
+                needs = PoolNeeds(needs.cpus_per_gpu, needs.cpus_role, where.memory.strip(), amount, role)
+        if needs != PoolNeeds():
+            found[where.pool] = needs
+    if problems:
+        raise SpecError(problems, "the role resources cannot be rendered")
+    return found
+
+
+def refuse_role_resources(native: NativeLaunch, launcher: str, why: str) -> None:
+    """Refuse ``spec.roles.<role>.cpus_per_gpu`` and ``.memory``, which ``launcher`` cannot reserve (``why``).
+
+    A SpecError (exit 2) with one problem per field set, raised from ``render``: nothing is submitted.
+    """
+    problems = []
+    for role, where in sorted(native.placement.items()):
+        for field, value in (("cpus_per_gpu", where.cpus_per_gpu), ("memory", where.memory)):
+            if value is not None:
+                problems.append(
+                    Problem(
+                        f"spec.roles.{role}.{field}",
+                        f"the {launcher} launcher cannot reserve it: {why}",
+                        f"no {field} for the role with --launcher {launcher} (the slurm and kubernetes launchers "
+                        "reserve it)",
+                        str(value),
+                    )
+                )
+    if problems:
+        raise SpecError(problems, f"the {launcher} launcher cannot express this job")

@@ -1,0 +1,341 @@
+"""The ``kubernetes`` launcher: a KubeRay ``RayJob`` submitted to the current kubeconfig context.
+
+``render`` builds a ``ray.io/v1`` RayJob (a head group plus one worker group per GPU pool of the placement) and, when
+the launch carries files, a ConfigMap mounted into every Ray pod. The pod templates are built with the official
+``kubernetes`` client's models and serialized by its ``ApiClient``, so what the dry run prints is what the API
+server receives. ``submit``, ``status``, ``logs`` and ``stop`` talk to the API server with the same client.
+
+Two places of a RayJob are interpreted before the job sees them, and rendering keeps every value from the spec
+literal through both:
+
+* the kubelet expands ``$(VAR)`` in container ``env`` values and ``args``, and ``$$`` is its escape for ``$``;
+  KubeRay's K8sJobMode / SidecarMode submitter passes ``spec.entrypoint`` inside its container args;
+* the same submitter runs ``ray job submit --runtime-env-json "<runtimeEnvYAML as JSON>" -- <entrypoint>`` with
+  ``bash -c`` (KubeRay ``common/job.go`` ``BuildJobSubmitCommand``): the entrypoint is shell-quoted here, but the
+  runtime env sits inside double quotes, where ``$`` and backticks stay live. Environment variables therefore go
+  into the containers' ``env`` (the driver and every Ray worker inherit them from the raylet), never into
+  ``runtimeEnvYAML``, which only carries values that cannot be hostile.
+
+``kubernetes`` is imported lazily (it costs about half a second): never when the CLI starts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from rladapt.plugins import TERMINAL_STATES, Artifacts, Launcher, NativeLaunch, RunState, RunStatus, hookimpl
+from rladapt.primitives.errors import LaunchError
+
+from .cluster import API_TIMEOUT, Cluster, log_lines, map_status, newest_pod
+from .manifest import (
+    CONFIGMAP_FILE,
+    GROUP,
+    HEAD_CONTAINER,
+    KIND,
+    MANAGED_BY_LABEL,
+    PLURAL,
+    RAYJOB_FILE,
+    SIDECAR_SUBMITTER,
+    VERSION,
+    Renderer,
+    dump_manifest,
+    kubelet_literal,
+    kubernetes_module,
+    rayjob_name,
+)
+from .options import OPTIONS, PLUGIN_NAME, SUBMISSION_MODES, KubernetesOptions
+
+__all__ = [
+    "CONFIGMAP_FILE",
+    "MANAGED_BY_LABEL",
+    "PLUGIN_NAME",
+    "RAYJOB_FILE",
+    "SUBMISSION_MODES",
+    "KubernetesLauncher",
+    "KubernetesOptions",
+    "dump_manifest",
+    "kubelet_literal",
+    "map_status",
+    "rayjob_name",
+    "rladapt_register_launchers",
+]
+
+#: In the run directory: the last final state seen, for when the RayJob is gone.
+FINAL_STATUS_FILE = "kubernetes-final-status.json"
+POLL_SECONDS = 2.0
+
+
+class KubernetesLauncher(Launcher):
+    PLUGIN_NAME = PLUGIN_NAME
+    DESCRIPTION = "a KubeRay RayJob on the current kubeconfig context (needs the KubeRay operator)"
+    OPTIONS = OPTIONS
+
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        opts = KubernetesOptions.parse(self.merge_options(native, options))
+        rayjob, configmap = Renderer(native, opts, self.command(native)).render()
+        files = {RAYJOB_FILE: dump_manifest(rayjob)}
+        if configmap is not None:
+            files[CONFIGMAP_FILE] = dump_manifest(configmap)
+        request = {
+            "apiVersion": f"{GROUP}/{VERSION}",
+            "kind": KIND,
+            "name": rayjob["metadata"]["name"],
+            "namespace": opts.namespace,
+            "context": opts.context,
+            "kubeconfig": opts.kubeconfig,
+            "submissionMode": opts.submission_mode,
+        }
+        return Artifacts(launcher=PLUGIN_NAME, files=files, request=request)
+
+    # --- side effects ---
+
+    def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
+        request = artifacts.request
+        rayjob = yaml.safe_load(artifacts.files[RAYJOB_FILE])
+        configmap = (
+            yaml.safe_load(artifacts.files[CONFIGMAP_FILE]) if CONFIGMAP_FILE in artifacts.files else None
+        )
+        cluster = Cluster.connect(request.get("kubeconfig"), request.get("context"))
+        namespace = request.get("namespace") or cluster.namespace
+        name = rayjob["metadata"]["name"]
+        rayjob["metadata"]["namespace"] = namespace
+        custom, core = cluster.custom(), cluster.core()
+        configmap_uid = None
+        if configmap is not None:
+            configmap["metadata"]["namespace"] = namespace
+            created_cm = cluster.call(
+                f"creating ConfigMap {namespace}/{configmap['metadata']['name']}",
+                core.create_namespaced_config_map,
+                namespace,
+                configmap,
+            )
+            configmap_uid = getattr(getattr(created_cm, "metadata", None), "uid", None)
+        try:
+            created = cluster.call(
+                f"creating RayJob {namespace}/{name}",
+                custom.create_namespaced_custom_object,
+                GROUP,
+                VERSION,
+                namespace,
+                PLURAL,
+                rayjob,
+            )
+        except LaunchError:
+            if configmap is not None:  # leave nothing behind of a refused submission
+                with contextlib.suppress(LaunchError):
+                    cluster.call(
+                        "removing the ConfigMap of the refused RayJob",
+                        core.delete_namespaced_config_map,
+                        configmap["metadata"]["name"],
+                        namespace,
+                        missing_ok=True,
+                    )
+            raise
+        uid = ((created or {}).get("metadata") or {}).get("uid")
+        handle: dict[str, Any] = {
+            "namespace": namespace,
+            "name": name,
+            "uid": uid,
+            "context": cluster.context,
+            "kubeconfig": cluster.kubeconfig,
+            "submissionMode": request.get("submissionMode")
+            or rayjob["spec"].get("submissionMode", "K8sJobMode"),
+        }
+        if configmap is not None:
+            cm_name = configmap["metadata"]["name"]
+            handle["configmap"] = {"name": cm_name, "uid": configmap_uid}
+            # Owned by the RayJob, the ConfigMap goes when the RayJob does (stop, or KubeRay's TTL).
+            owner = {
+                "metadata": {
+                    "ownerReferences": [
+                        {"apiVersion": f"{GROUP}/{VERSION}", "kind": KIND, "name": name, "uid": uid}
+                    ]
+                }
+            }
+            try:
+                cluster.call(
+                    f"linking ConfigMap {namespace}/{cm_name} to its RayJob",
+                    core.patch_namespaced_config_map,
+                    cm_name,
+                    namespace,
+                    owner,
+                )
+            except LaunchError as exc:
+                handle["warnings"] = [f"{exc.message}; stop will delete the ConfigMap itself"]
+        return handle
+
+    def _connect(self, handle: dict[str, Any]) -> Cluster:
+        return Cluster.connect(handle.get("kubeconfig"), handle.get("context"))
+
+    def _get(self, cluster: Cluster, handle: dict[str, Any]) -> dict[str, Any] | None:
+        ns, name = handle["namespace"], handle["name"]
+        obj = cluster.call(
+            f"reading RayJob {ns}/{name}",
+            cluster.custom().get_namespaced_custom_object,
+            GROUP,
+            VERSION,
+            ns,
+            PLURAL,
+            name,
+            missing_ok=True,
+        )
+        if obj is None:
+            return None
+        if handle.get("uid") and (obj.get("metadata") or {}).get("uid") != handle["uid"]:
+            return None  # a later RayJob of the same name: not this run's
+        return dict(obj)
+
+    def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        cluster = self._connect(handle)
+        obj = self._get(cluster, handle)
+        if obj is None:
+            final = _recalled(run_dir)
+            if final is not None:  # stopped by us, or removed by KubeRay's TTL after we saw it end
+                return final
+            return RunStatus(
+                "UNKNOWN",
+                message=f"RayJob {handle['namespace']}/{handle['name']} of this run no longer "
+                "exists (deleted, or removed by KubeRay after ttlSecondsAfterFinished)",
+            )
+        current = map_status(obj.get("status") or {})
+        if current.terminal:
+            _remember(run_dir, current)
+        return current
+
+    def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        client = kubernetes_module().client
+        cluster = self._connect(handle)
+        ns, name = handle["namespace"], handle["name"]
+        obj = self._get(cluster, handle)
+        before = map_status(obj.get("status") or {}) if obj is not None else None
+        if obj is not None:
+            # The uid precondition keeps a stop from deleting a newer RayJob that reuses the name.
+            options = client.V1DeleteOptions(
+                propagation_policy="Background", preconditions=client.V1Preconditions(uid=handle.get("uid"))
+            )
+            cluster.call(
+                f"deleting RayJob {ns}/{name}",
+                cluster.custom().delete_namespaced_custom_object,
+                GROUP,
+                VERSION,
+                ns,
+                PLURAL,
+                name,
+                body=options,
+                missing_ok=True,
+            )
+        configmap = handle.get("configmap")
+        if configmap:
+            options = client.V1DeleteOptions(preconditions=client.V1Preconditions(uid=configmap.get("uid")))
+            cluster.call(
+                f"deleting ConfigMap {ns}/{configmap['name']}",
+                cluster.core().delete_namespaced_config_map,
+                configmap["name"],
+                ns,
+                body=options,
+                missing_ok=True,
+            )
+        if before is None:
+            recalled = _recalled(run_dir)
+            state: RunState = recalled.state if recalled is not None else "STOPPED"
+            return RunStatus(state, message=f"RayJob {ns}/{name} was already deleted")
+        if before.terminal:
+            result = RunStatus(before.state, message=f"{before.message}; RayJob {ns}/{name} deleted")
+        else:
+            result = RunStatus(
+                "STOPPED", message=f"RayJob {ns}/{name} deleted (its RayCluster and pods go with it)"
+            )
+        _remember(run_dir, result)
+        return result
+
+    def logs(self, handle: dict[str, Any], run_dir: Path, follow: bool = False) -> Iterator[str]:
+        cluster = self._connect(handle)
+        ns = handle["namespace"]
+        core = cluster.core()
+        # Following a K8sJobMode run waits for the submitter: the head's own log is Ray's, not the job's.
+        head_ok = not follow or handle.get("submissionMode", "K8sJobMode") != "K8sJobMode"
+        while True:
+            pod, container = self._log_source(cluster, handle, head_ok)
+            if pod is not None and not (follow and pod.status is not None and pod.status.phase == "Pending"):
+                break
+            obj = self._get(cluster, handle)
+            state = map_status(obj.get("status") or {}) if obj is not None else None
+            if not follow or state is None or state.terminal:
+                if pod is not None:
+                    break
+                what = state.message if state is not None else "the RayJob no longer exists"
+                raise LaunchError(
+                    f"RayJob {ns}/{handle['name']} has no submitter or head pod to read logs from ({what})"
+                )
+            time.sleep(POLL_SECONDS)
+        response = cluster.call(
+            f"reading the log of pod {ns}/{pod.metadata.name}",
+            core.read_namespaced_pod_log,
+            pod.metadata.name,
+            ns,
+            container=container,
+            follow=follow,
+            _preload_content=False,
+            _request_timeout=None if follow else API_TIMEOUT,
+        )
+        yield from log_lines(response)
+
+    def _log_source(
+        self, cluster: Cluster, handle: dict[str, Any], head_ok: bool
+    ) -> tuple[Any | None, str | None]:
+        """The pod whose log is the job's: KubeRay's submitter (it tails the Ray job), else the Ray head."""
+        ns, name = handle["namespace"], handle["name"]
+        core = cluster.core()
+        mode = handle.get("submissionMode", "K8sJobMode")
+        if mode == "K8sJobMode":
+            # KubeRay names the submitter Job after the RayJob; the Job controller labels its pods job-name.
+            pods = cluster.call(
+                f"listing the submitter pods of RayJob {ns}/{name}",
+                core.list_namespaced_pod,
+                ns,
+                label_selector=f"job-name={name}",
+            )
+            newest = newest_pod(pods)
+            if newest is not None or not head_ok:
+                return newest, None
+        obj = self._get(cluster, handle)
+        cluster_name = ((obj or {}).get("status") or {}).get("rayClusterName")
+        if not cluster_name:
+            return None, None
+        pods = cluster.call(
+            f"listing the head pod of RayJob {ns}/{name}",
+            core.list_namespaced_pod,
+            ns,
+            label_selector=f"ray.io/cluster={cluster_name},ray.io/node-type=head",
+        )
+        head = newest_pod(pods)
+        return head, (SIDECAR_SUBMITTER if mode == "SidecarMode" else HEAD_CONTAINER)
+
+
+def _remember(run_dir: Path, status: RunStatus) -> None:
+    """Keep the final state in the run directory: the RayJob that holds it may be deleted later."""
+    if run_dir.is_dir():
+        data = {"state": status.state, "message": status.message}
+        (run_dir / FINAL_STATUS_FILE).write_text(json.dumps(data), encoding="utf-8")
+
+
+def _recalled(run_dir: Path) -> RunStatus | None:
+    try:
+        data = json.loads((run_dir / FINAL_STATUS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if data.get("state") not in TERMINAL_STATES:
+        return None
+    return RunStatus(data["state"], message=str(data.get("message", "")))
+
+
+@hookimpl
+def rladapt_register_launchers() -> list[Launcher]:
+    return [KubernetesLauncher()]

@@ -1,0 +1,183 @@
+"""The ``slurm`` launcher: an sbatch script that brings up a Ray cluster on its nodes and runs the driver.
+
+``render`` writes ``job.sbatch``, following the recipe verl, OpenRLHF and NeMo-RL document for Ray on Slurm:
+``#SBATCH`` lines from the placement (one task per node, GPUs per node, and the roles' ``--mem`` and
+``--cpus-per-gpu``) and from the options (partition, account, time, ...); then, in bash, the job
+environment (every value quoted, secrets read by reference at run time), the adapter's files, a Ray head on
+the node that runs the script and one Ray worker on every other node (each a background ``srun`` step), a
+bounded wait until ``ray status`` counts every node, and finally the driver (the native argv behind the patch
+bootstrap) on the head node with ``RAY_ADDRESS`` set. The script exits with the driver's exit code; an EXIT
+trap records that code next to the output file, so a run's result survives slurmctld forgetting the job
+(``MinJobAge``), and stops the Ray steps.
+
+``submit`` runs ``sbatch --parsable --chdir RUN_DIR`` from the current directory (the job changes back to it,
+``$SLURM_SUBMIT_DIR``, before the working directory), so the output file lands in the run directory, which
+must therefore be on a filesystem the nodes share. ``status`` reads ``scontrol show job -o``; ``stop`` is
+``scancel``.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from rladapt.launchers._common import complete_lines, nothing_to_stop
+from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
+from rladapt.primitives.errors import LaunchError
+from rladapt.runs import write_atomic
+
+from .scheduler import job_id_of, sbatch, scancel, show_job, status_from_scontrol
+from .script import (
+    EXIT_SUFFIX,
+    OPTIONS,
+    OUTPUT_PATTERN,
+    PLUGIN_NAME,
+    SCRIPT,
+    ScriptOptions,
+    render_script,
+)
+
+__all__ = [
+    "PLUGIN_NAME",
+    "SCRIPT",
+    "SlurmLauncher",
+    "render_script",
+    "rladapt_register_launchers",
+    "status_from_scontrol",
+]
+
+STOP_FILE = "stop_requested"
+STOP_WAIT = 60.0
+
+
+def _read_exit_code(path: Path) -> int | None:
+    """The exit code the job's EXIT trap recorded next to its output file (None before it ends)."""
+    try:
+        return int(path.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+class SlurmLauncher(Launcher):
+    PLUGIN_NAME = PLUGIN_NAME
+    DESCRIPTION = "Submit an sbatch script: a Ray head and workers on the allocated nodes, then the driver."
+    OPTIONS = OPTIONS
+
+    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        opts = ScriptOptions(native, self.merge_options(native, options))
+        request = {
+            "sbatch": ["sbatch", "--parsable", "--chdir=<run directory>", SCRIPT],
+            "job_name": opts.job_name,
+            "nodes": native.total_nodes,
+            "ray": opts.ray,
+        }
+        env_secrets = {s.env: s.name for s in native.secrets if s.kind == "env"}
+        if env_secrets:  # names only: sbatch hands the job this shell's environment, checked at submit
+            request["secret_env"] = env_secrets
+        return Artifacts(
+            launcher=self.PLUGIN_NAME,
+            files={SCRIPT: render_script(native, opts, self.command(native))},
+            request=request,
+        )
+
+    def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
+        if SCRIPT not in artifacts.files:
+            raise LaunchError(
+                f"the slurm launcher needs {SCRIPT} in the artifacts (render with --launcher slurm)"
+            )
+        unset = [
+            f"{env} (from ${source})"
+            for env, source in artifacts.request.get("secret_env", {}).items()
+            if source not in os.environ
+        ]
+        if unset:  # the job would start, wait in the queue, then die at its first line: refuse now
+            raise LaunchError(f"secret source variables are not set in this shell: {', '.join(unset)}")
+        run_dir = run_dir.absolute()
+        run_dir.mkdir(parents=True, exist_ok=True)
+        script = run_dir / SCRIPT
+        script.write_text(artifacts.files[SCRIPT], encoding="utf-8")
+        script.chmod(0o755)
+        (run_dir / STOP_FILE).unlink(missing_ok=True)
+        # From the current directory: the job returns to it ($SLURM_SUBMIT_DIR) before its working directory.
+        job_id, cluster = sbatch(script, run_dir)
+        handle: dict[str, Any] = {
+            "job_id": job_id,
+            "script": str(script),
+            "output": str(run_dir / OUTPUT_PATTERN.replace("%j", job_id)),
+        }
+        if cluster:
+            handle["cluster"] = cluster
+        return handle
+
+    def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        job_id = job_id_of(handle)
+        listed = show_job(job_id)
+        if listed is not None:
+            return listed
+        # slurmctld forgets finished jobs after MinJobAge: the exit file written by the job's trap remains.
+        code = _read_exit_code(run_dir / f"slurm-{job_id}{EXIT_SUFFIX}")
+        stopped = (run_dir / STOP_FILE).exists()
+        if code is None:
+            if stopped:
+                return RunStatus("STOPPED", None, f"Slurm job {job_id} was cancelled and is no longer listed")
+            return RunStatus(
+                "UNKNOWN", None, f"Slurm no longer lists job {job_id} and it recorded no exit code"
+            )
+        if stopped:
+            return RunStatus("STOPPED", code, f"Slurm job {job_id} cancelled (exit code {code})")
+        if code == 0:
+            return RunStatus("SUCCEEDED", 0, f"Slurm job {job_id} completed")
+        return RunStatus("FAILED", code, f"Slurm job {job_id} failed: exit code {code}")
+
+    def logs(self, handle: dict[str, Any], run_dir: Path, follow: bool = False) -> Iterator[str]:
+        path = Path(str(handle.get("output") or run_dir / OUTPUT_PATTERN.replace("%j", job_id_of(handle))))
+        stream = None
+        pending = ""
+        try:
+            while True:
+                # The status before the data: if it is terminal, the read below sees everything ever written.
+                done = not follow or self.status(handle, run_dir).terminal
+                if stream is None:
+                    try:
+                        stream = open(path, encoding="utf-8", errors="replace", newline="")  # noqa: SIM115
+                    except FileNotFoundError:
+                        if done:
+                            return
+                        time.sleep(0.5)  # still pending: Slurm creates the file when the job starts
+                        continue
+                chunk = stream.read()
+                lines, pending = complete_lines(pending, chunk)
+                yield from lines
+                if done:
+                    break
+                if not chunk:
+                    time.sleep(0.5)
+            if pending:
+                yield pending
+        finally:
+            if stream is not None:
+                stream.close()
+
+    def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        current = self.status(handle, run_dir)
+        if current.terminal:
+            return nothing_to_stop(current)
+        job_id = job_id_of(handle)
+        write_atomic(run_dir / STOP_FILE, f"{time.time()}\n")
+        scancel(job_id)
+        deadline = time.monotonic() + STOP_WAIT
+        status = self.status(handle, run_dir)
+        while not status.terminal and time.monotonic() < deadline:
+            time.sleep(0.5)
+            status = self.status(handle, run_dir)
+        if not status.terminal:
+            return RunStatus(status.state, status.exit_code, f"cancel requested; {status.message}")
+        return status
+
+
+@hookimpl
+def rladapt_register_launchers() -> list[Launcher]:
+    return [SlurmLauncher()]
