@@ -17,7 +17,6 @@ import json
 import os
 import re
 import secrets
-import tempfile
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -25,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 from typing import Any, cast
 
+from rladapt.files import write_text
 from rladapt.plugins.launcher import RUN_ID_OPTION, TERMINAL_STATES, Artifacts, RunState, RunStatus
 from rladapt.primitives.errors import UsageError
 
@@ -66,16 +66,8 @@ def spec_hash(spec_text: str, overrides: Iterable[str] = ()) -> str:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write a temporary file in the same directory, then ``os.replace``: readers never see a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    """A run-store file (mode 0600, parents made), replaced atomically: readers never see a partial file."""
+    write_text(path, text, what="run file", make_parents=True, private=True)
 
 
 def _now() -> str:

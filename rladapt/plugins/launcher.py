@@ -26,6 +26,18 @@ if TYPE_CHECKING:
 #: Set by ``rladapt launch`` on every render: the run id, for naming jobs and objects. A dry run has none.
 RUN_ID_OPTION = "run_id"
 
+#: Created (empty, exclusively) in a run's directory by ``rladapt stop`` while the run is still being submitted.
+#: Whoever is about to start the job checks it last, after saying how the job can be found: the runner before
+#: and after ``submit``, a launcher before it forks or right before its job starts. So a run stopped during its
+#: submission never starts afterwards, whichever process sees the request first.
+STOP_REQUEST_FILE = "stop-requested"
+
+
+def stop_requested(run_dir: Path) -> bool:
+    """True when ``rladapt stop`` asked, during the submission, that this run never start."""
+    return (run_dir / STOP_REQUEST_FILE).exists()
+
+
 #: The values an option of ``-o KEY=VALUE`` (a string) or of ``spec.launcher.<name>`` (YAML) turns into.
 OptionType = type[str] | type[int] | type[float] | type[bool]
 _TYPE_NAMES: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
@@ -257,6 +269,28 @@ class Launcher(ABC):
             env={PATCHES_ENV: ",".join(native.runtime_patches)},
             ray_runtime_env={"worker_process_setup_hook": WORKER_SETUP_HOOK},
         )
+
+    def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
+        """What will identify the job once ``submit`` has run, known before it runs (JSON-able).
+
+        The runner records this in ``run.json`` with the state ``SUBMITTING`` before it calls ``submit``, so a
+        submission cut short (``kill -9`` right after ``sbatch`` accepted the job, a crash while the handle is
+        saved) still leaves enough to find the job: the Slurm job name, the Ray submission id chosen up front,
+        the RayJob's namespace and name, the file the local job writes its process group into. Pure: no I/O.
+        The default, ``{"run_id": run_id}``, suits a launcher that names its jobs after the run id.
+        """
+        return {"run_id": run_id}
+
+    def find(self, intent: dict[str, Any], run_dir: Path) -> dict[str, Any] | None:
+        """Look the job of an interrupted submission up by its ``intent``.
+
+        Returns the handle ``submit`` would have returned (``status``, ``logs`` and ``stop`` take it) when the
+        job exists, and ``None`` when the launcher can tell that no job with that identity was ever submitted.
+        Raises ``LaunchError`` when it cannot tell (the engine is unreachable). The default raises
+        ``NotImplementedError``: the runner then reports the run as UNKNOWN with its intent, rather than
+        claiming that nothing runs.
+        """
+        raise NotImplementedError(f"the {self.PLUGIN_NAME} launcher cannot look a job up by its identity")
 
     @abstractmethod
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:

@@ -7,6 +7,7 @@ from typing import Any
 
 from .errors import (
     LaunchError,
+    OutputError,
     PluginError,
     Problem,
     RladaptError,
@@ -34,6 +35,7 @@ __all__ = [
     "API_VERSION",
     "ROLE_NAMES",
     "LaunchError",
+    "OutputError",
     "Placement",
     "PluginError",
     "Pool",

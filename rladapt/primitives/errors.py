@@ -61,5 +61,9 @@ class PluginError(RladaptError):
     """A plugin is broken, missing or conflicts with another one."""
 
 
+class OutputError(RladaptError):
+    """A file could not be written (a full disk, a read-only file system); nothing partial was left behind."""
+
+
 class LaunchError(RladaptError):
     """A launcher could not submit, watch or stop a run (engine unreachable, request refused)."""
