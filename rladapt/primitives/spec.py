@@ -424,7 +424,6 @@ class Secret(_Model):
     env: str = Field(description="Environment variable the job sees.")
     from_: list[SecretSource] = Field(
         alias="from",
-        min_length=1,
         description="One source, or several in order: each launcher takes the first one it can read, so one "
         "spec runs on every launcher (e.g. a Kubernetes secret, then a variable of the submitting shell).",
     )
@@ -433,7 +432,11 @@ class Secret(_Model):
     @classmethod
     def _one_or_many(cls, value: object) -> object:
         # `from: {env: X}` (one source) stays valid: it is the list of that one source.
-        return [value] if isinstance(value, dict) else value
+        if isinstance(value, dict):
+            return [value]
+        if isinstance(value, list) and not value:
+            raise ValueError("a source, or a list of one or more sources tried in order")
+        return value
 
     @field_validator("env")
     @classmethod
