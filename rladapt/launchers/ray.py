@@ -53,7 +53,19 @@ STOP_WAIT = 30.0
 #: What the ray launcher reads a secret from: a variable of the submitting shell (when it submits) or a file (on
 #: each node, by the bootstrap and the worker setup hook).
 _SECRET_KINDS: tuple[SecretKind, ...] = ("env", "file")
-_ON_NODE = "read on each node by rladapt's bootstrap (driver) and worker setup hook (workers): the job table holds only the path"
+_ON_NODE = (
+    "read on each node by rladapt's bootstrap (driver) and worker setup hook (workers): the job table holds only "
+    "the path"
+)
+_RELATIVE = (
+    " (relative to the job's working directory on the node; a file inside spec.runtime.working_dir is uploaded "
+    "to the cluster with it)"
+)
+
+
+def _where(path: str) -> str:
+    """What the note adds for a relative ``path``: Ray ships the working directory, secret file and all."""
+    return "" if path.startswith(("/", "~")) else _RELATIVE
 
 
 def _secret_plan(native: NativeLaunch) -> tuple[dict[str, str], dict[str, list[dict[str, str]]], list[str]]:
@@ -73,7 +85,7 @@ def _secret_plan(native: NativeLaunch) -> tuple[dict[str, str], dict[str, list[d
             raise no_readable_source(secret, "the ray launcher", _SECRET_KINDS)
         if sources[0].kind == "file":
             files[secret.env] = sources[0].name
-            notes.append(f"secret {secret.env} <- {sources[0].label}, {_ON_NODE}")
+            notes.append(f"secret {secret.env} <- {sources[0].label}, {_ON_NODE}{_where(sources[0].name)}")
             continue
         chain: list[dict[str, str]] = []
         for source in sources:
@@ -82,7 +94,8 @@ def _secret_plan(native: NativeLaunch) -> tuple[dict[str, str], dict[str, list[d
                 break
         at_submit[secret.env] = chain
         variables = " or ".join(f"${next(iter(c.values()))}" for c in chain if "env" in c)
-        fallback = f"; else {sources[len(chain) - 1].label}, {_ON_NODE}" if "file" in chain[-1] else ""
+        last = sources[len(chain) - 1]
+        fallback = f"; else {last.label}, {_ON_NODE}{_where(last.name)}" if last.kind == "file" else ""
         notes.append(
             f"secret {secret.env} <- {variables} of the submitting shell (the first set), BY VALUE in the job's "
             "runtime_env: Ray's job table stores it, and anyone who can reach the dashboard reads it "

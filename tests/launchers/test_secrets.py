@@ -325,6 +325,17 @@ def test_ray_file_source_renders_only_its_path_and_the_setup_hook(
     ]
 
 
+def test_ray_note_warns_that_a_relative_secret_file_travels_with_the_working_directory(
+    engine_registry: Registry, workdir: Path
+) -> None:
+    spec = write_spec(workdir, secrets=[{"env": "STUB_SECRET", "from": {"file": "keys/k"}}])
+    (note,) = RayLauncher().render(render_job(engine_registry, spec), {}).request["notes"]
+    assert note.endswith(
+        "(relative to the job's working directory on the node; a file inside spec.runtime.working_dir is "
+        "uploaded to the cluster with it)"
+    )
+
+
 def test_ray_submit_settles_env_sources_first_set_else_the_file(
     engine_registry: Registry, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
