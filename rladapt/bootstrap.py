@@ -6,7 +6,8 @@ runs in-process through ``runpy`` after the patches; anything else is ``exec``-e
 signals are its own) and the patches reach it only through ``worker_process_setup_hook`` in Ray workers.
 
 ``worker_setup`` is the Ray ``runtime_env.worker_process_setup_hook`` (``WORKER_SETUP_HOOK``): it applies the
-hooks listed in ``$RLADAPT_RUNTIME_PATCHES`` (comma-separated ``module:function``) in each worker process.
+hooks listed in ``$RLADAPT_RUNTIME_PATCHES`` (comma-separated ``module:function``) in each worker process. Both
+read the secrets of ``$RLADAPT_SECRET_FILES`` from files where they run, so a Ray job table holds only paths.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ FILES_ENV = "RLADAPT_FILES"
 #: JSON ``{name: value}``: environment variables to set verbatim. Ray expands ``$VAR`` in runtime_env env_vars
 #: (``os.path.expandvars``, no escape), so a launcher passes values holding ``$`` here, ``$`` JSON-escaped.
 LITERAL_ENV = "RLADAPT_LITERAL_ENV"
+#: JSON ``{name: path}``: secrets to read from files where the process runs, so that only the path travels (a
+#: Ray job's runtime_env is stored in Ray's job table, which anyone who can reach the dashboard can list).
+SECRET_FILES_ENV = "RLADAPT_SECRET_FILES"
 WORKER_SETUP_HOOK = "rladapt.bootstrap.worker_setup"
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?\Z")
 _HOOK = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*\Z")
@@ -54,6 +58,44 @@ def apply_literal_env() -> None:
     if text:
         values = json.loads(text)
         os.environ.update({str(k): str(v) for k, v in values.items()})
+
+
+class SecretFileError(Exception):
+    """A secret's file cannot be read where the job runs: the job must not run without it."""
+
+
+def apply_secret_files() -> list[str]:
+    """Set each variable of ``$RLADAPT_SECRET_FILES`` to the text of its file; returns the names set.
+
+    A relative path is taken from the current directory (a Ray job's working directory), ``~`` from ``$HOME``.
+    Trailing newlines are dropped, as the local and slurm scripts' ``$(cat FILE)`` does. The error names the
+    variable and the path, never a byte of the file.
+    """
+    text = os.environ.get(SECRET_FILES_ENV)
+    if not text:
+        return []
+    try:
+        files = json.loads(text)
+    except ValueError as exc:
+        raise SecretFileError(f"malformed ${SECRET_FILES_ENV}: {exc}") from None
+    if not isinstance(files, dict) or not all(isinstance(v, str) for v in files.values()):
+        raise SecretFileError(f"malformed ${SECRET_FILES_ENV}: expected a JSON object of name -> path")
+    for name, path in files.items():
+        # Only `~` and `~/...`, as the scripts' quote_path: `~user` is a name like any other.
+        where = Path(path).expanduser() if path == "~" or path.startswith("~/") else Path(path)
+        try:
+            data = where.read_bytes()
+        except OSError as exc:
+            raise SecretFileError(
+                f"cannot read the secret {name} from {json.dumps(path)}: {exc.strerror or exc}"
+            ) from None
+        if b"\0" in data:
+            raise SecretFileError(
+                f"the secret {name} in {json.dumps(path)} holds a NUL byte, which no variable can"
+            )
+        # fsdecode: the bytes reach the variable unchanged, whatever their encoding.
+        os.environ[str(name)] = os.fsdecode(data.rstrip(b"\n"))
+    return list(files)
 
 
 def parse_patch_list(text: str | None) -> list[str]:
@@ -94,8 +136,14 @@ def write_files(files: dict[str, str], base: Path) -> list[Path]:
 
 
 def worker_setup() -> None:
-    """Ray ``worker_process_setup_hook``: the literal env, then ``$RLADAPT_RUNTIME_PATCHES``, in this worker."""
+    """Ray ``worker_process_setup_hook``: the literal env, the secret files, then ``$RLADAPT_RUNTIME_PATCHES``.
+
+    Ray 2.60.0 runs it in each worker process before the worker takes any task, and stops a worker whose hook
+    raises, with the error (``ray/_private/workers/default_worker.py``, ``load_and_execute_setup_hook`` in
+    ``ray/_private/runtime_env/setup_hook.py``): a worker never runs without its secrets.
+    """
     apply_literal_env()
+    apply_secret_files()
     apply_patches(parse_patch_list(os.environ.get(PATCHES_ENV)))
 
 
@@ -181,6 +229,11 @@ def main(args: Sequence[str] | None = None) -> None:
         apply_literal_env()
     except (ValueError, AttributeError) as exc:
         print(f"rladapt.bootstrap: malformed ${LITERAL_ENV}: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    try:
+        apply_secret_files()
+    except SecretFileError as exc:
+        print(f"rladapt.bootstrap: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
     files_json = os.environ.pop(FILES_ENV, None)
     if files_json:

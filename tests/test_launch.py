@@ -187,7 +187,8 @@ def test_a_launcher_error_at_submit_leaves_a_failed_record_and_is_raised_as_it_i
     with pytest.raises(LaunchError) as caught:
         runner.launch(secret, framework="verl")
     assert (
-        caught.value.message == "secret source variables are not set in this shell: API_KEY (from $SRC_KEY)"
+        caught.value.message
+        == "no source of these secrets can be read in this shell: API_KEY ($SRC_KEY is not set)"
     )
     (run,) = store.list()
     assert run.handle is None and not (run.dir / LOG_FILE).exists()

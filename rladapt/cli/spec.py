@@ -142,8 +142,8 @@ def format_native_text(native: object) -> str:
     for key, value in native.env.items():
         lines.append(f"export {key}={shlex.quote(value)}")
     for secret in native.secrets:
-        ref = f"{secret.kind}:{secret.name}" + (f"/{secret.key}" if secret.key else "")
-        lines.append(f"# secret {secret.env} <- {ref}")
+        # Each launcher takes the first source it can read: all of them, in order.
+        lines.append(f"# secret {secret.env} <- {', else '.join(s.label for s in secret.sources)}")
     for name, text in native.files.items():
         lines.append(f"# file {name} ({len(text.splitlines())} lines)")
     argv = list(native.argv)

@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from typing import Any
 
-from rladapt.plugins import NativeLaunch, RunStatus
+from rladapt.plugins import NativeLaunch, RunStatus, SecretKind, SecretRef
 from rladapt.plugins.launcher import RUN_ID_OPTION, Command
 from rladapt.primitives.errors import Problem, SpecError, UsageError
 
@@ -83,34 +85,112 @@ def run_id_option(options: dict[str, Any], launcher: str) -> str | None:
     return value
 
 
+#: What a bash script of the ``local`` and ``slurm`` launchers can read a secret from, where the job starts.
+SCRIPT_SECRET_KINDS: tuple[SecretKind, ...] = ("env", "file")
+_WHAT_KINDS_ARE = {
+    "env": "a variable of the submitting shell (`from: {env: VAR}`)",
+    "file": "a file (`from: {file: PATH}`)",
+    "k8s_secret": "a Kubernetes secret (`from: {k8s_secret: {name: NAME, key: KEY}}`)",
+}
+
+
+def no_readable_source(secret: SecretRef, launcher_label: str, kinds: Sequence[SecretKind]) -> UsageError:
+    """The error for a secret none of whose sources ``launcher_label`` can read: it names the secret, the sources
+    given and what this launcher reads, so the fix (one more source in the list) is plain."""
+    reads = " or ".join(_WHAT_KINDS_ARE[k] for k in kinds)
+    return UsageError(
+        f"secret {secret.env}: {launcher_label} can read none of its sources ({secret.labels}); it reads "
+        f"{reads}: add one to spec.secrets[].from, a list of sources tried in order"
+    )
+
+
 def secret_lines(native: NativeLaunch, launcher_label: str) -> list[str]:
     """Script lines that export each secret of ``native``, read by reference when the script runs.
 
-    ``env`` secrets come from a variable of the environment the script runs in (the submitting shell's, which
-    sbatch exports to the job), ``file`` secrets from a file; the values never appear in the script. A
-    Kubernetes secret cannot be read outside Kubernetes: the UsageError says that ``launcher_label`` (e.g.
-    ``"the local launcher"``, ``"a Slurm job"``) cannot read it.
+    Each secret's ``env`` and ``file`` sources are tried in order where the script runs: the first variable that
+    is set (in the submitting shell's environment, which sbatch exports to the job) or file that is a readable
+    regular file gives the value; none is an error naming them all. The values never appear in the script; a
+    comment line says which sources the script tries. ``launcher_label`` (e.g. ``"the local launcher"``, ``"a
+    Slurm job"``) is named in the UsageError for a secret with none of these kinds (only Kubernetes secrets).
     """
     lines = []
     for secret in native.secrets:
         env = check_env_name(secret.env, "secret env")
-        if secret.kind == "env":
-            source = check_env_name(secret.name, f"secret {env}: source variable")
-            # ${VAR?msg} fails the script (set -e) when VAR is not set where it runs; both names are checked
-            # identifiers, so the message cannot inject anything.
-            lines.append(f'{env}="${{{source}?is not set: the secret {env} comes from it}}"')
-            lines.append(f"export {env}")
-        elif secret.kind == "file":
-            # Two statements: `export X="$(cat f)"` would hide a failing cat from set -e.
-            lines.append(f'{env}="$(cat -- {quote_path(secret.name)})"')
-            lines.append(f"export {env}")
-        else:
-            ref = f"{secret.name}/{secret.key}" if secret.key else secret.name
-            raise UsageError(
-                f"secret {env} comes from the Kubernetes secret {ref!r}, which {launcher_label} cannot read; "
-                "use `from: {env: VAR}` or `from: {file: PATH}` in spec.secrets, or --launcher kubernetes"
-            )
+        sources = secret.readable(SCRIPT_SECRET_KINDS)
+        if not sources:
+            raise no_readable_source(secret, launcher_label, SCRIPT_SECRET_KINDS)
+        tried = ", else ".join(s.label for s in sources)
+        lines.append(f"# secret {env} <- {tried} (the first set or readable when the job starts)")
+        missing = []
+        for index, source in enumerate(sources):
+            keyword = "if" if index == 0 else "elif"
+            if source.kind == "env":
+                name = check_env_name(source.name, f"secret {env}: source variable")
+                # ${VAR+set}: set, even to the empty string, is what counts (as for ${VAR?}).
+                lines.append(f'{keyword} [[ -n "${{{name}+set}}" ]]; then {env}="${name}"')
+                missing.append(f"${name} is not set")
+            else:
+                path = quote_path(source.name)
+                # In the branch, not the test: set -e stops the script when cat fails (a race, an I/O error).
+                lines.append(f'{keyword} [[ -f {path} && -r {path} ]]; then {env}="$(cat -- {path})"')
+                missing.append(f"{source.label} is not a readable file")
+        message = f"rladapt: no source of the secret {env} can be read here: {'; '.join(missing)}"
+        lines.append(f"else printf '%s\\n' {shlex.quote(message)} >&2; exit 1; fi")
+        lines.append(f"export {env}")
     return lines
+
+
+def script_secret_plan(native: NativeLaunch) -> list[dict[str, Any]]:
+    """Each secret's sources that a script reads, by name only, for ``submit`` to check before anything starts:
+    ``[{"env": JOB_VAR, "sources": [{"env": VAR} | {"file": PATH}, ...]}]``."""
+    return [
+        {"env": s.env, "sources": [{src.kind: src.name} for src in s.readable(SCRIPT_SECRET_KINDS)]}
+        for s in native.secrets
+    ]
+
+
+def unreadable_secrets(plan: Sequence[Mapping[str, Any]], files_from: Path | None) -> list[str]:
+    """The secrets of ``plan`` (``script_secret_plan``) none of whose sources can be read here, each with why.
+
+    Variables are looked up in this process's environment (the one the job inherits). Files are looked up
+    relative to ``files_from`` (the job's working directory on this machine); with None they are taken on trust,
+    since they are read on other machines (a Slurm node).
+    """
+    found = []
+    for secret in plan:
+        reasons = []
+        for source in secret.get("sources", []):
+            if "env" in source:
+                if source["env"] in os.environ:
+                    break
+                reasons.append(f"${source['env']} is not set")
+            elif "file" in source:
+                if files_from is None:
+                    break
+                reason = _unreadable_file(local_path(str(source["file"]), files_from))
+                if reason is None:
+                    break
+                reasons.append(f"file {json.dumps(source['file'])}: {reason}")
+        else:
+            found.append(f"{secret['env']} ({'; '.join(reasons)})")
+    return found
+
+
+def local_path(path: str, base: Path) -> Path:
+    """``path`` as the script's bash sees it from ``base``: ``~`` and ``~/`` mean $HOME, as in quote_path."""
+    if path == "~" or path.startswith("~/"):
+        return Path(os.environ.get("HOME", "~"), path[2:])
+    return base / path
+
+
+def _unreadable_file(path: Path) -> str | None:
+    """Why the script's ``[[ -f P && -r P ]]`` test would fail for ``path``; None when it would pass."""
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        return exc.strerror or str(exc)
+    return None if path.is_file() else "not a regular file"
 
 
 def file_lines(files: dict[str, str]) -> list[str]:

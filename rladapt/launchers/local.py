@@ -30,12 +30,15 @@ from rladapt.launchers._common import (
     check_env_name,
     complete_lines,
     file_lines,
+    local_path,
     nothing_to_stop,
     quote_path,
     ray_job_config_lines,
     refuse_role_resources,
     run_id_option,
+    script_secret_plan,
     secret_lines,
+    unreadable_secrets,
 )
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.plugins.launcher import Command, Option
@@ -96,42 +99,18 @@ def _preflight_line(python: str) -> str:
     )
 
 
-def _secret_sources(native: NativeLaunch) -> list[dict[str, str]]:
+def _secret_sources(native: NativeLaunch) -> list[dict[str, Any]]:
     """Where each secret comes from, by name only: ``submit`` checks them before it starts anything."""
-    return [
-        {"env": s.env, "kind": s.kind, "source": s.name} for s in native.secrets if s.kind in ("env", "file")
-    ]
-
-
-def _here(path: str, base: Path) -> Path:
-    """``path`` as the script's bash sees it from ``base``: ``~`` and ``~/`` mean $HOME, as in quote_path."""
-    if path == "~" or path.startswith("~/"):
-        return Path(os.environ.get("HOME", "~"), path[2:])
-    return base / path
+    return script_secret_plan(native)
 
 
 def _check_secrets(request: dict[str, Any]) -> None:
-    """Refuse to start when a secret's source is missing here, in the words of the ray launcher."""
+    """Refuse to start when no source of a secret can be read here, as run.sh would find at its start."""
     # run.sh runs from the current directory and changes to the working directory before it reads a file.
-    job_dir = _here(str(request.get("working_dir", ".")), Path.cwd())
-    unset, unreadable = [], []
-    for secret in request.get("secrets", []):
-        env, kind, source = secret["env"], secret["kind"], secret["source"]
-        if kind == "env" and source not in os.environ:
-            unset.append(f"{env} (from ${source})")
-        elif kind == "file":
-            try:
-                with open(_here(source, job_dir), "rb"):
-                    pass
-            except OSError as exc:
-                unreadable.append(f"{env} (from {source}: {exc.strerror or exc})")
-    problems = []
-    if unset:
-        problems.append(f"secret source variables are not set in this shell: {', '.join(unset)}")
+    job_dir = local_path(str(request.get("working_dir", ".")), Path.cwd())
+    unreadable = unreadable_secrets(request.get("secrets", []), job_dir)
     if unreadable:
-        problems.append(f"secret source files cannot be read: {', '.join(unreadable)}")
-    if problems:
-        raise LaunchError("; ".join(problems))
+        raise LaunchError(f"no source of these secrets can be read in this shell: {', '.join(unreadable)}")
 
 
 def _check_interpreter(script: str, python: str) -> None:

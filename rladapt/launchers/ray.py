@@ -4,8 +4,11 @@
 the patch bootstrap, shell-quoted: Ray runs it through a shell), the runtime_env (the adapter's, with the job
 environment, the adapter's files for the bootstrap to write, and ``worker_process_setup_hook`` when runtime
 patches apply), the submission id and metadata. Two more keys are not sent to Ray: ``address`` (from
-``--launcher-opt address=...``; else ``$RAY_ADDRESS`` at submit time) and ``secret_env`` (job variable ->
-variable of the submitting shell), resolved only at submit so that no secret value is ever rendered.
+``--launcher-opt address=...``; else ``$RAY_ADDRESS`` at submit time) and ``secret_env`` (job variable -> its
+sources, variables of the submitting shell first), resolved only at submit so that no secret value is ever
+rendered; ``notes`` says how each secret travels. A secret sent by value is stored in Ray's job table, readable
+by anyone who reaches the dashboard; a ``file`` source sends only the path (``$RLADAPT_SECRET_FILES``), read on
+each node by the bootstrap (driver) and ``worker_process_setup_hook`` (workers).
 
 Ray itself is imported lazily: ``rladapt`` starts without it, and only this launcher needs ``ray[default]``.
 """
@@ -23,9 +26,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, WORKER_SETUP_HOOK, json_env_value
-from rladapt.launchers._common import complete_lines, nothing_to_stop, refuse_role_resources, run_id_option
-from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
+from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, SECRET_FILES_ENV, WORKER_SETUP_HOOK, json_env_value
+from rladapt.launchers._common import (
+    complete_lines,
+    no_readable_source,
+    nothing_to_stop,
+    refuse_role_resources,
+    run_id_option,
+)
+from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, SecretKind, hookimpl
 from rladapt.plugins.launcher import Command, Option
 from rladapt.primitives.errors import LaunchError, UsageError
 
@@ -34,30 +43,65 @@ if TYPE_CHECKING:
 
 ADDRESS_ENV = "RAY_ADDRESS"
 #: Request keys that are instructions to this launcher, not arguments of ``submit_job``.
-_LOCAL_KEYS = ("address", "secret_env")
+_LOCAL_KEYS = ("address", "secret_env", "notes")
 _NUMERIC_OPTIONS = ("entrypoint_num_cpus", "entrypoint_num_gpus", "entrypoint_memory")
 _STATES = {"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"}
 PROBE_TIMEOUT = 10.0
 STOP_WAIT = 30.0
 
 
-def _secret_env(native: NativeLaunch) -> dict[str, str]:
-    out = {}
+#: What the ray launcher reads a secret from: a variable of the submitting shell (when it submits) or a file (on
+#: each node, by the bootstrap and the worker setup hook).
+_SECRET_KINDS: tuple[SecretKind, ...] = ("env", "file")
+_ON_NODE = (
+    "read on each node by rladapt's bootstrap (driver) and worker setup hook (workers): the job table holds only "
+    "the path"
+)
+_RELATIVE = (
+    " (relative to the job's working directory on the node; a file inside spec.runtime.working_dir is uploaded "
+    "to the cluster with it)"
+)
+
+
+def _where(path: str) -> str:
+    """What the note adds for a relative ``path``: Ray ships the working directory, secret file and all."""
+    return "" if path.startswith(("/", "~")) else _RELATIVE
+
+
+def _secret_plan(native: NativeLaunch) -> tuple[dict[str, str], dict[str, list[dict[str, str]]], list[str]]:
+    """How each secret reaches the job: (file secrets, secrets settled at submit, notes for the dry run).
+
+    A secret whose first source Ray can read is a file is settled now: only its path goes into the runtime_env.
+    One whose first such source is a variable is settled at submit: the first of its variables that is set in
+    the submitting shell, by value, else the file that follows them (a file on the nodes cannot be looked at from
+    here, so nothing after it is tried).
+    """
+    files: dict[str, str] = {}
+    at_submit: dict[str, list[dict[str, str]]] = {}
+    notes: list[str] = []
     for secret in native.secrets:
-        if secret.kind == "env":
-            out[secret.env] = secret.name
-        elif secret.kind == "file":
-            raise UsageError(
-                f"secret {secret.env} comes from the file {secret.name!r}, which the ray launcher cannot read on "
-                f"the cluster's nodes; use `from: {{env: VAR}}` (read from your shell at submit time)"
-            )
-        else:
-            ref = f"{secret.name}/{secret.key}" if secret.key else secret.name
-            raise UsageError(
-                f"secret {secret.env} comes from the Kubernetes secret {ref!r}, which the ray launcher cannot "
-                f"read; use `from: {{env: VAR}}`, or --launcher kubernetes"
-            )
-    return out
+        sources = secret.readable(_SECRET_KINDS)
+        if not sources:
+            raise no_readable_source(secret, "the ray launcher", _SECRET_KINDS)
+        if sources[0].kind == "file":
+            files[secret.env] = sources[0].name
+            notes.append(f"secret {secret.env} <- {sources[0].label}, {_ON_NODE}{_where(sources[0].name)}")
+            continue
+        chain: list[dict[str, str]] = []
+        for source in sources:
+            chain.append({source.kind: source.name})
+            if source.kind == "file":
+                break
+        at_submit[secret.env] = chain
+        variables = " or ".join(f"${next(iter(c.values()))}" for c in chain if "env" in c)
+        last = sources[len(chain) - 1]
+        fallback = f"; else {last.label}, {_ON_NODE}{_where(last.name)}" if last.kind == "file" else ""
+        notes.append(
+            f"secret {secret.env} <- {variables} of the submitting shell (the first set), BY VALUE in the job's "
+            "runtime_env: Ray's job table stores it, and anyone who can reach the dashboard reads it "
+            f"(`ray job list`){fallback}. A `file` source listed first sends only its path"
+        )
+    return files, at_submit, notes
 
 
 def render_request(native: NativeLaunch, options: dict[str, Any], command: Command) -> dict[str, Any]:
@@ -81,10 +125,13 @@ def render_request(native: NativeLaunch, options: dict[str, Any], command: Comma
     if native.files:
         env_vars[FILES_ENV] = json_env_value(dict(native.files))
     env_vars.update(command.env)
-    # Env values holding '$' are set in each worker by the same hook that applies the runtime patches.
+    secret_files, secret_env, secret_notes = _secret_plan(native)
+    if secret_files:
+        env_vars[SECRET_FILES_ENV] = json_env_value(secret_files)
+    # Env values holding '$' and secret files are set in each worker by the hook that applies the runtime patches.
     additions = {
         **command.ray_runtime_env,
-        **({"worker_process_setup_hook": WORKER_SETUP_HOOK} if literal else {}),
+        **({"worker_process_setup_hook": WORKER_SETUP_HOOK} if literal or secret_files else {}),
     }
     for key, value in additions.items():
         existing = runtime_env.get(key)
@@ -116,14 +163,37 @@ def render_request(native: NativeLaunch, options: dict[str, Any], command: Comma
             request[key] = int(number) if number.is_integer() else number  # as written: 2, not 2.0
     if opts.get("address"):
         request["address"] = str(opts["address"])
-    secret_env = _secret_env(native)
     if secret_env:
         request["secret_env"] = secret_env
+    if secret_notes:
+        request["notes"] = secret_notes
     return request
 
 
-def _with_secrets(runtime_env: dict[str, Any], values: dict[str, str]) -> dict[str, Any]:
-    """A copy of ``runtime_env`` carrying the secret values (only ever in the request sent, never rendered)."""
+def _settle_secrets(secret_env: dict[str, list[dict[str, str]]]) -> tuple[dict[str, str], dict[str, str]]:
+    """(values, files) of the secrets settled at submit (``_secret_plan``), from this shell's environment."""
+    values: dict[str, str] = {}
+    files: dict[str, str] = {}
+    unset = []
+    for env, chain in secret_env.items():
+        for source in chain:
+            if "env" in source and source["env"] in os.environ:
+                values[env] = os.environ[source["env"]]
+                break
+            if "file" in source:
+                files[env] = source["file"]
+                break
+        else:
+            unset.append(f"{env} (from {' or '.join('$' + s['env'] for s in chain)})")
+    if unset:
+        raise UsageError(f"secret source variables are not set in this shell: {', '.join(unset)}")
+    return values, files
+
+
+def _with_secrets(
+    runtime_env: dict[str, Any], values: dict[str, str], files: dict[str, str]
+) -> dict[str, Any]:
+    """A copy of ``runtime_env`` carrying the secret values and files (only in the request sent, never rendered)."""
     out = json.loads(json.dumps(runtime_env))
     env_vars = dict(out.get("env_vars") or {})
     env_vars.update({k: v for k, v in values.items() if "$" not in v})
@@ -131,6 +201,17 @@ def _with_secrets(runtime_env: dict[str, Any], values: dict[str, str]) -> dict[s
     if literal:
         merged = {**json.loads(env_vars.get(LITERAL_ENV, "{}")), **literal}
         env_vars[LITERAL_ENV] = json_env_value(merged)
+    if files:
+        env_vars[SECRET_FILES_ENV] = json_env_value(
+            {**json.loads(env_vars.get(SECRET_FILES_ENV, "{}")), **files}
+        )
+    if literal or files:
+        existing = out.get("worker_process_setup_hook")
+        if existing not in (None, WORKER_SETUP_HOOK):
+            raise UsageError(
+                f"the adapter's runtime_env sets worker_process_setup_hook={existing!r}, but rladapt needs "
+                f"{WORKER_SETUP_HOOK!r} (secrets): Ray takes a single hook"
+            )
         out["worker_process_setup_hook"] = WORKER_SETUP_HOOK
     out["env_vars"] = env_vars
     return out
@@ -213,15 +294,10 @@ class RayLauncher(Launcher):
             raise LaunchError(
                 f"no Ray cluster address: pass --launcher-opt address=http://HEAD:8265 or set {ADDRESS_ENV}"
             )
-        missing = [
-            f"{env} (from ${source})" for env, source in secret_env.items() if source not in os.environ
-        ]
-        if missing:
-            raise UsageError(f"secret source variables are not set in this shell: {', '.join(missing)}")
+        request.pop("notes", None)
         if secret_env:
             request["runtime_env"] = _with_secrets(
-                request.get("runtime_env") or {},
-                {env: os.environ[source] for env, source in secret_env.items()},
+                request.get("runtime_env") or {}, *_settle_secrets(secret_env)
             )
         client = _client(address)
         try:

@@ -27,7 +27,9 @@ from .native import (
     PortSpec,
     Resume,
     RolePlacement,
+    SecretKind,
     SecretRef,
+    SecretSourceRef,
     VolumeSpec,
 )
 from .patches import Patch
@@ -54,7 +56,9 @@ __all__ = [
     "RolePlacement",
     "RunState",
     "RunStatus",
+    "SecretKind",
     "SecretRef",
+    "SecretSourceRef",
     "VolumeSpec",
     "hookimpl",
     "hookspec",

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 if TYPE_CHECKING:
     from rladapt.primitives import RLJob
 
-NATIVE_FORMAT_VERSION = 1
+#: 2: a secret carries its sources in order (``SecretRef.sources``), no longer one kind/name/key.
+NATIVE_FORMAT_VERSION = 2
 
 
 class _Frozen(BaseModel):
@@ -43,13 +44,50 @@ class PoolSpec(_Frozen):
     roles: tuple[str, ...]
 
 
-class SecretRef(_Frozen):
-    """An environment variable whose value is never rendered: only where it comes from."""
+SecretKind = Literal["k8s_secret", "env", "file"]
 
-    env: str
-    kind: Literal["k8s_secret", "env", "file"]
+
+class SecretSourceRef(_Frozen):
+    """One place a secret's value can come from, by name only."""
+
+    kind: SecretKind
     name: str = Field(description="Secret name (k8s_secret), variable name (env) or file path (file).")
     key: str | None = None
+
+    @property
+    def label(self) -> str:
+        """``env HF_TOKEN``, ``file "~/.hf token"``, ``k8s_secret hf/token``: one line, names only.
+
+        A file path may hold any character: it is JSON-quoted, so a newline in it cannot end a comment line of a
+        rendered script or forge a line of a message.
+        """
+        if self.kind == "file":
+            return f"file {json.dumps(self.name)}"
+        if self.kind == "env":
+            return f"env {self.name}"
+        return f"k8s_secret {self.name}" + (f"/{self.key}" if self.key else "")
+
+
+class SecretRef(_Frozen):
+    """An environment variable whose value is never rendered: only where it comes from.
+
+    ``sources`` are in the spec's order; a launcher takes the first one it can read (``first``).
+    """
+
+    env: str
+    sources: tuple[SecretSourceRef, ...] = Field(min_length=1)
+
+    def first(self, kinds: Sequence[SecretKind]) -> SecretSourceRef | None:
+        """The first source of one of ``kinds`` (what a launcher can read), or None."""
+        return next((s for s in self.sources if s.kind in kinds), None)
+
+    def readable(self, kinds: Sequence[SecretKind]) -> tuple[SecretSourceRef, ...]:
+        """The sources of one of ``kinds``, in order: what a launcher that falls back at run time tries."""
+        return tuple(s for s in self.sources if s.kind in kinds)
+
+    @property
+    def labels(self) -> str:
+        return ", ".join(s.label for s in self.sources)
 
 
 class PortSpec(_Frozen):
@@ -227,13 +265,17 @@ def volumes(job: RLJob) -> tuple[VolumeSpec, ...]:
 def secrets(job: RLJob) -> tuple[SecretRef, ...]:
     out = []
     for s in job.spec.secrets:
-        f = s.from_
-        if f.k8s_secret is not None:
-            out.append(SecretRef(env=s.env, kind="k8s_secret", name=f.k8s_secret.name, key=f.k8s_secret.key))
-        elif f.env is not None:
-            out.append(SecretRef(env=s.env, kind="env", name=f.env))
-        else:
-            out.append(SecretRef(env=s.env, kind="file", name=str(f.file)))
+        sources = []
+        for f in s.from_:
+            if f.k8s_secret is not None:
+                sources.append(
+                    SecretSourceRef(kind="k8s_secret", name=f.k8s_secret.name, key=f.k8s_secret.key)
+                )
+            elif f.env is not None:
+                sources.append(SecretSourceRef(kind="env", name=f.env))
+            else:
+                sources.append(SecretSourceRef(kind="file", name=str(f.file)))
+        out.append(SecretRef(env=s.env, sources=tuple(sources)))
     return tuple(out)
 
 

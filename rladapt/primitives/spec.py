@@ -393,9 +393,17 @@ class K8sSecretRef(_Model):
 
 
 class SecretSource(_Model):
-    k8s_secret: K8sSecretRef | None = None
-    env: str | None = Field(None, description="Name of an environment variable of the submitting shell.")
-    file: str | None = Field(None, min_length=1, description="A file on the machine that runs the job.")
+    """One place a secret's value can come from; which launcher can read which is in ``Secret.from_``."""
+
+    k8s_secret: K8sSecretRef | None = Field(None, description="A key of a Kubernetes Secret (kubernetes).")
+    env: str | None = Field(
+        None, description="An environment variable of the submitting shell (local, slurm, ray)."
+    )
+    file: str | None = Field(
+        None,
+        min_length=1,
+        description="A file where the job runs (local, slurm; ray: on each node, so only its path is sent).",
+    )
 
     @field_validator("env")
     @classmethod
@@ -414,7 +422,21 @@ class SecretSource(_Model):
 
 class Secret(_Model):
     env: str = Field(description="Environment variable the job sees.")
-    from_: SecretSource = Field(alias="from")
+    from_: list[SecretSource] = Field(
+        alias="from",
+        description="One source, or several in order: each launcher takes the first one it can read, so one "
+        "spec runs on every launcher (e.g. a Kubernetes secret, then a variable of the submitting shell).",
+    )
+
+    @field_validator("from_", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: object) -> object:
+        # `from: {env: X}` (one source) stays valid: it is the list of that one source.
+        if isinstance(value, dict):
+            return [value]
+        if isinstance(value, list) and not value:
+            raise ValueError("a source, or a list of one or more sources tried in order")
+        return value
 
     @field_validator("env")
     @classmethod

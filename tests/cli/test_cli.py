@@ -179,7 +179,7 @@ def test_third_party_plugin_discovered_by_entry_point(example_plugin: dict[str, 
     res = rladapt("render", "--framework", "echo-rl", "--format", "json", GSM8K, env=example_plugin)
     assert res.returncode == 0, res.stderr
     native = json.loads(res.stdout)
-    assert native["format"] == 1
+    assert native["format"] == 2
     assert native["argv"] == ["python3", "-m", "echo_rl.train", "--config", "echo-rl.json"]
     assert json.loads(native["files"]["echo-rl.json"])["samples_per_prompt"] == 5
     assert native["env"]["NCCL_DEBUG"] == "WARN"  # the plugin's rladapt_modify_native policy ran

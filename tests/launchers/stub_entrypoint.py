@@ -3,11 +3,13 @@
 It receives the real adapter's argv and environment and reports them as one JSON line, so the tests can check
 that everything arrived byte for byte. Driven by the job's environment (set through the spec's ``env``):
 ``STUB_EXIT`` (exit code), ``STUB_SLEEP`` (seconds, with a child process in the same group), ``STUB_RAY_TASK``
-(run one Ray task and report what the worker saw).
+(run one Ray task and report what the worker saw). ``$STUB_SECRET`` is reported as a SHA-256 only, so a test can
+check that a secret arrived while the job's logs (readable from Ray's dashboard) never hold it.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -17,6 +19,11 @@ import time
 from pathlib import Path
 
 PROBE_FILE = os.path.join("rladapt-probe", "config.yaml")
+
+
+def secret_sha256() -> str | None:
+    value = os.environ.get("STUB_SECRET")
+    return None if value is None else hashlib.sha256(value.encode()).hexdigest()
 
 
 def ray_worker_report() -> dict[str, object]:
@@ -30,6 +37,7 @@ def ray_worker_report() -> dict[str, object]:
             "patched": getattr(sys, "rladapt_test_patched", None),
             "patch_list": os.environ.get("RLADAPT_RUNTIME_PATCHES"),
             "hostile": os.environ.get("HOSTILE"),
+            "secret_sha256": secret_sha256(),
             "pid": os.getpid(),
         }
 
@@ -46,6 +54,7 @@ def main() -> None:
         "hostile": os.environ.get("HOSTILE"),
         "api_key": os.environ.get("API_KEY"),
         "file_key": os.environ.get("FILE_KEY"),
+        "secret_sha256": secret_sha256(),
         "patched_in_process": getattr(sys, "rladapt_test_patched", None),
         "probe_file": Path(PROBE_FILE).read_text() if os.path.exists(PROBE_FILE) else None,
         "pwned_in_cwd": os.path.exists("pwned"),

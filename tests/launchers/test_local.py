@@ -195,9 +195,9 @@ def test_missing_secret_sources_are_refused_at_submit_before_anything_starts(
     with pytest.raises(LaunchError) as caught:
         launcher.submit(artifacts, run_dir)
     assert caught.value.message == (
-        "secret source variables are not set in this shell: API_KEY (from $SRC_KEY); "
-        "secret source files cannot be read: FILE_KEY (from no-such-secret.txt: No such file or directory), "
-        "DIR_KEY (from unreadable: Is a directory)"
+        "no source of these secrets can be read in this shell: API_KEY ($SRC_KEY is not set), "
+        'FILE_KEY (file "no-such-secret.txt": No such file or directory), '
+        'DIR_KEY (file "unreadable": Is a directory)'
     )
     assert not run_dir.exists()
 
@@ -212,7 +212,7 @@ def test_cli_launch_with_an_unset_secret_source_fails_and_starts_nothing(
     spec = write_spec(workdir, secrets=[{"env": "API_KEY", "from": {"env": "SRC_KEY"}}])
     code, _, err = invoke("launch", "--framework", "verl", str(spec), capsys=capsys)
     assert code == LaunchError.exit_code != 0
-    assert "secret source variables are not set in this shell: API_KEY (from $SRC_KEY)" in err
+    assert "no source of these secrets can be read in this shell: API_KEY ($SRC_KEY is not set)" in err
     (run,) = RunStore().list()
     assert run.handle is None and not (run.dir / LOG_FILE).exists() and not (run.dir / SCRIPT).exists()
 
@@ -295,7 +295,11 @@ def test_kubernetes_secret_is_refused_at_render_time(engine_registry: Registry, 
         workdir, secrets=[{"env": "WANDB_API_KEY", "from": {"k8s_secret": {"name": "wandb", "key": "k"}}}]
     )
     native = render_job(engine_registry, spec)
-    with pytest.raises(UsageError, match=r"WANDB_API_KEY comes from the Kubernetes secret 'wandb/k'"):
+    with pytest.raises(
+        UsageError,
+        match=r"secret WANDB_API_KEY: the local launcher can read none of its sources \(k8s_secret wandb/k\); "
+        r"it reads a variable of the submitting shell",
+    ):
         LocalLauncher().render(native, {})
 
 

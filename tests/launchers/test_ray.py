@@ -65,27 +65,27 @@ def test_request_is_the_exact_submission_with_patches_files_and_no_secret_values
     assert json.loads(runtime_env["env_vars"][FILES_ENV]) == {"rladapt-probe/config.yaml": PROBE_FILE_TEXT}
     # The adapter's runtime_env (working_dir, excludes) is kept.
     assert {k: v for k, v in native.runtime_env.items() if k != "env_vars"}.items() <= runtime_env.items()
-    assert request["secret_env"] == {"API_KEY": "SRC_KEY"}
+    assert request["secret_env"] == {"API_KEY": [{"env": "SRC_KEY"}]}
+    # The dry run says plainly that an env source travels by value into Ray's job table.
+    (note,) = request["notes"]
+    assert note.startswith("secret API_KEY <- $SRC_KEY of the submitting shell (the first set), BY VALUE")
+    assert "Ray's job table stores it" in note and "`file` source" in note
     assert SECRET not in json.dumps(request)
     assert "address" not in request  # taken from $RAY_ADDRESS at submit time
 
 
-@pytest.mark.parametrize(
-    ("source", "message"),
-    [
-        (
-            {"file": "/run/secrets/key"},
-            "comes from the file '/run/secrets/key', which the ray launcher cannot read",
-        ),
-        ({"k8s_secret": {"name": "wandb", "key": "k"}}, "comes from the Kubernetes secret 'wandb/k'"),
-    ],
-)
-def test_secrets_the_ray_launcher_cannot_resolve_are_refused(
-    engine_registry: Registry, workdir: Path, source: dict[str, object], message: str
+def test_a_secret_with_only_kubernetes_sources_is_refused_naming_them_and_what_ray_reads(
+    engine_registry: Registry, workdir: Path
 ) -> None:
+    source = {"k8s_secret": {"name": "wandb", "key": "k"}}
     native = render_job(engine_registry, write_spec(workdir, secrets=[{"env": "API_KEY", "from": source}]))
-    with pytest.raises(UsageError, match=message):
+    with pytest.raises(UsageError) as refused:
         RayLauncher().render(native, {})
+    assert refused.value.message == (
+        "secret API_KEY: the ray launcher can read none of its sources (k8s_secret wandb/k); it reads a variable "
+        "of the submitting shell (`from: {env: VAR}`) or a file (`from: {file: PATH}`): add one to "
+        "spec.secrets[].from, a list of sources tried in order"
+    )
 
 
 def test_unreachable_cluster_is_a_launch_error_and_the_run_record_says_so(

@@ -35,7 +35,15 @@ import pytest
 
 from rladapt.cli import main as cli_main
 from rladapt.launchers.slurm import SCRIPT, SlurmLauncher, status_from_scontrol
-from rladapt.plugins import Artifacts, NativeLaunch, PortSpec, RunStatus, SecretRef, VolumeSpec
+from rladapt.plugins import (
+    Artifacts,
+    NativeLaunch,
+    PortSpec,
+    RunStatus,
+    SecretRef,
+    SecretSourceRef,
+    VolumeSpec,
+)
 from rladapt.plugins._manager import Registry
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore
@@ -353,12 +361,21 @@ def test_render_secrets_by_reference_only(engine_registry: Registry, workdir: Pa
     ]
     native = _native(engine_registry, workdir, secrets=secrets)
     script = _render(native).files[SCRIPT]
-    assert 'API_KEY="${MY_API_KEY?is not set: the secret API_KEY comes from it}"' in script
-    assert 'FILE_KEY="$(cat -- "$HOME"/\'secret dir/key.txt\')"' in script
+    assert 'if [[ -n "${MY_API_KEY+set}" ]]; then API_KEY="$MY_API_KEY"' in script
+    assert (
+        "if [[ -f \"$HOME\"/'secret dir/key.txt' && -r \"$HOME\"/'secret dir/key.txt' ]]; "
+        'then FILE_KEY="$(cat -- "$HOME"/\'secret dir/key.txt\')"'
+    ) in script
     k8s = native.model_copy(
-        update={"secrets": (SecretRef(env="TOKEN", kind="k8s_secret", name="hf", key="t"),)}
+        update={
+            "secrets": (
+                SecretRef(env="TOKEN", sources=(SecretSourceRef(kind="k8s_secret", name="hf", key="t"),)),
+            )
+        }
     )
-    with pytest.raises(UsageError, match=r"secret TOKEN comes from the Kubernetes secret 'hf/t'"):
+    with pytest.raises(
+        UsageError, match=r"secret TOKEN: a Slurm job can read none of its sources \(k8s_secret hf/t\)"
+    ):
         SlurmLauncher().render(k8s, {})
 
 
@@ -368,10 +385,12 @@ def test_submit_refuses_an_unset_secret_source_before_sbatch(
     monkeypatch.delenv("MY_API_KEY", raising=False)
     native = _native(engine_registry, workdir, secrets=[{"env": "API_KEY", "from": {"env": "MY_API_KEY"}}])
     artifacts = _render(native)
-    assert artifacts.request["secret_env"] == {"API_KEY": "MY_API_KEY"}  # names only, never a value
+    # names only, never a value
+    assert artifacts.request["secrets"] == [{"env": "API_KEY", "sources": [{"env": "MY_API_KEY"}]}]
     run_dir = tmp_path / "run"
     with pytest.raises(
-        LaunchError, match=r"secret source variables are not set in this shell: API_KEY \(from \$MY_API_KEY\)"
+        LaunchError,
+        match=r"no source of these secrets can be read in this shell: API_KEY \(\$MY_API_KEY is not set\)",
     ):
         SlurmLauncher().submit(artifacts, run_dir)
     assert not run_dir.exists()  # refused before anything was written or queued
@@ -383,7 +402,7 @@ def test_render_rejects_names_that_would_break_out(engine_registry: Registry, wo
     for env in ({"OK\n": "x"}, {"A;touch pwned": "x"}):
         with pytest.raises(UsageError, match="not a valid environment variable name"):
             SlurmLauncher().render(native.model_copy(update={"env": env}), {})
-    bad_secret = (SecretRef(env="TOKEN", kind="env", name="SRC\n"),)
+    bad_secret = (SecretRef(env="TOKEN", sources=(SecretSourceRef(kind="env", name="SRC\n"),)),)
     with pytest.raises(UsageError, match="source variable"):
         SlurmLauncher().render(native.model_copy(update={"secrets": bad_secret}), {})
     # Values that only reach comments are JSON-escaped, so a newline cannot end the comment.

@@ -120,9 +120,9 @@ def test_from_job_derives_the_framework_independent_fields() -> None:
     assert set(native.placement) == {role for pool in job.placement.pools for role in pool.roles}
     assert [p.name for p in native.pools] == [p.name for p in job.placement.pools]
     assert native.lifecycle == job.spec.lifecycle.model_dump()
-    # the JSON form is unchanged: format 1, the fields in declaration order
+    # the JSON form: format 2 (secrets carry their sources), the fields in declaration order
     assert list(native.to_dict()) == ["format", *NativeLaunch.model_fields]
-    assert native.to_dict()["format"] == 1
+    assert native.to_dict()["format"] == 2
 
 
 def test_unsupported_says_where_else_it_is_supported() -> None:

@@ -205,7 +205,7 @@ def test_secret_never_also_plain_env() -> None:
 def test_secret_source_exactly_one() -> None:
     out = problems(MINIMAL + "  secrets: [{env: K, from: {env: A, file: /x}}]\n")
     assert out[0].startswith(
-        "spec.secrets[0].from: invalid value; expected exactly one of k8s_secret, env, file"
+        "spec.secrets[0].from[0]: invalid value; expected exactly one of k8s_secret, env, file"
     )
 
 
@@ -278,11 +278,13 @@ def test_names_that_reach_code_and_manifests_are_checked() -> None:
     )
     assert out[0].startswith("spec.reward.function.name: invalid value; expected a Python function name")
     out = problems(MINIMAL + "  secrets: [{env: K, from: {env: BAD-NAME}}]\n")
-    assert out[0].startswith("spec.secrets[0].from.env: invalid value; expected an environment variable name")
+    assert out[0].startswith(
+        "spec.secrets[0].from[0].env: invalid value; expected an environment variable name"
+    )
     out = problems(MINIMAL + "  secrets: [{env: K, from: {k8s_secret: {name: Bad Name, key: a/b}}}]\n")
     assert [p.split(":")[0] for p in out] == [
-        "spec.secrets[0].from.k8s_secret.name",
-        "spec.secrets[0].from.k8s_secret.key",
+        "spec.secrets[0].from[0].k8s_secret.name",
+        "spec.secrets[0].from[0].k8s_secret.key",
     ]
     out = problems(MINIMAL, ["spec.lifecycle.ttl_seconds_after_finish=99999999999"])
     assert out[0].startswith(

@@ -149,27 +149,29 @@ class Renderer:
         return labels
 
     def secrets(self) -> list[Any]:
+        """Each secret from its first Kubernetes-secret source (a pod reads no other): a ``secretKeyRef``, which
+        is also what the dry run shows as the source picked."""
         c = self.client
         out = []
-        for index, ref in enumerate(self.native.secrets):
+        for index, secret in enumerate(self.native.secrets):
             path = f"spec.secrets[{index}].from"
-            if ref.kind != "k8s_secret":
-                where = (
-                    "an environment variable of your shell" if ref.kind == "env" else "a file on this machine"
-                )
+            ref = secret.first(("k8s_secret",))
+            if ref is None:
                 self.problem(
                     path,
-                    f"secret {ref.env} comes from {where} ({ref.name}), which a Kubernetes cluster "
-                    "cannot read",
-                    "from: {k8s_secret: {name: SECRET, key: KEY}}",
-                    ref.kind,
+                    f"secret {secret.env}: a Kubernetes cluster can read none of its sources ({secret.labels}); "
+                    "it reads Kubernetes secrets only",
+                    "a source {k8s_secret: {name: SECRET, key: KEY}} in the list (sources are tried in order)",
+                    ", ".join(s.kind for s in secret.sources),
                 )
                 continue
             if not ref.key:
-                self.problem(path, f"secret {ref.env} names no key of Kubernetes Secret {ref.name}", "a key")
+                self.problem(
+                    path, f"secret {secret.env} names no key of Kubernetes Secret {ref.name}", "a key"
+                )
                 continue
             selector = c.V1SecretKeySelector(name=ref.name, key=ref.key)
-            out.append(c.V1EnvVar(name=ref.env, value_from=c.V1EnvVarSource(secret_key_ref=selector)))
+            out.append(c.V1EnvVar(name=secret.env, value_from=c.V1EnvVarSource(secret_key_ref=selector)))
         return out
 
     def env(self) -> list[Any]:

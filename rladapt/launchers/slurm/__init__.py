@@ -18,13 +18,12 @@ must therefore be on a filesystem the nodes share. ``status`` reads ``scontrol s
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from rladapt.launchers._common import complete_lines, nothing_to_stop
+from rladapt.launchers._common import complete_lines, nothing_to_stop, script_secret_plan, unreadable_secrets
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError
 from rladapt.runs import write_atomic
@@ -74,9 +73,9 @@ class SlurmLauncher(Launcher):
             "nodes": native.total_nodes,
             "ray": opts.ray,
         }
-        env_secrets = {s.env: s.name for s in native.secrets if s.kind == "env"}
-        if env_secrets:  # names only: sbatch hands the job this shell's environment, checked at submit
-            request["secret_env"] = env_secrets
+        secrets = script_secret_plan(native)
+        if secrets:  # names only: sbatch hands the job this shell's environment, checked at submit
+            request["secrets"] = secrets
         return Artifacts(
             launcher=self.PLUGIN_NAME,
             files={SCRIPT: render_script(native, opts, self.command(native))},
@@ -88,13 +87,10 @@ class SlurmLauncher(Launcher):
             raise LaunchError(
                 f"the slurm launcher needs {SCRIPT} in the artifacts (render with --launcher slurm)"
             )
-        unset = [
-            f"{env} (from ${source})"
-            for env, source in artifacts.request.get("secret_env", {}).items()
-            if source not in os.environ
-        ]
-        if unset:  # the job would start, wait in the queue, then die at its first line: refuse now
-            raise LaunchError(f"secret source variables are not set in this shell: {', '.join(unset)}")
+        # The job would wait in the queue, then die at its first lines: refuse now. A file is read on the node.
+        unset = unreadable_secrets(artifacts.request.get("secrets", []), None)
+        if unset:
+            raise LaunchError(f"no source of these secrets can be read in this shell: {', '.join(unset)}")
         run_dir = run_dir.absolute()
         run_dir.mkdir(parents=True, exist_ok=True)
         script = run_dir / SCRIPT

@@ -25,6 +25,7 @@ from rladapt.primitives import RladaptError, RLJob, SpecError, UnsupportedError,
 from ..adapter import FrameworkAdapter, FrameworkVersion
 from ..launcher import RUN_ID_OPTION, Artifacts, Launcher
 from ..native import NativeLaunch
+from ..native import secrets as native_secrets
 from ..patches import Patch
 
 if TYPE_CHECKING:
@@ -105,6 +106,11 @@ def check_native(
         failures.append(f"{where}: secrets {sorted(secret_envs & set(native.env))} are in plain env")
     if {s.env for s in native.secrets} != secret_envs:
         failures.append(f"{where}: native.secrets must reference exactly the spec's secrets")
+    elif [(s.env, s.sources) for s in native.secrets] != [(s.env, s.sources) for s in native_secrets(job)]:
+        # Every source, in order: a launcher takes the first it can read, so a dropped one breaks a launcher.
+        failures.append(
+            f"{where}: native.secrets must carry every source of each secret, in the spec's order"
+        )
     roles = set(job.spec.required_roles)
     if set(native.placement) != roles:
         failures.append(
