@@ -185,48 +185,55 @@ class Runner:
             options=planned.options,
             spec_path=planned.spec_path,
         )
-        try:
-            run.save_submitting(intent, this_process())
-        except OutputError as exc:
-            message = exc.message
-            self._try_record(run, lambda: run.mark_submit_failed(message))
-            raise
-        if stop_requested(run.dir):
-            run.save_status(RunStatus("STOPPED", None, _STOPPED_BEFORE))
-            raise LaunchError(f"run {run_id}: {_STOPPED_BEFORE}")
-        try:
-            with self._progress(f"submitting {run_id} to {name}"):
-                handle = plugin.submit(artifacts, run.dir)
-        except RladaptError as exc:
-            if stop_requested(run.dir):  # the launcher saw the request and started nothing
-                run.save_status(RunStatus("STOPPED", None, _STOPPED_BEFORE))
-                raise LaunchError(f"run {run_id}: {_STOPPED_BEFORE}") from None
-            run.mark_submit_failed(exc.message)
-            raise
-        except Exception as exc:
-            run.mark_submit_failed(f"{type(exc).__name__}: {exc}")
-            raise LaunchError(
-                f"{name} launcher failed to submit run {run_id}: {type(exc).__name__}: {exc}"
-            ) from exc
-        # The handle is saved before the stop request is looked at, and `stop` creates the request before it
-        # looks for a handle: whichever comes second sees the other's write, so one of them stops the job.
-        unsaved: OutputError | None = None
-        try:
-            run.save_handle(handle)
-        except OutputError as exc:
-            unsaved = exc
-        if stop_requested(run.dir):
-            result = plugin.stop(handle, run.dir)
-            self._try_record(run, lambda: run.save_status(result))
-            raise LaunchError(
-                f"run {run_id} was stopped by `rladapt stop` during its submission: {_describe(result)}"
-            )
-        if unsaved is not None:
-            raise OutputError(
-                f"run {run_id} was submitted to {name}, but its handle could not be saved: {unsaved.message}; "
-                f"`rladapt status {run_id}` and `rladapt stop {run_id}` find the job by its identity {intent}"
-            )
-        return run
+        with run.submission():
+            try:
+                run.save_submitting(intent, this_process())
+            except OutputError as exc:
+                message = exc.message
+                self._try_record(run, lambda: run.mark_submit_failed(message))
+                raise
+            if stop_requested(run.dir):
+                self._try_record(
+                    run, lambda: run.save_not_submitted(RunStatus("STOPPED", None, _STOPPED_BEFORE))
+                )
+                raise LaunchError(f"run {run_id}: {_STOPPED_BEFORE}")
+            try:
+                with self._progress(f"submitting {run_id} to {name}"):
+                    handle = plugin.submit(artifacts, run.dir)
+            except RladaptError as exc:
+                if stop_requested(run.dir):  # the launcher saw the request and started nothing
+                    self._try_record(
+                        run, lambda: run.save_not_submitted(RunStatus("STOPPED", None, _STOPPED_BEFORE))
+                    )
+                    raise LaunchError(f"run {run_id}: {_STOPPED_BEFORE}") from None
+                failure = exc.message
+                self._try_record(run, lambda: run.mark_submit_failed(failure))
+                raise
+            except Exception as exc:
+                failure = f"{type(exc).__name__}: {exc}"
+                self._try_record(run, lambda: run.mark_submit_failed(failure))
+                raise LaunchError(
+                    f"{name} launcher failed to submit run {run_id}: {type(exc).__name__}: {exc}"
+                ) from exc
+            # The handle is saved before the stop request is looked at, and `stop` creates the request before it
+            # looks for a handle: whichever comes second sees the other's write, so one of them stops the job.
+            unsaved: OutputError | None = None
+            try:
+                run.save_handle(handle)
+            except OutputError as exc:
+                unsaved = exc
+            if stop_requested(run.dir):
+                result = plugin.stop(handle, run.dir)
+                self._try_record(run, lambda: run.save_status(result))
+                raise LaunchError(
+                    f"run {run_id} was stopped by `rladapt stop` during its submission: {_describe(result)}"
+                )
+            if unsaved is not None:
+                raise OutputError(
+                    f"run {run_id} was submitted to {name}, but its handle could not be saved: {unsaved.message}; "
+                    f"`rladapt status {run_id}` and `rladapt stop {run_id}` find the job by its identity {intent}"
+                )
+            return run
 
     @staticmethod
     def _try_record(run: Run, save: Callable[[], None]) -> None:
@@ -305,7 +312,12 @@ class Runner:
             if stopping:
                 run.request_stop()
             return RunStatus("UNKNOWN", None, f"being submitted by {who}; ask there")
-        if alive(pid, submitter.get("start_time")):
+        # The submission lock says whether the submission is still under way (its holder alive and not done);
+        # a record without one (an older rladapt) falls back to whether the submitting process lives.
+        busy = run.being_submitted()
+        if busy is None:
+            busy = alive(pid, submitter.get("start_time"))
+        if busy:
             if not stopping:
                 return RunStatus("PENDING", None, f"being submitted by {who}")
             run.request_stop()
@@ -403,7 +415,9 @@ class Runner:
     def stop(self, run: Run) -> RunStatus | None:
         """Stop the run and record what the launcher says; ``None`` if it was never submitted (nothing to stop).
 
-        Stopping a run that has ended changes nothing: the launcher says so in the returned message. A run still
+        Stopping a run that has ended changes nothing: the launcher says so in the returned message, as the runner
+        does for a run whose submission ended without a job (``None`` is only for a run never handed to its
+        launcher). A run still
         being submitted is asked not to start (``_settle``); one whose submission was interrupted is looked up
         by its identity and stopped, or recorded as never having reached its launcher.
         """
@@ -414,7 +428,11 @@ class Runner:
                     return unsettled
             handle = run.handle
             if handle is None:
-                return None
+                if run.intent is None:
+                    return None
+                # Its submission began, ended without a job (stopped, interrupted, failed): say how it ended.
+                known = run.recorded_status()
+                return RunStatus(known.state, known.exit_code, f"{known.message}; nothing to stop")
             result = self.launcher_for(run).stop(handle, run.dir)
         run.save_status(result)
         return result

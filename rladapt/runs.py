@@ -19,6 +19,7 @@ letters, digits and ``-``, at most 63 characters).
 from __future__ import annotations
 
 import errno
+import fcntl
 import hashlib
 import json
 import math
@@ -29,6 +30,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
@@ -50,6 +52,8 @@ __all__ = ["RUN_ID_OPTION", "DamagedRecord", "DamagedRun", "Run", "RunStore", "r
 RECORD_FORMAT = 1
 RECORD_FILE = "run.json"
 ARTIFACTS_DIR = "artifacts"
+#: Locked (``flock``) by the submitting process for as long as it submits: see ``Run.submission``.
+SUBMIT_LOCK = "submit.lock"
 #: The record's state between "about to submit" and "the launcher's handle is saved" (shown as PENDING).
 SUBMITTING = "SUBMITTING"
 #: The record's state of a run rendered and recorded but not (yet) handed to its launcher.
@@ -363,10 +367,58 @@ class Run:
 
     def mark_submit_failed(self, message: str) -> None:
         """Keep the record consistent when ``submit`` raised: no handle, state FAILED, the reason."""
-        self.record["state"] = "FAILED"
-        self.record["exit_code"] = None
-        self.record["message"] = f"submission failed: {message}"
+        self.save_not_submitted(RunStatus("FAILED", None, f"submission failed: {message}"))
+
+    def save_not_submitted(self, status: RunStatus) -> None:
+        """Record that the job was never handed to its launcher (refused, or stopped first): no handle, and no
+        intent left to look a job up by."""
+        self.record["intent"] = None
+        self.record["state"] = status.state
+        self.record["exit_code"] = status.exit_code
+        self.record["message"] = status.message
         self.save()
+
+    @contextmanager
+    def submission(self) -> Iterator[None]:
+        """Hold the submission lock (an ``flock`` on ``SUBMIT_LOCK``) while the job is being submitted.
+
+        The kernel drops the lock when its holder dies, however it dies (``kill -9`` included), and when the
+        submission returns or raises, so ``being_submitted`` tells a submission under way from one that was cut
+        short, also in a long-lived process that goes on after a failed submission. The descriptor is not
+        inherited (PEP 446, and subprocess closes the rest): the preflight and the job never hold it.
+        """
+        path = self.dir / SUBMIT_LOCK
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        except OSError as exc:
+            raise OutputError(f"cannot create the submission lock {str(path)!r}: {_os_reason(exc)}") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise UsageError(f"run {self.id} is already being submitted by another process") from None
+        try:
+            yield
+        finally:
+            os.close(fd)  # closing the only descriptor of the lock releases it
+
+    def being_submitted(self) -> bool | None:
+        """True while a process holds the submission lock, False when none does, None without a lock file."""
+        try:
+            fd = os.open(self.dir / SUBMIT_LOCK, os.O_RDONLY | os.O_NOFOLLOW)
+        except FileNotFoundError:
+            return None
+        except OSError:
+            return None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+        return False
 
     def request_stop(self) -> None:
         """Create ``STOP_REQUEST_FILE`` (exclusively, empty): whoever is about to start the job sees it and does not.

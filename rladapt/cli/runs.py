@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from rladapt.primitives.errors import LaunchError, RladaptError
+from rladapt.runs import DamagedRecord, DamagedRun
 
 from .options import framework_option, launcher_options, parse_launcher_opts, spec_argument
 
@@ -178,12 +179,17 @@ def stop(run_id: str) -> None:
 def runs(refresh: bool, as_json: bool) -> None:
     """List recorded runs, oldest first, with their last known state."""
     runner = _runner()
-    every, damaged = runner.store.scan()
-    for run in every:
+    readable, damaged = runner.store.scan()
+    every = []
+    for run in readable:
         try:
             runner.refresh(run, remote=refresh)
+        except DamagedRecord as exc:  # a handle of the wrong shape: this run is damaged, the others are not
+            damaged.append(DamagedRun(run.dir, exc.reason))
+            continue
         except RladaptError as exc:  # one unreachable engine must not hide the other runs
             click.echo(f"warning: {run.id}: {exc.message}", err=True)
+        every.append(run)
     # A damaged record is listed, with the reason, after the readable runs: never skipped as if absent.
     for broken in damaged:
         click.echo(f"warning: {broken.id}: damaged: {broken.reason}", err=True)
