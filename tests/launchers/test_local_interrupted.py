@@ -8,6 +8,7 @@ interpreter behind a shell script that sleeps first. ``status`` and ``stop`` the
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import signal
 import subprocess
@@ -240,3 +241,44 @@ def test_a_stop_request_that_comes_while_submit_runs_stops_the_job_at_once(
     reap.append(int(run.handle["pgid"]))
     assert run.state == "STOPPED"
     assert not group_alive(int(run.handle["pgid"]))
+
+
+def test_fake_enospc_while_saving_the_handle_is_a_clear_error_and_the_job_stays_reachable(
+    engine_registry: Registry,
+    workdir: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    reap: list[int],
+) -> None:
+    """A fake full disk (os.replace raising ENOSPC for the record with the handle): a real one cannot be timed
+    to fill up between the submission and the handle. The launch exits 1 without a traceback, leaves no temp
+    file, and the record's intent still finds the job: status and stop work."""
+    replace = os.replace
+
+    def full_disk(src: str, dst: str) -> None:
+        if str(dst).endswith("run.json") and '"handle": {' in Path(src).read_text(encoding="utf-8"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        replace(src, dst)
+
+    monkeypatch.setattr(os, "replace", full_disk)
+    spec = write_spec(workdir, env={"STUB_SLEEP": "300"})
+    code, out, err = invoke("launch", "--framework", "verl", str(spec), capsys=capsys)
+    monkeypatch.setattr(os, "replace", replace)
+    run = the_run()
+    reap.append(
+        int(
+            wait_for((run.dir / PID_FILE).exists, "the wrapper")
+            and (run.dir / PID_FILE).read_text().split()[0]
+        )
+    )
+    assert (code, out) == (1, "")
+    assert err.startswith(f"error: run {run.id} was submitted to local, but its handle could not be saved: ")
+    assert "no space left on the device" in err and "Traceback" not in err and len(err.splitlines()) == 1
+    assert run.state == "SUBMITTING" and run.handle is None
+    assert not [p for p in run.dir.rglob("*") if p.name.endswith(".tmp")]
+
+    code, out, err = invoke("status", run.id, capsys=capsys)
+    assert code == 0 and "state:     RUNNING" in out, err
+    code, out, err = invoke("stop", run.id, capsys=capsys)
+    assert code == 0 and out.startswith(f"run {run.id}: STOPPED"), err
+    assert RunStore().get(run.id).state == "STOPPED"
