@@ -226,7 +226,10 @@ _DELETE = object()
 
 
 def _write(data: bytes) -> Callable[[Path], None]:
-    return lambda run_dir: (run_dir / "run.json").write_bytes(data)
+    def write(run_dir: Path) -> None:
+        (run_dir / "run.json").write_bytes(data)
+
+    return write
 
 
 def _truncate(run_dir: Path) -> None:

@@ -10,6 +10,11 @@ variable of the submitting shell, or a readable file) and the job's interpreter 
 then starts the script in a new session behind a tiny wrapper that records the exit code in the run directory,
 so ``status`` works from any shell after the submitting process is gone. ``stop`` sends SIGTERM to the whole
 group, then SIGKILL after a grace period.
+
+A submission cut short is found again: the intent names the pid file (``job.pid``) that the wrapper writes
+before anything else, and ``find`` turns it into the handle ``submit`` would have returned. A stop requested
+during the submission (``STOP_REQUEST_FILE``) is honoured after the preflight, before the fork, and by the
+wrapper itself, after it has recorded its pid and before it starts the job.
 """
 
 from __future__ import annotations
