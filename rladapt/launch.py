@@ -229,9 +229,10 @@ class Runner:
                     f"run {run_id} was stopped by `rladapt stop` during its submission: {_describe(result)}"
                 )
             if unsaved is not None:
+                identity = json.dumps(intent, sort_keys=True)
                 raise OutputError(
                     f"run {run_id} was submitted to {name}, but its handle could not be saved: {unsaved.message}; "
-                    f"`rladapt status {run_id}` and `rladapt stop {run_id}` find the job by its identity {intent}"
+                    f"`rladapt status {run_id}` and `rladapt stop {run_id}` find the job by its identity {identity}"
                 )
             return run
 
