@@ -16,15 +16,25 @@ Resume and restarts will extend this module rather than the CLI:
 
 from __future__ import annotations
 
+import json
+import socket
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rladapt.plugins.launcher import RUN_ID_OPTION, TERMINAL_STATES, Artifacts, Launcher, RunStatus
-from rladapt.primitives.errors import LaunchError, RladaptError, SpecError, UsageError
+from rladapt.plugins.launcher import (
+    RUN_ID_OPTION,
+    TERMINAL_STATES,
+    Artifacts,
+    Launcher,
+    RunStatus,
+    stop_requested,
+)
+from rladapt.primitives.errors import LaunchError, OutputError, RladaptError, SpecError, UsageError
+from rladapt.processes import alive, this_process
 from rladapt.runs import Run, RunStore, new_run_id, spec_hash
 
 if TYPE_CHECKING:
@@ -33,6 +43,8 @@ if TYPE_CHECKING:
     from rladapt.plugins._manager import Registry
 
 __all__ = ["Planned", "Runner", "render_spec"]
+
+_STOPPED_BEFORE = "stopped by `rladapt stop` during its submission, before the job started"
 
 #: Wraps a call that waits on a launcher; gets a message saying what is awaited (the CLI shows a spinner).
 Progress = Callable[[str], AbstractContextManager[object]]
@@ -147,14 +159,21 @@ class Runner:
     def schedule(self, planned: Planned) -> Run:
         """Make a run id, render with it, record the run, submit it and save the launcher's handle.
 
-        The record exists before the submission, so a submission that fails leaves a run marked FAILED with
-        the reason (and no handle) rather than nothing. A launcher's own ``RladaptError`` is raised as it is;
-        anything else becomes a ``LaunchError`` naming the launcher and the run id.
+        The record exists before the submission, and says ``SUBMITTING`` with the launcher's ``intent`` (what
+        will identify the job) and this process as the submitter before ``submit`` is called: a submission cut
+        short (``kill -9``, a full disk when the handle is saved) leaves a run that ``status``/``stop`` find
+        by that identity. A stop requested meanwhile (``Run.request_stop``) is honoured before ``submit`` (it
+        is not called) and after it (the job is stopped at once); either way this raises a ``LaunchError``.
+        A submission that fails leaves a run marked FAILED with the reason (and no handle). A launcher's own
+        ``RladaptError`` is raised as it is; anything else becomes a ``LaunchError`` naming the launcher and
+        the run id.
         """
         native = planned.native
         name = planned.launcher_name
+        plugin = planned.launcher
         run_id = new_run_id(native.job_name)
-        artifacts = planned.launcher.render(native, {**planned.options, RUN_ID_OPTION: run_id})
+        artifacts = plugin.render(native, {**planned.options, RUN_ID_OPTION: run_id})
+        intent = plugin.intent(artifacts, run_id)
         run = self.store.create(
             run_id=run_id,
             launcher=name,
@@ -166,19 +185,62 @@ class Runner:
             options=planned.options,
             spec_path=planned.spec_path,
         )
-        try:
-            with self._progress(f"submitting {run_id} to {name}"):
-                handle = planned.launcher.submit(artifacts, run.dir)
-        except RladaptError as exc:
-            run.mark_submit_failed(exc.message)
-            raise
-        except Exception as exc:
-            run.mark_submit_failed(f"{type(exc).__name__}: {exc}")
-            raise LaunchError(
-                f"{name} launcher failed to submit run {run_id}: {type(exc).__name__}: {exc}"
-            ) from exc
-        run.save_handle(handle)
-        return run
+        with run.submission():
+            try:
+                run.save_submitting(intent, this_process())
+            except OutputError as exc:
+                message = exc.message
+                self._try_record(run, lambda: run.mark_submit_failed(message))
+                raise
+            if stop_requested(run.dir):
+                self._try_record(
+                    run, lambda: run.save_not_submitted(RunStatus("STOPPED", None, _STOPPED_BEFORE))
+                )
+                raise LaunchError(f"run {run_id}: {_STOPPED_BEFORE}")
+            try:
+                with self._progress(f"submitting {run_id} to {name}"):
+                    handle = plugin.submit(artifacts, run.dir)
+            except RladaptError as exc:
+                if stop_requested(run.dir):  # the launcher saw the request and started nothing
+                    self._try_record(
+                        run, lambda: run.save_not_submitted(RunStatus("STOPPED", None, _STOPPED_BEFORE))
+                    )
+                    raise LaunchError(f"run {run_id}: {_STOPPED_BEFORE}") from None
+                failure = exc.message
+                self._try_record(run, lambda: run.mark_submit_failed(failure))
+                raise
+            except Exception as exc:
+                failure = f"{type(exc).__name__}: {exc}"
+                self._try_record(run, lambda: run.mark_submit_failed(failure))
+                raise LaunchError(
+                    f"{name} launcher failed to submit run {run_id}: {type(exc).__name__}: {exc}"
+                ) from exc
+            # The handle is saved before the stop request is looked at, and `stop` creates the request before it
+            # looks for a handle: whichever comes second sees the other's write, so one of them stops the job.
+            unsaved: OutputError | None = None
+            try:
+                run.save_handle(handle)
+            except OutputError as exc:
+                unsaved = exc
+            if stop_requested(run.dir):
+                result = plugin.stop(handle, run.dir)
+                self._try_record(run, lambda: run.save_status(result))
+                raise LaunchError(
+                    f"run {run_id} was stopped by `rladapt stop` during its submission: {_describe(result)}"
+                )
+            if unsaved is not None:
+                identity = json.dumps(intent, sort_keys=True)
+                raise OutputError(
+                    f"run {run_id} was submitted to {name}, but its handle could not be saved: {unsaved.message}; "
+                    f"`rladapt status {run_id}` and `rladapt stop {run_id}` find the job by its identity {identity}"
+                )
+            return run
+
+    @staticmethod
+    def _try_record(run: Run, save: Callable[[], None]) -> None:
+        """Record an outcome when the store lets us; the error being raised already says what went wrong."""
+        with suppress(OutputError):
+            save()
 
     def launch(
         self,
@@ -209,10 +271,18 @@ class Runner:
         return self.registry.launcher(run.launcher)
 
     def status(self, run: Run) -> RunStatus:
-        """Ask the run's launcher for its state and record it; a run never submitted keeps its recorded state."""
-        if run.handle is None:
-            return run.recorded_status()
+        """Ask the run's launcher for its state and record it; a run never submitted keeps its recorded state.
+
+        A run left ``SUBMITTING`` is first settled (``_settle``): still being submitted, found by its identity,
+        or known never to have reached the launcher.
+        """
         with self._progress(f"asking {run.launcher} about {run.id}"):
+            if run.submitting:
+                unsettled = self._settle(run)
+                if unsettled is not None:
+                    return unsettled
+            if run.handle is None:
+                return run.recorded_status()
             return self._ask(run)
 
     def _ask(self, run: Run) -> RunStatus:
@@ -223,6 +293,68 @@ class Runner:
         run.save_status(current)
         return current
 
+    def _settle(self, run: Run, *, stopping: bool = False) -> RunStatus | None:
+        """Resolve a run whose record says ``SUBMITTING``: None once its handle is in the record, else its status.
+
+        - the submitter (same host, same pid and start time) is alive: the run is PENDING, being submitted; with
+          ``stopping``, the stop request is created first, so the submitter does not start the job;
+        - it is dead: the launcher looks the job up by the recorded intent (``Launcher.find``). A handle found is
+          saved, completing the record. None means the job never reached the launcher: the stop request is
+          created (so that a job about to start sees it and does not start), the launcher is asked once more
+          (the job may have recorded itself in between), and the run is recorded FAILED;
+        - the launcher cannot look jobs up (``NotImplementedError``): UNKNOWN, with the intent to look for;
+        - it cannot tell now (``LaunchError``, an engine unreachable): raised as it is.
+        """
+        submitter = run.submitter or {}
+        pid = int(submitter.get("pid", 0))
+        host = submitter.get("host")
+        who = f"pid {pid}" + (f" on {host}" if host else "")
+        if host and host != socket.gethostname():
+            if stopping:
+                run.request_stop()
+            return RunStatus("UNKNOWN", None, f"being submitted by {who}; ask there")
+        # The submission lock says whether the submission is still under way (its holder alive and not done);
+        # a record without one (an older rladapt) falls back to whether the submitting process lives.
+        busy = run.being_submitted()
+        if busy is None:
+            busy = alive(pid, submitter.get("start_time"))
+        if busy:
+            if not stopping:
+                return RunStatus("PENDING", None, f"being submitted by {who}")
+            run.request_stop()
+            # The submitter saves the handle before it looks for the request: it may have done both already.
+            if run.refresh().handle is not None:
+                return None
+            return RunStatus(
+                "STOPPED",
+                None,
+                f"stop requested while {who} submits it: the submission will not start the job",
+            )
+        launcher = self.launcher_for(run)
+        intent = run.intent or {}
+        try:
+            handle = launcher.find(intent, run.dir)
+            if handle is None:
+                run.request_stop()
+                handle = launcher.find(intent, run.dir)
+        except NotImplementedError:
+            if stopping:
+                run.request_stop()
+            return RunStatus(
+                "UNKNOWN",
+                None,
+                f"the submission by {who} was interrupted, and the {run.launcher} launcher cannot look its job "
+                f"up; look for the job identified by {json.dumps(intent, sort_keys=True)}",
+            )
+        if handle is None:
+            failed = RunStatus(
+                "FAILED", None, f"the submission was interrupted before the job reached {run.launcher}"
+            )
+            run.save_status(failed)
+            return failed
+        run.save_handle(handle)
+        return None
+
     def refresh(self, run: Run, *, remote: bool = False) -> RunStatus:
         """Bring the record up to date where that is cheap, or wherever asked (``remote``).
 
@@ -231,19 +363,27 @@ class Runner:
         Slurm, Kubernetes) only when ``remote`` is true. Errors from the launcher are raised, so a caller going
         through many runs can report one unreachable engine and go on.
         """
-        if run.state in TERMINAL_STATES or run.handle is None:
+        if run.state in TERMINAL_STATES or (run.handle is None and not run.submitting):
             return run.recorded_status()
         if not remote:
             known = self.registry.launchers.get(run.launcher)
             if known is None or not known.obj.LOCAL_STATUS:
                 return run.recorded_status()
+        if run.submitting:
+            unsettled = self._settle(run)
+            if unsettled is not None:
+                return unsettled
         return self._ask(run)
 
     def logs(self, run: Run, *, follow: bool = False) -> Iterator[str]:
         """The run's output, line by line with line ends; with ``follow``, until the run ends.
 
-        A run never submitted is a ``LaunchError`` here, before any line is read.
+        A run never submitted, or still being submitted, is a ``LaunchError`` here, before any line is read.
         """
+        if run.submitting:
+            unsettled = self._settle(run)
+            if unsettled is not None:
+                raise LaunchError(f"run {run.id} has no output: {unsettled.message}")
         handle = run.handle
         if handle is None:
             raise LaunchError(f"run {run.id} was never submitted ({run.record.get('message') or run.state})")
@@ -276,12 +416,29 @@ class Runner:
     def stop(self, run: Run) -> RunStatus | None:
         """Stop the run and record what the launcher says; ``None`` if it was never submitted (nothing to stop).
 
-        Stopping a run that has ended changes nothing: the launcher says so in the returned message.
+        Stopping a run that has ended changes nothing: the launcher says so in the returned message, as the runner
+        does for a run whose submission ended without a job (``None`` is only for a run never handed to its
+        launcher). A run still
+        being submitted is asked not to start (``_settle``); one whose submission was interrupted is looked up
+        by its identity and stopped, or recorded as never having reached its launcher.
         """
-        handle = run.handle
-        if handle is None:
-            return None
         with self._progress(f"stopping {run.id}"):
+            if run.submitting:
+                unsettled = self._settle(run, stopping=True)
+                if unsettled is not None:
+                    return unsettled
+            handle = run.handle
+            if handle is None:
+                if run.intent is None:
+                    return None
+                # Its submission began, ended without a job (stopped, interrupted, failed): say how it ended.
+                known = run.recorded_status()
+                return RunStatus(known.state, known.exit_code, f"{known.message}; nothing to stop")
             result = self.launcher_for(run).stop(handle, run.dir)
         run.save_status(result)
         return result
+
+
+def _describe(status: RunStatus) -> str:
+    code = f" (exit code {status.exit_code})" if status.exit_code is not None else ""
+    return f"{status.state}{code}" + (f": {status.message}" if status.message else "")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -177,3 +179,218 @@ def test_bootstrap_writes_files_and_literal_env_from_the_launcher(patch_dir: Pat
     )
     assert escaping.returncode == 1 and "not a relative path inside the working directory" in escaping.stderr
     assert not (patch_dir.parent / "up").exists()
+
+
+# --- the store through the CLI: damaged records, paths read back, run ids, writes that cannot complete -----
+
+
+def cli(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    """The CLI in this process, with main()'s exit-code policy."""
+    from rladapt.cli import main as cli_main
+
+    capsys.readouterr()
+    try:
+        cli_main(list(args))
+        code = 0
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def finished(store: RunStore, run_id: str) -> Path:
+    """A local run that has ended with exit code 0 (its handle's pid is long gone), as launch leaves one."""
+    make(store, run_id)
+    run = store.get(run_id)
+    run.save_handle({"pid": 2**22 + 7, "pgid": 2**22 + 7, "start_time": 1, "host": None, "log": "output.log"})
+    (run.dir / "exit_code").write_text("0\n")
+    (run.dir / "output.log").write_text("hello from the job\n")
+    return run.dir
+
+
+def _edit(key: str, value: object) -> Callable[[Path], None]:
+    def edit(run_dir: Path) -> None:
+        record = json.loads((run_dir / "run.json").read_text())
+        if value is _DELETE:
+            del record[key]
+        elif key.startswith("handle."):
+            record["handle"][key[len("handle.") :]] = value
+        else:
+            record[key] = value
+        (run_dir / "run.json").write_text(json.dumps(record))
+
+    return edit
+
+
+_DELETE = object()
+
+
+def _write(data: bytes) -> Callable[[Path], None]:
+    def write(run_dir: Path) -> None:
+        (run_dir / "run.json").write_bytes(data)
+
+    return write
+
+
+def _truncate(run_dir: Path) -> None:
+    raw = (run_dir / "run.json").read_bytes()
+    (run_dir / "run.json").write_bytes(raw[: len(raw) // 2])
+
+
+DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
+    "pid-not-a-number": (_edit("handle.pid", "abc"), "handle.pid is 'abc', expected a positive integer"),
+    "created-yesterday": (
+        _edit("created_ts", "yesterday"),
+        "run.json: created_ts is 'yesterday', expected a number (seconds since the epoch)",
+    ),
+    "missing-field": (_edit("launcher", _DELETE), "run.json: missing field launcher"),
+    "a-list": (_write(b"[1, 2]\n"), "run.json holds a list, expected a JSON object"),
+    "invalid-utf8": (_write(b'{"id": "\xff"}'), "run.json is not UTF-8 text (byte 0xff at offset 8)"),
+    "truncated": (_truncate, "run.json is not JSON: "),
+    "no-record": (lambda run_dir: (run_dir / "run.json").unlink(), "it has no run.json"),
+    "state-forged": (
+        _edit("state", "RUNNING\nerror: forged"),
+        "run.json: state is 'RUNNING\\nerror: forged'",
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", list(DAMAGE))
+def test_a_damaged_record_is_listed_with_its_reason_and_breaks_no_other_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], damage: str
+) -> None:
+    monkeypatch.setenv("RLADAPT_HOME", str(tmp_path / "home"))
+    store = RunStore()
+    finished(store, "good-00000001")
+    bad = finished(store, "bad-00000002")
+    edit, reason = DAMAGE[damage]
+    edit(bad)
+
+    code, out, err = cli("runs", capsys=capsys)
+    assert code == 0, err
+    _, *rows = out.splitlines()
+    assert [row.split()[:5] for row in rows] == [
+        ["good-00000001", "local", "verl", "0.9.1", "SUCCEEDED"],
+        ["bad-00000002", "-", "-", "DAMAGED", "-"],
+    ]
+    (warning,) = err.splitlines()  # one line, whatever the record holds
+    assert warning.startswith("warning: bad-00000002: damaged: ") and reason in warning
+    code, out, _ = cli("runs", "--json", capsys=capsys)
+    listed = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and [entry["id"] for entry in listed] == ["good-00000001", "bad-00000002"]
+    assert listed[1]["state"] == "DAMAGED" and reason in listed[1]["damaged"]
+
+    for verb in ("status", "logs", "stop"):
+        code, out, err = cli(verb, "bad-00000002", capsys=capsys)
+        assert code == 1, (verb, err)
+        assert err.startswith("error: run 'bad-00000002' is damaged: ") and reason in err
+        assert "internal error" not in err and "Traceback" not in err
+    code, out, _ = cli("status", "good-00000001", capsys=capsys)
+    assert code == 0 and "state:     SUCCEEDED (exit code 0)" in out
+    code, out, _ = cli("logs", "good", capsys=capsys)
+    assert (code, out) == (0, "hello from the job\n")
+
+
+def test_runs_never_says_no_runs_when_a_run_directory_exists(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RLADAPT_HOME", str(tmp_path / "home"))
+    (RunStore().runs_dir / "lost-00000003").mkdir(parents=True)
+    code, out, err = cli("runs", capsys=capsys)
+    assert code == 0
+    assert out.splitlines()[1].split() == ["lost-00000003", "-", "-", "DAMAGED", "-"]
+    assert "no runs" not in err and "lost-00000003: damaged: it has no run.json" in err
+
+
+def test_a_deleted_output_log_is_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RLADAPT_HOME", str(tmp_path / "home"))
+    run_dir = finished(RunStore(), "gone-00000004")
+    (run_dir / "output.log").unlink()
+    code, out, err = cli("logs", "gone-00000004", capsys=capsys)
+    assert (code, out) == (1, "")
+    assert err == (
+        f"error: the output of run gone-00000004 is gone: {str(run_dir / 'output.log')!r} does not exist "
+        "(deleted?)\n"
+    )
+
+
+@pytest.mark.parametrize("where", ["absolute", "climbing", "symlink"])
+def test_logs_read_only_files_inside_the_run_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], where: str
+) -> None:
+    monkeypatch.setenv("RLADAPT_HOME", str(tmp_path / "home"))
+    secret = tmp_path / "not-yours.txt"
+    secret.write_text("private key material\n")
+    run_dir = finished(RunStore(), "peek-00000005")
+    log = {"absolute": str(secret), "climbing": "../../../not-yours.txt", "symlink": "output.log"}[where]
+    if where == "symlink":
+        (run_dir / "output.log").unlink()
+        (run_dir / "output.log").symlink_to(secret)
+    _edit("handle.log", log)(run_dir)
+    code, out, err = cli("logs", "peek-00000005", capsys=capsys)
+    assert code == 1 and "private key material" not in out + err
+    leads = "links out of" if where == "symlink" else "leads out of"
+    assert f"is damaged: handle.log is {log!r:.20}" in err and f"which {leads} the run directory" in err
+
+
+@pytest.mark.parametrize("key", ["a" * 300, "a" * 64, "Job-1", "job\nerror: forged", "jöb", "a b", "_x", "."])
+def test_a_run_id_that_cannot_be_one_is_a_usage_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], key: str
+) -> None:
+    monkeypatch.setenv("RLADAPT_HOME", str(tmp_path / "home"))
+    finished(RunStore(), "real-00000006")
+    for verb in ("status", "logs", "stop"):
+        code, out, err = cli(verb, key, capsys=capsys)
+        assert (code, out) == (2, ""), (verb, err)
+        (line,) = err.splitlines()  # quoted: a newline in the id cannot forge a line
+        assert line.startswith("error: invalid run id ")
+        assert "at most 63 lowercase letters, digits and '-'" in line
+        if len(key) > 63:
+            assert f"({len(key)} characters)" in line
+
+
+def _namespace_mounts() -> bool:
+    """Whether this machine lets an unprivileged user namespace mount a tmpfs (for a real full or read-only disk)."""
+    if shutil.which("unshare") is None:
+        return False
+    probe = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", "mount -t tmpfs tmpfs /mnt"]
+    return subprocess.run(probe, capture_output=True, timeout=60).returncode == 0
+
+
+# In a private mount namespace: HOME is a fresh tmpfs, made read-only or filled up, then rladapt launches; what
+# is left in HOME is listed before the namespace (and the tmpfs) goes away.
+_ON_A_BROKEN_DISK = """
+set -u
+home=$1 how=$2; shift 2
+mount -t tmpfs -o size=64k tmpfs "$home"
+if [ "$how" = read-only ]; then mount -o remount,ro "$home"; else head -c 1M /dev/zero > "$home/filler" 2>/dev/null; fi
+RLADAPT_HOME=$home "$@"
+echo "RC $?"
+find "$home" -mindepth 1 -printf 'LEFT %P\\n'
+"""
+
+
+@pytest.mark.skipif(not _namespace_mounts(), reason="needs unshare and tmpfs mounts in a user namespace")
+@pytest.mark.parametrize("how", ["read-only", "full"])
+def test_launch_on_a_read_only_or_full_home_fails_cleanly_and_leaves_nothing(
+    tmp_path: Path, how: str
+) -> None:
+    from tests.conftest import REPO
+
+    home = tmp_path / "home"
+    home.mkdir()
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", _ON_A_BROKEN_DISK, "sh", str(home), how,
+         sys.executable, "-m", "rladapt", "launch", "--framework", "verl", str(REPO / "examples" / "grpo-gsm8k.yaml")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert "RC 1" in done.stdout, (done.stdout, done.stderr)
+    reason = "the file system is read-only" if how == "read-only" else "no space left on the device"
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("error: cannot ") and line.endswith(reason), line
+    assert "Traceback" not in done.stderr
+    left = sorted(line.split(" ", 1)[1] for line in done.stdout.splitlines() if line.startswith("LEFT "))
+    # No run directory, no half-written artifact, no temp file: at most the (empty) runs folder.
+    assert left == ([] if how == "read-only" else ["filler", "runs"])

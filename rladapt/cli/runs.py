@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import click
 
 from rladapt.primitives.errors import LaunchError, RladaptError
+from rladapt.runs import DamagedRecord, DamagedRun
 
 from .options import framework_option, launcher_options, parse_launcher_opts, spec_argument
 
@@ -178,23 +179,40 @@ def stop(run_id: str) -> None:
 def runs(refresh: bool, as_json: bool) -> None:
     """List recorded runs, oldest first, with their last known state."""
     runner = _runner()
-    every = runner.store.list()
-    for run in every:
+    readable, damaged = runner.store.scan()
+    every = []
+    for run in readable:
         try:
             runner.refresh(run, remote=refresh)
+        except DamagedRecord as exc:  # a handle of the wrong shape: this run is damaged, the others are not
+            damaged.append(DamagedRun(run.dir, exc.reason))
+            continue
         except RladaptError as exc:  # one unreachable engine must not hide the other runs
             click.echo(f"warning: {run.id}: {exc.message}", err=True)
+        every.append(run)
+    # A damaged record is listed, with the reason, after the readable runs: never skipped as if absent.
+    for broken in damaged:
+        click.echo(f"warning: {broken.id}: damaged: {broken.reason}", err=True)
     if as_json:
         for run in every:
             click.echo(json.dumps({k: v for k, v in run.record.items() if k != "artifacts"}, sort_keys=True))
+        for broken in damaged:
+            entry = {
+                "id": broken.id,
+                "state": "DAMAGED",
+                "damaged": broken.reason,
+                "directory": str(broken.dir),
+            }
+            click.echo(json.dumps(entry, sort_keys=True))
         return
-    if not every:
+    if not every and not damaged:
         click.echo("no runs", err=True)
         return
     rows = [("RUN", "LAUNCHER", "FRAMEWORK", "STATE", "CREATED")]
     for run in every:
         rec = run.record
-        state = run.state + (f" ({rec['exit_code']})" if rec.get("exit_code") is not None else "")
+        state = run.recorded_status().state if run.submitting else run.state
+        state += f" ({rec['exit_code']})" if rec.get("exit_code") is not None else ""
         rows.append(
             (
                 run.id,
@@ -204,6 +222,7 @@ def runs(refresh: bool, as_json: bool) -> None:
                 str(rec.get("created", "")),
             )
         )
+    rows.extend((broken.id, "-", "-", "DAMAGED", "-") for broken in damaged)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())

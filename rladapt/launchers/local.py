@@ -10,11 +10,17 @@ variable of the submitting shell, or a readable file) and the job's interpreter 
 then starts the script in a new session behind a tiny wrapper that records the exit code in the run directory,
 so ``status`` works from any shell after the submitting process is gone. ``stop`` sends SIGTERM to the whole
 group, then SIGKILL after a grace period.
+
+A submission cut short is found again: the intent names the pid file (``job.pid``) that the wrapper writes
+before anything else, and ``find`` turns it into the handle ``submit`` would have returned. A stop requested
+during the submission (``STOP_REQUEST_FILE``) is honoured after the preflight, before the fork, and by the
+wrapper itself, after it has recorded its pid and before it starts the job.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import shlex
 import signal
@@ -23,6 +29,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -41,24 +48,44 @@ from rladapt.launchers._common import (
     unreadable_secrets,
 )
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
-from rladapt.plugins.launcher import Command, Option
+from rladapt.plugins.launcher import STOP_REQUEST_FILE, Command, Option, stop_requested
 from rladapt.primitives.errors import LaunchError
-from rladapt.runs import write_atomic
+from rladapt.processes import alive, group_alive, start_time
+from rladapt.runs import DamagedRecord, run_path, write_atomic
 
 SCRIPT = "run.sh"
 LOG_FILE = "output.log"
 EXIT_FILE = "exit_code"
+#: Written by ``stop`` of a started job (or by the wrapper when it refused to start one); not the runner's
+#: ``STOP_REQUEST_FILE``, which asks that a job being submitted never start.
 STOP_FILE = "stop_requested"
+#: "<pid> <start time>" of the wrapper, written by the wrapper itself before anything else (``intent``/``find``).
+PID_FILE = "job.pid"
+#: How long ``find`` waits for the pid file of a wrapper that was started but has not written it yet.
+_PID_FILE_WAIT = 2.0
 DEFAULT_GRACE = 15.0
 #: ``run.sh`` given this argument checks the job's interpreter in the job's directory and environment, then exits.
 PREFLIGHT_ARG = "--rladapt-preflight"
 PREFLIGHT_CODE = "import rladapt.bootstrap"
 PREFLIGHT_TIMEOUT = 60.0
 
-# Runs run.sh and records its exit status. The TERM/INT traps are handlers, not "ignore", so the job (started
-# after them) keeps default signal dispositions, while this shell survives a group-wide SIGTERM long enough to
-# record the job's status (143 for a job ended by SIGTERM).
+# Runs run.sh and records its exit status. Before anything else it records itself, the session and process-group
+# leader (submit starts it with start_new_session), as "$$ <start time>" in the pid file (atomically: tmp + mv),
+# so that `find` knows the job whatever happens to rladapt; only then does it look for the stop request, which
+# `rladapt stop` creates before it looks for the pid file: one of the two always sees the other. A refused start
+# records 143 and the stop, as a stopped job does. The start time is field 22 of /proc/$$/stat (proc(5)), the
+# fields counted after the command name's last ')'. The TERM/INT traps are handlers, not "ignore", so the job
+# (started after them) keeps default signal dispositions, while this shell survives a group-wide SIGTERM long
+# enough to record the job's status (143 for a job ended by SIGTERM).
 _WRAPPER = """trap 'true' TERM INT HUP
+start=
+if read -r stat < /proc/$$/stat 2>/dev/null; then read -ra fields <<< "${stat##*) }"; start=${fields[19]-}; fi
+printf '%s %s\\n' "$$" "$start" > "$3.tmp" && mv -f "$3.tmp" "$3" || exit 1
+if [[ -e "$4" ]]; then
+  printf '%s\\n' "refused" > "$5.tmp" && mv -f "$5.tmp" "$5"
+  printf '%s\\n' 143 > "$2.tmp" && mv -f "$2.tmp" "$2"
+  exit 143
+fi
 bash "$1" </dev/null
 rc=$?
 printf '%s\\n' "$rc" > "$2.tmp" && mv -f "$2.tmp" "$2"
@@ -151,63 +178,6 @@ def _check_interpreter(script: str, python: str) -> None:
     )
 
 
-# --- process inspection (Linux /proc, with a portable fallback) ---------------------------------------------
-
-
-def _proc_stat(pid: int) -> tuple[str, int, int] | None:
-    """(state, pgid, start time in clock ticks) of ``pid`` from /proc, or None when it does not exist."""
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text()
-    except (FileNotFoundError, ProcessLookupError):
-        return None
-    except OSError:
-        return None
-    # The command name (field 2) may contain spaces and parentheses: split after the last ')'.
-    fields = raw[raw.rindex(")") + 2 :].split()
-    return fields[0], int(fields[2]), int(fields[19])
-
-
-def _start_time(pid: int) -> int | None:
-    stat = _proc_stat(pid)
-    return stat[2] if stat else None
-
-
-def _pid_alive(pid: int, start_time: int | None) -> bool:
-    """True when ``pid`` runs (not a zombie) and, when known, is the same process that was started."""
-    if Path("/proc").is_dir():
-        stat = _proc_stat(pid)
-        if stat is None or stat[0] in ("Z", "X"):
-            return False
-        return start_time is None or stat[2] == start_time
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
-def _group_alive(pgid: int) -> bool:
-    """True while any non-zombie process of the group is left (zombies of an unreaped leader do not count)."""
-    proc = Path("/proc")
-    if proc.is_dir():
-        for entry in proc.iterdir():
-            if not entry.name.isdigit():
-                continue
-            stat = _proc_stat(int(entry.name))
-            if stat is not None and stat[1] == pgid and stat[0] not in ("Z", "X"):
-                return True
-        return False
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _read_exit_code(run_dir: Path) -> int | None:
     try:
         return int((run_dir / EXIT_FILE).read_text().strip())
@@ -248,6 +218,10 @@ class LocalLauncher(Launcher):
             launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native, command)}, request=request
         )
 
+    def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
+        """The pid file (a name inside the run directory) that the wrapper writes before anything else."""
+        return {"pid_file": PID_FILE, "stop_grace": float(artifacts.request.get("stop_grace", DEFAULT_GRACE))}
+
     def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
         if SCRIPT not in artifacts.files:
             raise LaunchError(
@@ -257,36 +231,75 @@ class LocalLauncher(Launcher):
         _check_secrets(artifacts.request)
         if "python" in artifacts.request:
             _check_interpreter(artifacts.files[SCRIPT], str(artifacts.request["python"]))
-        run_dir.mkdir(parents=True, exist_ok=True)
+        # The preflight may take long enough for `rladapt stop` to come in: the runner records the stop.
+        if stop_requested(run_dir):
+            raise LaunchError(
+                "`rladapt stop` asked during the submission that the run not start; nothing started"
+            )
         script = run_dir / SCRIPT
-        script.write_text(artifacts.files[SCRIPT], encoding="utf-8")
+        write_atomic(script, artifacts.files[SCRIPT])
         script.chmod(0o755)
-        for stale in (EXIT_FILE, STOP_FILE):
+        # STOP_FILE says that a started job was stopped; STOP_REQUEST_FILE (the runner's) is never removed here.
+        for stale in (EXIT_FILE, STOP_FILE, PID_FILE):
             (run_dir / stale).unlink(missing_ok=True)
         cwd = os.getcwd()
-        with open(run_dir / LOG_FILE, "ab") as log:
-            try:
+        argv = [
+            "bash", "-c", _WRAPPER, "rladapt-local", str(script), str(run_dir / EXIT_FILE),
+            str(run_dir / PID_FILE), str(run_dir / STOP_REQUEST_FILE), str(run_dir / STOP_FILE),
+        ]  # fmt: skip
+        try:
+            with open(run_dir / LOG_FILE, "ab") as log:
                 proc = subprocess.Popen(
-                    ["bash", "-c", _WRAPPER, "rladapt-local", str(script), str(run_dir / EXIT_FILE)],
+                    argv,
                     cwd=cwd,
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,
                     start_new_session=True,
                 )
-            except OSError as exc:
-                raise LaunchError(f"cannot start bash for the local launch: {exc}") from None
-        return {
-            "pid": proc.pid,
-            "pgid": proc.pid,
-            "start_time": _start_time(proc.pid),
-            "host": socket.gethostname(),
-            "cwd": cwd,
-            "log": LOG_FILE,
-            "stop_grace": float(artifacts.request.get("stop_grace", DEFAULT_GRACE)),
-        }
+        except OSError as exc:
+            raise LaunchError(f"cannot start bash for the local launch: {exc}") from None
+        return _handle(
+            proc.pid, start_time(proc.pid), cwd, float(artifacts.request.get("stop_grace", DEFAULT_GRACE))
+        )
+
+    def find(self, intent: dict[str, Any], run_dir: Path) -> dict[str, Any] | None:
+        """The handle of the job whose wrapper wrote the pid file, or None when no wrapper ever started.
+
+        A wrapper writes the file first thing; the output log is opened just before the wrapper is started, so
+        a log without a pid file is a wrapper that may be a moment away from writing it: wait for it briefly.
+        """
+        pid_file = run_path(run_dir, intent.get("pid_file", PID_FILE), "intent.pid_file")
+        grace = intent.get("stop_grace", DEFAULT_GRACE)
+        grace = (
+            float(grace)
+            if isinstance(grace, (int, float)) and math.isfinite(grace) and grace >= 0
+            else DEFAULT_GRACE
+        )
+        deadline = time.monotonic() + (_PID_FILE_WAIT if (run_dir / LOG_FILE).exists() else 0.0)
+        while True:
+            try:
+                text = pid_file.read_text(encoding="utf-8")
+                break
+            except FileNotFoundError:
+                if time.monotonic() >= deadline:
+                    return None
+                time.sleep(0.05)
+            except (OSError, UnicodeDecodeError) as exc:
+                raise LaunchError(f"cannot read the local job's pid file {str(pid_file)!r}: {exc}") from None
+        fields = text.split()
+        if not 1 <= len(fields) <= 2 or not all(f.isdigit() for f in fields) or int(fields[0]) <= 0:
+            raise DamagedRecord(run_dir, f"{PID_FILE} holds {text[:40]!r}, expected '<pid> <start time>'")
+        pid = int(fields[0])
+        started = int(fields[1]) if len(fields) == 2 else None
+        try:
+            cwd: str | None = os.readlink(f"/proc/{pid}/cwd")
+        except OSError:
+            cwd = None
+        return _handle(pid, started, cwd, grace)
 
     def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        job = _read_handle(handle, run_dir)
         stopped = (run_dir / STOP_FILE).exists()
         code = _read_exit_code(run_dir)
         if code is not None:
@@ -295,11 +308,10 @@ class LocalLauncher(Launcher):
             if code == 0:
                 return RunStatus("SUCCEEDED", 0, "")
             return RunStatus("FAILED", code, f"exited with code {code}" + _signal_note(code))
-        host = handle.get("host")
-        if host and host != socket.gethostname():
-            return RunStatus("UNKNOWN", None, f"the run was started on host {host}; ask there")
-        if _pid_alive(int(handle["pid"]), handle.get("start_time")):
-            return RunStatus("RUNNING", None, f"pid {handle['pid']}")
+        if job.host and job.host != socket.gethostname():
+            return RunStatus("UNKNOWN", None, f"the run was started on host {job.host!r}; ask there")
+        if alive(job.pid, job.start_time):
+            return RunStatus("RUNNING", None, f"pid {job.pid}")
         if stopped:
             return RunStatus("STOPPED", None, "stopped by rladapt stop (killed)")
         return RunStatus(
@@ -307,8 +319,18 @@ class LocalLauncher(Launcher):
         )
 
     def logs(self, handle: dict[str, Any], run_dir: Path, follow: bool = False) -> Iterator[str]:
-        path = run_dir / str(handle.get("log", LOG_FILE))
-        with open(path, encoding="utf-8", errors="replace", newline="") as stream:
+        path = _read_handle(handle, run_dir).log
+        try:
+            stream = open(path, encoding="utf-8", errors="replace", newline="")  # noqa: SIM115 (closed below)
+        except FileNotFoundError:
+            raise LaunchError(
+                f"the output of run {run_dir.name} is gone: {str(path)!r} does not exist (deleted?)"
+            ) from None
+        except OSError as exc:
+            raise LaunchError(
+                f"cannot read the output of run {run_dir.name} ({str(path)!r}): {exc.strerror}"
+            ) from None
+        with stream:
             pending = ""
             while True:
                 # Read the status before the data: if it is terminal, this read sees everything ever written.
@@ -324,28 +346,84 @@ class LocalLauncher(Launcher):
                 yield pending
 
     def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        job = _read_handle(handle, run_dir)
         current = self.status(handle, run_dir)
         if current.terminal:
             return nothing_to_stop(current)
         if current.state != "RUNNING":
             raise LaunchError(f"cannot stop the run: {current.message}")
         write_atomic(run_dir / STOP_FILE, f"{time.time()}\n")
-        pgid = int(handle["pgid"])
-        grace = float(handle.get("stop_grace", DEFAULT_GRACE))
-        _signal_group(pgid, signal.SIGTERM)
-        deadline = time.monotonic() + grace
-        while _group_alive(pgid) and time.monotonic() < deadline:
+        _signal_group(job.pgid, signal.SIGTERM)
+        deadline = time.monotonic() + job.stop_grace
+        while group_alive(job.pgid) and time.monotonic() < deadline:
             time.sleep(0.1)
-        if _group_alive(pgid):
-            _signal_group(pgid, signal.SIGKILL)
-            while _group_alive(pgid):
+        if group_alive(job.pgid):
+            _signal_group(job.pgid, signal.SIGKILL)
+            while group_alive(job.pgid):
                 time.sleep(0.05)
         # The wrapper writes the exit file just before it exits; give its rename a moment to land.
         for _ in range(20):
-            if _read_exit_code(run_dir) is not None or not _pid_alive(int(handle["pid"]), None):
+            if _read_exit_code(run_dir) is not None or not alive(job.pid, None):
                 break
             time.sleep(0.05)
         return self.status(handle, run_dir)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """A local handle, read back from a record that anyone with access to the home could have edited."""
+
+    pid: int
+    pgid: int
+    start_time: int | None
+    host: str | None
+    log: Path
+    stop_grace: float
+
+
+def _handle(pid: int, started: int | None, cwd: str | None, grace: float) -> dict[str, Any]:
+    """What ``submit`` and ``find`` return: the wrapper is its session's and process group's leader."""
+    return {
+        "pid": pid,
+        "pgid": pid,
+        "start_time": started,
+        "host": socket.gethostname(),
+        "cwd": cwd,
+        "log": LOG_FILE,
+        "stop_grace": grace,
+    }
+
+
+def _read_handle(handle: dict[str, Any], run_dir: Path) -> _Job:
+    """The handle's fields, each of its type, and the log confined to the run directory; else DamagedRecord."""
+    problems = []
+
+    def positive(name: str) -> int:
+        value = handle.get(name)
+        if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+            problems.append(f"handle.{name} is {value!r:.60}, expected a positive integer")
+            return 0
+        return value
+
+    pid, pgid = positive("pid"), positive("pgid")
+    started = handle.get("start_time")
+    if started is not None and (isinstance(started, bool) or not isinstance(started, int)):
+        problems.append(f"handle.start_time is {started!r:.60}, expected an integer or null")
+    host = handle.get("host")
+    if host is not None and not isinstance(host, str):
+        problems.append(f"handle.host is {host!r:.60}, expected a string or null")
+    grace = handle.get("stop_grace", DEFAULT_GRACE)
+    if (
+        isinstance(grace, bool)
+        or not isinstance(grace, (int, float))
+        or not math.isfinite(grace)
+        or grace < 0
+    ):
+        problems.append(f"handle.stop_grace is {grace!r:.60}, expected a number of seconds >= 0")
+    if problems:
+        raise DamagedRecord(run_dir, "; ".join(problems))
+    log = run_path(run_dir, handle.get("log", LOG_FILE), "handle.log")
+    return _Job(pid, pgid, started, host, log, float(grace))
 
 
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
