@@ -389,8 +389,11 @@ def test_cli_status_and_stop_reach_a_job_whose_submitter_was_killed_after_submit
         assert status.returncode == 0, status.stderr
         return status.stdout
 
-    wait_for(lambda: "RUNNING" in state(), "`rladapt status` to report the job running", interval=1)
-    stopped = rladapt("stop", run_id)
-    assert stopped.returncode == 0 and "STOPPED" in stopped.stdout, (stopped.stdout, stopped.stderr)
     handle = {"address": ray_head["address"], "submission_id": run_id}
-    assert RayLauncher().status(handle, workdir).state == "STOPPED"
+    try:
+        wait_for(lambda: "RUNNING" in state(), "`rladapt status` to report the job running", interval=1)
+        stopped = rladapt("stop", run_id)
+        assert stopped.returncode == 0 and "STOPPED" in stopped.stdout, (stopped.stdout, stopped.stderr)
+        assert RayLauncher().status(handle, workdir).state == "STOPPED"
+    finally:  # never leave the job running on the shared head, whatever failed above
+        RayLauncher().stop(handle, workdir)
