@@ -877,7 +877,8 @@ def test_relative_kubeconfig_is_stored_absolute_fake_apiserver(
     launched = _rladapt(here, *_launch_args("-o", "kubeconfig=kc.yaml"))
     assert launched.returncode == 0, launched.stderr
     run_id = launched.stdout.strip().splitlines()[-1]
-    assert RunStore().get(run_id).handle["kubeconfig"] == str(here / "kc.yaml")
+    handle = RunStore().get(run_id).handle
+    assert handle is not None and handle["kubeconfig"] == str(here / "kc.yaml")
     status = _rladapt(elsewhere, "status", run_id)
     assert status.returncode == 0 and "PENDING" in status.stdout, status.stderr
     stopped = _rladapt(elsewhere, "stop", run_id)
