@@ -3,18 +3,23 @@
 ``render`` returns the exact ``JobSubmissionClient.submit_job`` request: the entrypoint (the native argv behind
 the patch bootstrap, shell-quoted: Ray runs it through a shell), the runtime_env (the adapter's, with the job
 environment, the adapter's files for the bootstrap to write, and ``worker_process_setup_hook`` when runtime
-patches apply), the submission id and metadata. Two more keys are not sent to Ray: ``address`` (from
-``--launcher-opt address=...``; else ``$RAY_ADDRESS`` at submit time) and ``secret_env`` (job variable -> its
-sources, variables of the submitting shell first), resolved only at submit so that no secret value is ever
-rendered; ``notes`` says how each secret travels. A secret sent by value is stored in Ray's job table, readable
-by anyone who reaches the dashboard; a ``file`` source sends only the path (``$RLADAPT_SECRET_FILES``), read on
-each node by the bootstrap (driver) and ``worker_process_setup_hook`` (workers).
+patches apply), the submission id and metadata. Four more keys are not sent to Ray: ``address`` (from
+``--launcher-opt address=...``; else ``$RAY_ADDRESS`` at submit time), ``request_timeout`` (how long each HTTP
+request to the dashboard may wait), ``secret_env`` (job variable -> its sources, variables of the submitting shell
+first), resolved only at submit so that no secret value is ever rendered, and ``notes``, which says how each secret
+travels. A secret sent by value is stored in Ray's job table, readable by anyone who reaches the dashboard; a
+``file`` source sends only the path (``$RLADAPT_SECRET_FILES``), read on each node by the bootstrap (driver) and
+``worker_process_setup_hook`` (workers).
+
+The submission id is the run id, chosen before the submission: ``intent`` records it with the address, and
+``find`` asks the Job API for it when the submitter died before it saved the handle.
 
 Ray itself is imported lazily: ``rladapt`` starts without it, and only this launcher needs ``ray[default]``.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -22,9 +27,9 @@ import shlex
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, SECRET_FILES_ENV, WORKER_SETUP_HOOK, json_env_value
 from rladapt.launchers._common import (
@@ -41,12 +46,14 @@ from rladapt.primitives.errors import LaunchError, UsageError
 if TYPE_CHECKING:
     from ray.job_submission import JobSubmissionClient
 
+T = TypeVar("T")
 ADDRESS_ENV = "RAY_ADDRESS"
 #: Request keys that are instructions to this launcher, not arguments of ``submit_job``.
-_LOCAL_KEYS = ("address", "secret_env", "notes")
+_LOCAL_KEYS = ("address", "request_timeout", "secret_env", "notes")
 _NUMERIC_OPTIONS = ("entrypoint_num_cpus", "entrypoint_num_gpus", "entrypoint_memory")
 _STATES = {"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"}
-PROBE_TIMEOUT = 10.0
+#: Seconds each HTTP request to the dashboard may wait to connect, and then between bytes of the answer.
+DEFAULT_REQUEST_TIMEOUT = 30.0
 STOP_WAIT = 30.0
 
 
@@ -163,6 +170,7 @@ def render_request(native: NativeLaunch, options: dict[str, Any], command: Comma
             request[key] = int(number) if number.is_integer() else number  # as written: 2, not 2.0
     if opts.get("address"):
         request["address"] = str(opts["address"])
+    request["request_timeout"] = opts["request_timeout"]
     if secret_env:
         request["secret_env"] = secret_env
     if secret_notes:
@@ -233,13 +241,13 @@ def _http_address(address: str) -> str | None:
     return address if address.startswith(("http://", "https://")) else None
 
 
-def _probe(address: str) -> None:
+def _probe(address: str, timeout: float) -> None:
     """Fail fast with a clear message: Ray's own client waits forever on an address that drops packets."""
     url = _http_address(address)
     if url is None:
         return
     try:
-        with urllib.request.urlopen(url.rstrip("/") + "/api/version", timeout=PROBE_TIMEOUT) as response:
+        with urllib.request.urlopen(url.rstrip("/") + "/api/version", timeout=timeout) as response:
             response.read()
     except urllib.error.HTTPError as exc:
         raise LaunchError(
@@ -247,26 +255,92 @@ def _probe(address: str) -> None:
         ) from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError):
+            raise _timed_out(address, timeout, "/api/version") from None
         raise LaunchError(
             f"cannot reach the Ray cluster at {address}: {reason}; start one with `ray start --head` or pass "
             f"the dashboard address with --launcher-opt address=http://HEAD:8265"
         ) from None
 
 
-def _client(address: str) -> JobSubmissionClient:
-    _probe(address)
+def _timed_out(address: str, timeout: float, what: str) -> LaunchError:
+    return LaunchError(
+        f"the Ray dashboard at {address} did not answer {what} within {timeout:g} s (the request_timeout "
+        "option): the cluster is overloaded or the address is not a Ray dashboard"
+    )
+
+
+@functools.cache
+def _timed_client_class() -> Callable[[str, float], JobSubmissionClient]:
+    from ray.job_submission import JobSubmissionClient
+
+    class TimedClient(JobSubmissionClient):
+        """A JobSubmissionClient whose every HTTP request has a timeout.
+
+        In Ray 2.60 (ray/dashboard/modules/dashboard_sdk.py, ``SubmissionClient._do_request``) every call of
+        the job SDK, the version checks of ``__init__`` included, goes through ``_do_request``, which calls
+        ``requests.request(method, url, ..., **kwargs)`` and passes no timeout: a dashboard that accepts the
+        connection and never answers blocks the caller forever. Its keyword arguments are forwarded to
+        ``requests.request``, so a default ``timeout`` here reaches every request.
+        """
+
+        def __init__(self, address: str, timeout: float) -> None:
+            self._rladapt_timeout = timeout  # before super().__init__, which already makes requests
+            super().__init__(address)
+
+        def _do_request(self, method: str, endpoint: str, **kwargs: Any) -> Any:
+            kwargs.setdefault("timeout", self._rladapt_timeout)
+            return super()._do_request(method, endpoint, **kwargs)
+
+    return TimedClient
+
+
+def _client(address: str, timeout: float) -> JobSubmissionClient:
+    _probe(address, timeout)
     try:
-        from ray.job_submission import JobSubmissionClient
+        import requests
+
+        cls = _timed_client_class()
     except ImportError as exc:
         raise LaunchError(f"the ray launcher needs `pip install 'ray[default]'` ({exc})") from None
     try:
-        return JobSubmissionClient(address)
+        return cls(address, timeout)
+    except requests.exceptions.Timeout:
+        raise _timed_out(address, timeout, "the version check") from None
     except Exception as exc:  # Ray raises ConnectionError/RuntimeError/ValueError for a bad or dead address
         raise LaunchError(f"cannot reach the Ray cluster at {address}: {exc}") from None
 
 
+def _request(address: str, timeout: float, what: str, call: Callable[[], T]) -> T:
+    """``call()`` (one SDK call), with a stalled or vanished dashboard turned into a LaunchError."""
+    import requests
+
+    try:
+        return call()
+    except requests.exceptions.Timeout:
+        raise _timed_out(address, timeout, what) from None
+    except OSError as exc:  # requests' ConnectionError: the cluster went away between calls
+        raise LaunchError(f"lost the Ray cluster at {address} while {what}: {exc}") from None
+
+
+def _address(request: dict[str, Any]) -> str | None:
+    """Where the job goes: the address option, else ``$RAY_ADDRESS`` of the submitting shell."""
+    return str(request.get("address") or "") or os.environ.get(ADDRESS_ENV) or None
+
+
 def _job_id(handle: dict[str, Any]) -> str:
     return str(handle["submission_id"])
+
+
+def _timeout(handle: dict[str, Any]) -> float:
+    """The handle's request timeout (a handle saved before there was one gets the default)."""
+    value = handle.get("request_timeout")
+    return float(value) if isinstance(value, (int, float)) and value > 0 else DEFAULT_REQUEST_TIMEOUT
+
+
+#: How Ray's job SDK reports an unknown submission id (ray 2.60, dashboard_sdk.py ``_raise_error``:
+#: ``Request failed with status code 404: ...``, from job/sdk.py ``get_job_info``).
+_NOT_FOUND = re.compile(r"status code 404\b")
 
 
 class RayLauncher(Launcher):
@@ -279,6 +353,14 @@ class RayLauncher(Launcher):
         Option("entrypoint_num_cpus", float, "CPUs reserved for the driver (entrypoint)", minimum=0),
         Option("entrypoint_num_gpus", float, "GPUs reserved for the driver (entrypoint)", minimum=0),
         Option("entrypoint_memory", float, "memory in bytes reserved for the driver (entrypoint)", minimum=0),
+        Option(
+            "request_timeout",
+            float,
+            "seconds each request to the Ray dashboard may wait for an answer",
+            default=DEFAULT_REQUEST_TIMEOUT,
+            minimum=0.1,
+            maximum=3600,
+        ),
     )
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
@@ -286,34 +368,71 @@ class RayLauncher(Launcher):
             launcher=self.PLUGIN_NAME, request=render_request(native, options, self.command(native))
         )
 
+    def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
+        request = artifacts.request
+        return {
+            "address": _address(request),
+            "submission_id": str(request.get("submission_id") or run_id),
+            "request_timeout": _timeout(request),
+        }
+
+    def find(self, intent: dict[str, Any], run_dir: Path) -> dict[str, Any] | None:
+        address = intent.get("address")
+        if not address:
+            raise LaunchError(
+                "cannot look the Ray job up: its intent records no cluster address (none was given and "
+                f"${ADDRESS_ENV} was not set)"
+            )
+        job_id, timeout = str(intent["submission_id"]), _timeout(intent)
+        handle: dict[str, Any] = {
+            "address": str(address),
+            "submission_id": job_id,
+            "request_timeout": timeout,
+        }
+        client = _client(str(address), timeout)
+        try:
+            _request(address, timeout, f"reading job {job_id}", lambda: client.get_job_info(job_id))
+        except LaunchError:
+            raise
+        except Exception as exc:  # RuntimeError with the server's answer
+            if _NOT_FOUND.search(str(exc)):
+                return None  # the submission id was never accepted: nothing runs under it
+            raise LaunchError(f"cannot look up Ray job {job_id} at {address}: {_ray_error(exc)}") from None
+        return handle
+
     def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
-        request = dict(artifacts.request)
-        address = request.pop("address", None) or os.environ.get(ADDRESS_ENV)
-        secret_env = request.pop("secret_env", {}) or {}
+        request = {k: v for k, v in artifacts.request.items() if k not in _LOCAL_KEYS}
+        address = _address(artifacts.request)
+        timeout = _timeout(artifacts.request)
+        secret_env = artifacts.request.get("secret_env") or {}
         if not address:
             raise LaunchError(
                 f"no Ray cluster address: pass --launcher-opt address=http://HEAD:8265 or set {ADDRESS_ENV}"
             )
-        request.pop("notes", None)
         if secret_env:
             request["runtime_env"] = _with_secrets(
                 request.get("runtime_env") or {}, *_settle_secrets(secret_env)
             )
-        client = _client(address)
+        client = _client(address, timeout)
         try:
-            submission_id = client.submit_job(**request)
+            submission_id = _request(
+                address, timeout, "the job submission", lambda: client.submit_job(**request)
+            )
+        except LaunchError:
+            raise
         except Exception as exc:  # Ray reports a refused submission as RuntimeError with the server's text
             raise LaunchError(f"the Ray cluster at {address} refused the job: {_ray_error(exc)}") from None
-        return {"address": address, "submission_id": submission_id}
+        return {"address": address, "submission_id": submission_id, "request_timeout": timeout}
 
     def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
-        client = _client(str(handle["address"]))
+        address, timeout, job_id = str(handle["address"]), _timeout(handle), _job_id(handle)
+        client = _client(address, timeout)
         try:
-            info = client.get_job_info(_job_id(handle))
-        except OSError as exc:  # requests' ConnectionError: the cluster went away between calls
-            raise LaunchError(f"lost the Ray cluster at {handle['address']}: {exc}") from None
+            info = _request(address, timeout, f"reading job {job_id}", lambda: client.get_job_info(job_id))
+        except LaunchError:
+            raise
         except Exception as exc:
-            return RunStatus("UNKNOWN", None, f"Ray has no job {_job_id(handle)}: {_ray_error(exc)}")
+            return RunStatus("UNKNOWN", None, f"Ray has no job {job_id}: {_ray_error(exc)}")
         state = str(getattr(info.status, "value", info.status))
         return RunStatus(
             state if state in _STATES else "UNKNOWN",  # type: ignore[arg-type]
@@ -322,15 +441,22 @@ class RayLauncher(Launcher):
         )
 
     def logs(self, handle: dict[str, Any], run_dir: Path, follow: bool = False) -> Iterator[str]:
-        client = _client(str(handle["address"]))
-        job_id = _job_id(handle)
+        address, timeout, job_id = str(handle["address"]), _timeout(handle), _job_id(handle)
+        client = _client(address, timeout)
         seen = 0
         pending = ""
         while True:
             try:
                 # Status first: once it is terminal, the logs read after it are complete.
-                done = not follow or self._terminal(client, job_id)
-                text = client.get_job_logs(job_id)
+                done = not follow or _request(
+                    address,
+                    timeout,
+                    f"reading the status of job {job_id}",
+                    lambda: self._terminal(client, job_id),
+                )
+                text = _request(
+                    address, timeout, f"reading the logs of job {job_id}", lambda: client.get_job_logs(job_id)
+                )
             except LaunchError:
                 raise
             except Exception as exc:
@@ -348,11 +474,14 @@ class RayLauncher(Launcher):
         current = self.status(handle, run_dir)
         if current.terminal:
             return nothing_to_stop(current)
-        client = _client(str(handle["address"]))
+        address, timeout, job_id = str(handle["address"]), _timeout(handle), _job_id(handle)
+        client = _client(address, timeout)
         try:
-            client.stop_job(_job_id(handle))
+            _request(address, timeout, f"stopping job {job_id}", lambda: client.stop_job(job_id))
+        except LaunchError:
+            raise
         except Exception as exc:
-            raise LaunchError(f"Ray refused to stop job {_job_id(handle)}: {_ray_error(exc)}") from None
+            raise LaunchError(f"Ray refused to stop job {job_id}: {_ray_error(exc)}") from None
         deadline = time.monotonic() + STOP_WAIT
         status = self.status(handle, run_dir)
         while not status.terminal and time.monotonic() < deadline:

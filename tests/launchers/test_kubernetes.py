@@ -8,7 +8,9 @@ submitter shell and Ray do to the strings is replayed with real shells; submit/s
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 import socket
 import subprocess
 import sys
@@ -31,7 +33,9 @@ from rladapt.pipeline import render_native
 from rladapt.plugins import Artifacts, FrameworkAdapter, FrameworkVersion, NativeLaunch
 from rladapt.plugins._manager import load_registry
 from rladapt.primitives import LaunchError, RLJob, SpecError, UsageError, load_job
+from rladapt.runs import RunStore
 from tests.conftest import EXAMPLES
+from tests.launchers.http_servers import yes_server
 from tests.launchers.k8s_fake_apiserver import FakeCluster, fake_apiserver, write_kubeconfig
 from tests.launchers.k8s_schemas import (
     as_pod,
@@ -778,3 +782,188 @@ def test_cli_launch_status_logs_stop_runs_fake_apiserver(cluster: FakeCluster, t
     assert again.returncode == 0 and "STOPPED" in again.stdout and "already deleted" in again.stdout
     listed = rladapt("runs")
     assert run_id in listed.stdout and "STOPPED" in listed.stdout
+
+
+# --- answers that are not a Kubernetes API server's ------------------------------------------------------------
+
+
+def _rladapt(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rladapt.cli", *args],
+        capture_output=True, text=True, timeout=120, cwd=cwd, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def _launch_args(*extra: str) -> list[str]:
+    return ["launch", "--framework", "verl", str(EXAMPLES[1]), "--launcher", "kubernetes", "-o", f"image={IMAGE}",
+            *extra]  # fmt: skip
+
+
+def test_a_server_answering_200_to_everything_is_no_api_server_fake_apiserver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A real HTTP server that answers 200 {} to every request. `rladapt launch` must not report it submitted
+    (it did, with no uid), and status, stop and logs of a run whose API server became such a server must exit 1
+    with a clear message naming it (they crashed). The run itself is launched against the fake API server, since
+    no real one can run here."""
+    if "verl" not in load_registry(builtins=ADAPTERS, use_entry_points=False).frameworks:
+        pytest.skip("the built-in verl adapter is not importable here")
+    kubeconfig = tmp_path / "kubeconfig"
+    monkeypatch.setenv("KUBECONFIG", str(kubeconfig))
+    with yes_server() as (seen, yes_url):
+        write_kubeconfig(kubeconfig, yes_url)
+        launched = _rladapt(tmp_path, *_launch_args())
+        assert launched.returncode == 1, (launched.stdout, launched.stderr)
+        assert f"the server at {yes_url} (context fake) does not answer like a Kubernetes API server" in (
+            launched.stderr
+        )
+        assert "expected a RayJob object, found an empty answer" in launched.stderr
+        assert "Traceback" not in launched.stderr and "internal error" not in launched.stderr
+        assert seen.requests  # it was asked, and its answer refused
+
+        with fake_apiserver() as (_, real_url):
+            write_kubeconfig(kubeconfig, real_url)
+            launched = _rladapt(tmp_path, *_launch_args())
+            assert launched.returncode == 0, launched.stderr
+            run_id = launched.stdout.strip().splitlines()[-1]
+        write_kubeconfig(kubeconfig, yes_url)  # the same context now reaches the 200-to-everything server
+        for verb in ("status", "stop", "logs"):
+            done = _rladapt(tmp_path, verb, run_id)
+            assert done.returncode == 1, (verb, done.stdout, done.stderr)
+            assert f"the server at {yes_url} (context fake) does not answer like a Kubernetes" in done.stderr
+            assert "Traceback" not in done.stderr and "internal error" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(
+    ("answer", "problem"),
+    [
+        ([], "expected a RayJob object, found list"),
+        ({}, "expected a RayJob object, found an empty answer"),
+        ({"kind": "Status", "apiVersion": "v1"}, "expected kind RayJob of apiVersion ray.io/v1, found kind 'Status'"),
+        ({"kind": "RayJob", "apiVersion": "v1", "metadata": {"uid": "u", "name": "j"}}, "apiVersion 'v1'"),
+        ({"kind": "RayJob", "apiVersion": "ray.io/v1", "metadata": {"name": "j"}}, "has no metadata.uid"),
+        ({"kind": "RayJob", "apiVersion": "ray.io/v1", "metadata": {"uid": "u", "name": "k"}}, "found metadata.name"),
+        (
+            {"kind": "RayJob", "apiVersion": "ray.io/v1", "metadata": {"uid": "u", "name": "j"}, "status": []},
+            "status is list",
+        ),
+        (
+            {"kind": "RayJob", "apiVersion": "ray.io/v1", "metadata": {"uid": "u", "name": "j"},
+             "status": {"jobStatus": 3}},
+            "status.jobStatus must be strings",
+        ),
+    ],
+)  # fmt: skip
+def test_every_answer_is_checked_in_one_place(answer: Any, problem: str) -> None:
+    from rladapt.launchers.kubernetes.cluster import Cluster
+
+    cluster = Cluster(api=None, host="https://api.example:6443", context="c", kubeconfig=None, namespace="n")
+    with pytest.raises(LaunchError) as info:
+        cluster.call("reading RayJob n/j", lambda **_: answer, kind="RayJob", name="j")
+    assert problem in info.value.message
+    assert info.value.message.startswith("reading RayJob n/j: the server at https://api.example:6443")
+
+
+def test_relative_kubeconfig_is_stored_absolute_fake_apiserver(
+    cluster: FakeCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`-o kubeconfig=kc.yaml` from one directory, `status` and `stop` from another (fake API server: no real one
+    can run here)."""
+    here, elsewhere = tmp_path / "here", tmp_path / "elsewhere"
+    here.mkdir()
+    elsewhere.mkdir()
+    monkeypatch.delenv("KUBECONFIG")
+    (here / "kc.yaml").write_text((tmp_path / "kubeconfig").read_text())
+    launched = _rladapt(here, *_launch_args("-o", "kubeconfig=kc.yaml"))
+    assert launched.returncode == 0, launched.stderr
+    run_id = launched.stdout.strip().splitlines()[-1]
+    handle = RunStore().get(run_id).handle
+    assert handle is not None and handle["kubeconfig"] == str(here / "kc.yaml")
+    status = _rladapt(elsewhere, "status", run_id)
+    assert status.returncode == 0 and "PENDING" in status.stdout, status.stderr
+    stopped = _rladapt(elsewhere, "stop", run_id)
+    assert stopped.returncode == 0 and "STOPPED" in stopped.stdout, stopped.stderr
+    assert cluster.rayjobs == {}
+
+
+# --- a submission cut short: the RayJob is found by its namespace and name -------------------------------------
+
+#: Runs the CLI and dies by SIGKILL right after the API server created the RayJob, before rladapt saves the
+#: handle: what `kill -9` of `rladapt launch` at the worst moment leaves behind.
+KILL_AFTER_CREATE = """
+import os, signal, sys
+from kubernetes.client import CustomObjectsApi
+original = CustomObjectsApi.create_namespaced_custom_object
+def create_then_die(self, *args, **kwargs):
+    original(self, *args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+CustomObjectsApi.create_namespaced_custom_object = create_then_die
+from rladapt.cli import main
+main(sys.argv[1:])
+"""
+
+
+def _launch_killed_after_create(cwd: Path) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_AFTER_CREATE, *_launch_args()],
+        capture_output=True, text=True, timeout=120, cwd=cwd, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr)
+    (run,) = RunStore().list()
+    assert run.handle is None
+    return run.id
+
+
+def test_find_reaches_a_rayjob_whose_submitter_was_killed_after_create_fake_apiserver(
+    cluster: FakeCluster, tmp_path: Path
+) -> None:
+    """kill -9 of `rladapt launch` right after the RayJob was created; find(intent) returns the handle submit
+    would have, status reads it, stop deletes the RayJob and its ConfigMap. Against the fake API server, since
+    no real one can run here."""
+    if "verl" not in load_registry(builtins=ADAPTERS, use_entry_points=False).frameworks:
+        pytest.skip("the built-in verl adapter is not importable here")
+    run_id = _launch_killed_after_create(tmp_path)
+    run = RunStore().get(run_id)
+    intent = LAUNCHER.intent(run.artifacts, run_id)
+    ((namespace, name),) = cluster.rayjobs
+    assert intent["name"] == name and intent["run_id"] == run_id
+
+    handle = LAUNCHER.find(intent, run.dir)
+    assert handle is not None
+    assert (handle["namespace"], handle["name"]) == (namespace, name) == ("team-a", name)
+    assert handle["uid"] == cluster.rayjobs[(namespace, name)]["metadata"]["uid"]
+    configmaps = list(cluster.configmaps)
+    if configmaps:
+        assert handle["configmap"]["uid"] == cluster.configmaps[configmaps[0]]["metadata"]["uid"]
+    assert LAUNCHER.status(handle, run.dir).state == "PENDING"
+    assert LAUNCHER.stop(handle, run.dir).state == "STOPPED"
+    assert cluster.rayjobs == {} and cluster.configmaps == {}
+    # Nothing of that name (never created, or gone): None, not an error.
+    assert LAUNCHER.find(intent, run.dir) is None
+
+
+def test_find_refuses_a_namesake_of_another_run_fake_apiserver(cluster: FakeCluster, tmp_path: Path) -> None:
+    """Against the fake API server (no real one can run here)."""
+    artifacts = LAUNCHER.render(toy_native(files={}), {"image": IMAGE, "run_id": "mine-0a1b2c3d"})
+    LAUNCHER.submit(artifacts, tmp_path)
+    intent = LAUNCHER.intent(artifacts, "other-0a1b2c3d")
+    assert LAUNCHER.find(intent, tmp_path) is None
+    found = LAUNCHER.find(LAUNCHER.intent(artifacts, "mine-0a1b2c3d"), tmp_path)
+    assert found is not None and found["kubeconfig"] == os.environ["KUBECONFIG"]
+
+
+def test_cli_status_and_stop_reach_a_rayjob_whose_submitter_was_killed_fake_apiserver(
+    cluster: FakeCluster, tmp_path: Path
+) -> None:
+    """End to end through the CLI (needs the runner's part: the intent recorded before submit, and find() for a
+    run without a handle). Fake API server: no real one can run here."""
+    if "verl" not in load_registry(builtins=ADAPTERS, use_entry_points=False).frameworks:
+        pytest.skip("the built-in verl adapter is not importable here")
+    run_id = _launch_killed_after_create(tmp_path)
+    ((namespace, name),) = cluster.rayjobs
+    cluster.set_status(namespace, name, jobDeploymentStatus="Running", jobStatus="RUNNING")
+    status = _rladapt(tmp_path, "status", run_id)
+    assert status.returncode == 0 and "RUNNING" in status.stdout, (status.stdout, status.stderr)
+    stopped = _rladapt(tmp_path, "stop", run_id)
+    assert stopped.returncode == 0 and "STOPPED" in stopped.stdout, (stopped.stdout, stopped.stderr)
+    assert cluster.rayjobs == {} and cluster.configmaps == {}

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import json
 import shlex
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,8 +21,10 @@ from rladapt.plugins import RunStatus
 from rladapt.plugins._manager import Registry
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RUN_ID_OPTION, RunStore, new_run_id
+from tests.conftest import REPO
 
 from .conftest import (
+    EXAMPLE,
     HOSTILE,
     PATCH_HOOK,
     PROBE_FILE_TEXT,
@@ -29,6 +34,7 @@ from .conftest import (
     wait_for,
     write_spec,
 )
+from .http_servers import stalling_dashboard
 
 SECRET = "ray-s3cr3t $(touch pwned) $HOME ${HOME} 'q'\nline2"
 
@@ -149,7 +155,7 @@ def test_job_succeeds_on_ray_with_env_secret_files_and_patches_in_driver_and_wor
     run_id = new_run_id(native.job_name)
     artifacts = launcher.render(native, {RUN_ID_OPTION: run_id})
     handle = launcher.submit(artifacts, tmp_path)
-    assert handle == {"address": ray_head["address"], "submission_id": run_id}
+    assert handle == {"address": ray_head["address"], "submission_id": run_id, "request_timeout": 30.0}
 
     output = "".join(launcher.logs(handle, tmp_path, follow=True))
     assert launcher.status(handle, tmp_path) == RunStatus("SUCCEEDED", 0, "Job finished successfully.")
@@ -198,7 +204,7 @@ def test_failing_job_reports_its_exit_code_through_the_cli(
     assert f"run {run_id} ended FAILED (exit code 3)" in err
     run = RunStore().get(run_id)
     assert (run.state, run.record["exit_code"], run.launcher) == ("FAILED", 3, "ray")
-    assert run.handle == {"address": ray_head["address"], "submission_id": run_id}
+    assert run.handle == {"address": ray_head["address"], "submission_id": run_id, "request_timeout": 30.0}
     assert (run.dir / "artifacts" / "request.json").is_file()
 
 
@@ -241,3 +247,153 @@ def test_ray_is_not_imported_when_the_cli_starts() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
     assert out.stdout.strip() == "False"
+
+
+# --- every request has a timeout -------------------------------------------------------------------------------
+
+
+def test_a_dashboard_that_stalls_after_api_version_fails_launch_within_the_timeout(tmp_path: Path) -> None:
+    """`rladapt launch` (a real subprocess, the real verl adapter) against a real HTTP server that answers
+    /api/version and then never answers: exit 1 naming the address and the timeout, no traceback, and the run
+    recorded as failed. Before every request had a timeout, launch hung here (the subprocess timeout fails it)."""
+    with stalling_dashboard() as (seen, url):
+        started = time.monotonic()
+        proc = subprocess.run(
+            [sys.executable, "-m", "rladapt.cli", "launch", "--framework", "verl", str(EXAMPLE), "-l", "ray",
+             "-o", f"address={url}", "-o", "request_timeout=1.5"],
+            capture_output=True, text=True, timeout=90, cwd=tmp_path, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+        elapsed = time.monotonic() - started
+        assert len(seen.requests) >= 2 and seen.requests[0] == ("GET", "/api/version")
+    assert proc.returncode == 1, proc.stderr
+    assert f"the Ray dashboard at {url} did not answer" in proc.stderr
+    assert "within 1.5 s (the request_timeout option)" in proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert elapsed < 60
+    (run,) = RunStore().list()
+    assert run.state == "FAILED" and "did not answer" in run.record["message"]
+
+
+def test_status_logs_stop_and_find_time_out_on_a_stalled_dashboard(tmp_path: Path) -> None:
+    launcher = RayLauncher()
+    with stalling_dashboard() as (_, url):
+        handle = {"address": url, "submission_id": "stalled-0a1b2c3d", "request_timeout": 0.5}
+        calls = {
+            "status": lambda: launcher.status(handle, tmp_path),
+            "stop": lambda: launcher.stop(handle, tmp_path),
+            "logs": lambda: list(launcher.logs(handle, tmp_path)),
+            "find": lambda: launcher.find(handle, tmp_path),
+        }
+        for name, call in calls.items():
+            with pytest.raises(LaunchError) as info:
+                call()
+            assert f"the Ray dashboard at {url} did not answer" in info.value.message, name
+            assert "within 0.5 s" in info.value.message, name
+
+
+def test_request_timeout_is_a_typed_option_recorded_in_the_request_and_intent(
+    engine_registry: Registry, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("RAY_ADDRESS", "http://head.example:8265")
+    native = render_job(engine_registry, write_spec(workdir))
+    launcher = RayLauncher()
+    default = launcher.render(native, {RUN_ID_OPTION: "t-0a1b2c3d"})
+    assert default.request["request_timeout"] == 30.0
+    assert launcher.intent(default, "t-0a1b2c3d") == {
+        "address": "http://head.example:8265",
+        "submission_id": "t-0a1b2c3d",
+        "request_timeout": 30.0,
+    }
+    for bad in ("0", "-1", "nan", "inf", "soon"):
+        with pytest.raises(
+            UsageError, match=rf"ray launcher option request_timeout='{bad}': expected a number"
+        ):
+            launcher.render(native, {"request_timeout": bad})
+
+
+# --- a submission cut short: the job is found by its submission id -------------------------------------------
+
+#: Runs the CLI with the test plugin, and dies by SIGKILL right after Ray accepted the job (submit_job returned),
+#: before rladapt saves the handle: what `kill -9` of `rladapt launch` at the worst moment leaves behind.
+KILL_AFTER_SUBMIT = """
+import os, signal, sys
+sys.path.insert(0, sys.argv[1])
+from ray.job_submission import JobSubmissionClient
+original = JobSubmissionClient.submit_job
+def submit_then_die(self, *args, **kwargs):
+    original(self, *args, **kwargs)
+    os.kill(os.getpid(), signal.SIGKILL)
+JobSubmissionClient.submit_job = submit_then_die
+import rladapt.plugins._manager as manager
+from tests.launchers.conftest import EngineStubPlugin
+registry = manager.load_registry(extra=[("engine-stub", EngineStubPlugin())])
+manager.get_registry = lambda: registry
+from rladapt.cli import main
+main(sys.argv[2:])
+"""
+
+
+def _launch_killed_after_submit(spec: Path, address: str, cwd: Path) -> str:
+    """`rladapt launch` killed by SIGKILL right after the submission; returns the run id it recorded."""
+    proc = subprocess.run(
+        [sys.executable, "-c", KILL_AFTER_SUBMIT, str(REPO), "launch", "--framework", "verl", str(spec),
+         "-l", "ray", "-o", f"address={address}"],
+        capture_output=True, text=True, timeout=300, cwd=cwd, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == -signal.SIGKILL, (proc.returncode, proc.stderr)
+    (run,) = RunStore().list()
+    assert run.handle is None  # it died before it could save the handle
+    return run.id
+
+
+@pytest.mark.engine
+@pytest.mark.xdist_group("ray")
+def test_find_reaches_a_job_whose_submitter_was_killed_after_submit(
+    workdir: Path, ray_head: dict[str, str]
+) -> None:
+    spec = write_spec(workdir, env={"STUB_SLEEP": "300"})
+    run_id = _launch_killed_after_submit(spec, ray_head["address"], workdir)
+    run = RunStore().get(run_id)
+    launcher = RayLauncher()
+    intent = launcher.intent(run.artifacts, run_id)
+    assert intent["submission_id"] == run_id and intent["address"] == ray_head["address"]
+
+    handle = launcher.find(intent, run.dir)
+    assert handle == {"address": ray_head["address"], "submission_id": run_id, "request_timeout": 30.0}
+    wait_for(lambda: launcher.status(handle, run.dir).state == "RUNNING", "the job to run", interval=1)
+    stopped = launcher.stop(handle, run.dir)
+    assert stopped.state == "STOPPED", stopped
+    assert launcher.status(handle, run.dir).state == "STOPPED"
+    # A submission id Ray never accepted: nothing runs under it, and find says so.
+    assert launcher.find({**intent, "submission_id": f"{run_id}-never"}, run.dir) is None
+
+
+@pytest.mark.engine
+@pytest.mark.xdist_group("ray")
+def test_cli_status_and_stop_reach_a_job_whose_submitter_was_killed_after_submit(
+    workdir: Path, ray_head: dict[str, str]
+) -> None:
+    """End to end: `rladapt status` and `rladapt stop` of the half-submitted run find the job by its intent
+    (needs the runner's part: the intent recorded before submit, find() called for a run without a handle)."""
+    spec = write_spec(workdir, env={"STUB_SLEEP": "300"})
+    run_id = _launch_killed_after_submit(spec, ray_head["address"], workdir)
+
+    def rladapt(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "rladapt.cli", *args],
+            capture_output=True, text=True, timeout=120, cwd=workdir, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    def state() -> str:
+        status = rladapt("status", run_id)
+        assert status.returncode == 0, status.stderr
+        return status.stdout
+
+    handle = {"address": ray_head["address"], "submission_id": run_id}
+    try:
+        wait_for(lambda: "RUNNING" in state(), "`rladapt status` to report the job running", interval=1)
+        stopped = rladapt("stop", run_id)
+        assert stopped.returncode == 0 and "STOPPED" in stopped.stdout, (stopped.stdout, stopped.stderr)
+        assert RayLauncher().status(handle, workdir).state == "STOPPED"
+    finally:  # never leave the job running on the shared head, whatever failed above
+        RayLauncher().stop(handle, workdir)

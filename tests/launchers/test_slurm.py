@@ -276,6 +276,11 @@ def test_render_follows_placement_and_options(engine_registry: Registry, workdir
     assert (
         "\nsrun '--container-image=a b' --overlap --nodes=1 --ntasks=1 -w \"$SLURMD_NODENAME\" " + bootstrap
     ) in stepped.files[SCRIPT]
+    # Every Ray node's step overlaps the others, so a driver step can start next to the Ray head's.
+    assert (
+        "\nsrun '--container-image=a b' --overlap --nodes=1 --ntasks=1 -w \"$rladapt_head\" \\\n"
+        "  ray start --head --block"
+    ) in stepped.files[SCRIPT]
 
 
 def test_render_multi_node_starts_workers_and_drops_ray_when_asked(
@@ -686,3 +691,163 @@ def test_cli_launch_status_runs_and_a_refused_submission(
 def test_registered_as_builtin_plugin(engine_registry: Registry) -> None:
     assert isinstance(engine_registry.launcher("slurm"), SlurmLauncher)
     assert engine_registry.launchers["slurm"].plugin == "slurm"
+
+
+# Ray starts a head here too: one Ray start-up at a time on a 2-core machine (Ray gives a node 30 s to register).
+@pytest.mark.xdist_group("ray")
+@pytest.mark.engine
+def test_driver_as_an_srun_step_next_to_the_jobs_ray_cluster(
+    slurm_env: dict[str, str], engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    """-o driver_srun=true with the job's own Ray cluster (the default) on the real single-node Slurm: the
+    driver step used to be refused ("Memory required by task is not available") next to the Ray head's. No
+    `mem` option: the job gets the cluster's memory per CPU (DefMemPerCPU), as a user's job does by default."""
+    native = _native(engine_registry, workdir)
+    launcher, run_dir = SlurmLauncher(), tmp_path / "run"
+    options = {"run_id": "slurm-test", "gpus_per_node": 0, "cpus_per_task": 1, "driver_srun": True}
+    artifacts = launcher.render(native, {**options, **_ray_options()})
+    assert "#SBATCH --mem" not in artifacts.files[SCRIPT]
+    handle = launcher.submit(artifacts, run_dir)
+    status = _wait_terminal(launcher, handle, run_dir)
+    output = _output(handle)
+    assert "Memory required by task is not available" not in output, output
+    assert (status.state, status.exit_code) == ("SUCCEEDED", 0), output
+    assert "Ray cluster up: 1 node(s)" in output
+    assert stub_report(output)["argv"] == list(native.argv[2:])
+
+
+# --- a submission cut short: the job is found by its name -------------------------------------------------------
+
+#: The CLI with the test plugin (the stub entrypoint), as a process of its own: the sbatch wrapper kills it.
+CLI_WITH_STUB = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import rladapt.plugins._manager as manager
+from tests.launchers.conftest import EngineStubPlugin
+registry = manager.load_registry(extra=[("engine-stub", EngineStubPlugin())])
+manager.get_registry = lambda: registry
+from rladapt.cli import main
+main(sys.argv[2:])
+"""
+#: First on PATH: runs the real sbatch, then kills rladapt (its parent) by SIGKILL the moment Slurm accepted the
+#: job, before rladapt could save the job id.
+SBATCH_THEN_KILL = """#!/usr/bin/env bash
+{real} "$@"
+rc=$?
+kill -9 "$PPID"
+exit "$rc"
+"""
+
+
+def _squeue_active(name: str) -> list[str]:
+    proc = subprocess.run(
+        ["squeue", "--noheader", f"--name={name}", "--format=%i %T"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.split()
+
+
+def _launch_killed_after_sbatch(workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
+    real = shutil.which("sbatch")
+    assert real is not None
+    wrappers = tmp_path / "wrappers"
+    wrappers.mkdir()
+    wrapper = wrappers / "sbatch"
+    wrapper.write_text(SBATCH_THEN_KILL.format(real=shlex.quote(real)))
+    wrapper.chmod(0o755)
+    spec = write_spec(workdir, env={"STUB_SLEEP": "600"})
+    opts = [f"-o{key}={value}" for key, value in {**BASE_OPTIONS, "ray": "false"}.items()]
+    env = dict(os.environ, PATH=f"{wrappers}{os.pathsep}{os.environ['PATH']}")
+    proc = subprocess.run(
+        [sys.executable, "-c", CLI_WITH_STUB, str(REPO), "launch", "--framework", "verl", str(spec),
+         "--launcher", "slurm", *opts],
+        capture_output=True, text=True, timeout=300, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+    assert proc.returncode == -9, (proc.returncode, proc.stdout, proc.stderr)
+    (run,) = RunStore().list()
+    assert run.handle is None  # killed before it saved the job id
+    return run.id
+
+
+@pytest.mark.engine
+def test_find_reaches_a_job_whose_submitter_was_killed_after_sbatch(
+    slurm_env: dict[str, str],
+    engine_registry: Registry,
+    workdir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run_id = _launch_killed_after_sbatch(workdir, tmp_path, monkeypatch)
+    try:
+        run = RunStore().get(run_id)
+        launcher = SlurmLauncher()
+        intent = launcher.intent(run.artifacts, run_id)
+        assert intent["job_name"] == run_id
+        (job_id, _) = _squeue_active(run_id)
+        handle = launcher.find(intent, run.dir)
+        assert handle == {
+            "job_id": job_id,
+            "script": str(run.dir.absolute() / SCRIPT),
+            "output": str(run.dir.absolute() / f"slurm-{job_id}.out"),
+        }
+        assert launcher.status(handle, run.dir).state in ("PENDING", "RUNNING")
+        stopped = launcher.stop(handle, run.dir)
+        assert stopped.state == "STOPPED", stopped
+        assert _squeue_active(run_id) == []
+        # Still found after it ended (squeue --states=all, then its output file), and nothing for another name.
+        assert launcher.find(intent, run.dir) == handle
+        assert launcher.find({"job_name": f"{run_id}-never", "run_id": run_id}, tmp_path) is None
+    finally:
+        subprocess.run(["scancel", f"--name={run_id}"], capture_output=True, timeout=60)
+
+
+@pytest.mark.engine
+def test_find_takes_the_newest_of_several_jobs_of_one_name_and_says_so(
+    slurm_env: dict[str, str], engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    native = _native(engine_registry, workdir, env={"STUB_SLEEP": "600"})
+    launcher = SlurmLauncher()
+    name = f"twice-{os.getpid()}-{_free_port()}"
+    artifacts = _render(native, ray=False, job_name=name)
+    try:
+        first = launcher.submit(artifacts, tmp_path / "first")
+        second = launcher.submit(artifacts, tmp_path / "second")
+        found = launcher.find(launcher.intent(artifacts, "slurm-test"), tmp_path / "second")
+        assert found is not None and found["job_id"] == second["job_id"]
+        assert found["warnings"] == [
+            f"2 Slurm jobs are named {name}: took the newest, {second['job_id']} (the others: {first['job_id']})"
+        ]
+    finally:
+        subprocess.run(["scancel", f"--name={name}"], capture_output=True, timeout=60)
+
+
+@pytest.mark.engine
+def test_cli_status_and_stop_reach_a_job_whose_submitter_was_killed_after_sbatch(
+    slurm_env: dict[str, str],
+    engine_registry: Registry,
+    workdir: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """End to end (needs the runner's part: the intent recorded before sbatch, find() for a run without a job
+    id): `rladapt status` reports the job, `rladapt stop` cancels it."""
+    run_id = _launch_killed_after_sbatch(workdir, tmp_path, monkeypatch)
+
+    def rladapt(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "rladapt.cli", *args],
+            capture_output=True, text=True, timeout=120, cwd=workdir, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    try:
+        status = rladapt("status", run_id)
+        assert status.returncode == 0, status.stderr
+        assert "PENDING" in status.stdout or "RUNNING" in status.stdout, status.stdout
+        stopped = rladapt("stop", run_id)
+        assert stopped.returncode == 0 and "STOPPED" in stopped.stdout, (stopped.stdout, stopped.stderr)
+        assert _squeue_active(run_id) == []
+    finally:
+        subprocess.run(["scancel", f"--name={run_id}"], capture_output=True, timeout=60)

@@ -32,8 +32,9 @@ import yaml
 
 from rladapt.plugins import TERMINAL_STATES, Artifacts, Launcher, NativeLaunch, RunState, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError
+from rladapt.runs import write_atomic
 
-from .cluster import API_TIMEOUT, Cluster, log_lines, map_status, newest_pod
+from .cluster import API_TIMEOUT, Cluster, kubeconfig_path, log_lines, map_status, newest_pod
 from .manifest import (
     CONFIGMAP_FILE,
     GROUP,
@@ -42,6 +43,7 @@ from .manifest import (
     MANAGED_BY_LABEL,
     PLURAL,
     RAYJOB_FILE,
+    RUN_ID_LABEL,
     SIDECAR_SUBMITTER,
     VERSION,
     Renderer,
@@ -110,15 +112,17 @@ class KubernetesLauncher(Launcher):
         configmap_uid = None
         if configmap is not None:
             configmap["metadata"]["namespace"] = namespace
-            created_cm = cluster.call(
+            created_cm: Any = cluster.call(
                 f"creating ConfigMap {namespace}/{configmap['metadata']['name']}",
                 core.create_namespaced_config_map,
                 namespace,
                 configmap,
+                kind="ConfigMap",
+                name=configmap["metadata"]["name"],
             )
             configmap_uid = getattr(getattr(created_cm, "metadata", None), "uid", None)
         try:
-            created = cluster.call(
+            created: Any = cluster.call(
                 f"creating RayJob {namespace}/{name}",
                 custom.create_namespaced_custom_object,
                 GROUP,
@@ -126,6 +130,8 @@ class KubernetesLauncher(Launcher):
                 namespace,
                 PLURAL,
                 rayjob,
+                kind=KIND,
+                name=name,
             )
         except LaunchError:
             if configmap is not None:  # leave nothing behind of a refused submission
@@ -138,7 +144,7 @@ class KubernetesLauncher(Launcher):
                         missing_ok=True,
                     )
             raise
-        uid = ((created or {}).get("metadata") or {}).get("uid")
+        uid = created["metadata"]["uid"]  # checked by Cluster.call: a RayJob of this name, with a uid
         handle: dict[str, Any] = {
             "namespace": namespace,
             "name": name,
@@ -166,9 +172,59 @@ class KubernetesLauncher(Launcher):
                     cm_name,
                     namespace,
                     owner,
+                    kind="ConfigMap",
+                    name=cm_name,
                 )
             except LaunchError as exc:
                 handle["warnings"] = [f"{exc.message}; stop will delete the ConfigMap itself"]
+        return handle
+
+    def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
+        request = artifacts.request
+        intent: dict[str, Any] = {
+            "namespace": request.get("namespace"),  # None: the context's, resolved as submit resolves it
+            "name": request["name"],
+            "run_id": run_id,
+            "context": request.get("context"),
+            "kubeconfig": kubeconfig_path(request.get("kubeconfig")),
+            "submissionMode": request.get("submissionMode"),
+        }
+        if CONFIGMAP_FILE in artifacts.files:
+            intent["configmap"] = yaml.safe_load(artifacts.files[CONFIGMAP_FILE])["metadata"]["name"]
+        return intent
+
+    def find(self, intent: dict[str, Any], run_dir: Path) -> dict[str, Any] | None:
+        cluster = Cluster.connect(intent.get("kubeconfig"), intent.get("context"))
+        namespace = intent.get("namespace") or cluster.namespace
+        name = str(intent["name"])
+        handle: dict[str, Any] = {
+            "namespace": namespace,
+            "name": name,
+            "uid": None,
+            "context": cluster.context,
+            "kubeconfig": cluster.kubeconfig,
+            "submissionMode": intent.get("submissionMode") or "K8sJobMode",
+        }
+        obj = self._get(cluster, handle)
+        if obj is None:
+            return None  # never created: the submission died before the API server accepted the RayJob
+        labels = obj["metadata"].get("labels") or {}
+        if intent.get("run_id") and labels.get(RUN_ID_LABEL) not in (None, intent["run_id"]):
+            return None  # a RayJob of that name, but another run's
+        handle["uid"] = obj["metadata"]["uid"]
+        cm_name = intent.get("configmap")
+        if cm_name:
+            configmap: Any = cluster.call(
+                f"reading ConfigMap {namespace}/{cm_name}",
+                cluster.core().read_namespaced_config_map,
+                cm_name,
+                namespace,
+                missing_ok=True,
+                kind="ConfigMap",
+                name=cm_name,
+            )
+            if configmap is not None:
+                handle["configmap"] = {"name": cm_name, "uid": configmap.metadata.uid}
         return handle
 
     def _connect(self, handle: dict[str, Any]) -> Cluster:
@@ -185,6 +241,8 @@ class KubernetesLauncher(Launcher):
             PLURAL,
             name,
             missing_ok=True,
+            kind=KIND,
+            name=name,
         )
         if obj is None:
             return None
@@ -301,6 +359,7 @@ class KubernetesLauncher(Launcher):
                 core.list_namespaced_pod,
                 ns,
                 label_selector=f"job-name={name}",
+                kind="PodList",
             )
             newest = newest_pod(pods)
             if newest is not None or not head_ok:
@@ -314,6 +373,7 @@ class KubernetesLauncher(Launcher):
             core.list_namespaced_pod,
             ns,
             label_selector=f"ray.io/cluster={cluster_name},ray.io/node-type=head",
+            kind="PodList",
         )
         head = newest_pod(pods)
         return head, (SIDECAR_SUBMITTER if mode == "SidecarMode" else HEAD_CONTAINER)
@@ -323,7 +383,7 @@ def _remember(run_dir: Path, status: RunStatus) -> None:
     """Keep the final state in the run directory: the RayJob that holds it may be deleted later."""
     if run_dir.is_dir():
         data = {"state": status.state, "message": status.message}
-        (run_dir / FINAL_STATUS_FILE).write_text(json.dumps(data), encoding="utf-8")
+        write_atomic(run_dir / FINAL_STATUS_FILE, json.dumps(data))
 
 
 def _recalled(run_dir: Path) -> RunStatus | None:

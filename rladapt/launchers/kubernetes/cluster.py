@@ -1,5 +1,12 @@
 """The ``kubernetes`` launcher's side of the API server: a client per kubeconfig context, and what a RayJob's
-status and a pod's log mean to a run."""
+status and a pod's log mean to a run.
+
+Every answer the launcher relies on is checked here, in ``Cluster.call``, before anything reads it: the object
+created or read is of the kind and apiVersion asked for, with the name asked for and a uid, and a RayJob's
+``status`` has the shape KubeRay gives it. A server that is no Kubernetes API server (a proxy or catch-all web
+server that answers ``200 {}`` to everything) is then a LaunchError naming it, not a run "submitted" with no
+uid whose ``status``, ``stop`` and ``logs`` crash.
+"""
 
 from __future__ import annotations
 
@@ -15,7 +22,13 @@ from rladapt.primitives.errors import LaunchError
 
 from .manifest import kubernetes_module
 
+#: (connect, read) seconds of every API request; the kubernetes client passes it to urllib3 as its timeout.
 API_TIMEOUT = (10.0, 60.0)
+#: The apiVersion of each kind the launcher creates, reads or lists.
+API_VERSIONS = {"RayJob": "ray.io/v1", "ConfigMap": "v1", "PodList": "v1"}
+#: Fields of a RayJob's ``.status`` that ``map_status`` and ``logs`` read: strings when present (KubeRay's
+#: ``RayJobStatus``, ray-operator/apis/ray/v1/rayjob_types.go).
+_STATUS_STRINGS = ("jobStatus", "jobDeploymentStatus", "reason", "message", "rayClusterName")
 
 T = TypeVar("T")
 
@@ -33,8 +46,7 @@ class Cluster:
     @classmethod
     def connect(cls, kubeconfig: str | None, context: str | None) -> Cluster:
         config = kubernetes_module().config
-        # The client's default path is read once, when it is imported; resolve it here instead.
-        path = kubeconfig or os.environ.get("KUBECONFIG") or str(Path("~/.kube/config").expanduser())
+        path = kubeconfig_path(kubeconfig)
         first = path.split(os.pathsep)[0]
         if not Path(first).expanduser().is_file():
             raise LaunchError(
@@ -62,15 +74,27 @@ class Cluster:
         return cls(api, api.configuration.host, chosen.get("name"), path, namespace)
 
     def call(
-        self, what: str, func: Callable[..., T], *args: Any, missing_ok: bool = False, **kwargs: Any
+        self,
+        what: str,
+        func: Callable[..., T],
+        *args: Any,
+        missing_ok: bool = False,
+        kind: str | None = None,
+        name: str | None = None,
+        **kwargs: Any,
     ) -> T | None:
+        """``func(*args, **kwargs)`` with a timeout; every failure is a LaunchError saying ``what`` failed.
+
+        With ``kind``, the answer must be an object of that kind (and ``name``, when given) or a list of that
+        kind: anything else is a LaunchError naming the server. ``missing_ok`` turns a 404 into None.
+        """
         from urllib3.exceptions import HTTPError
 
         api_exception = kubernetes_module().client.exceptions.ApiException
 
         kwargs.setdefault("_request_timeout", API_TIMEOUT)
         try:
-            return func(*args, **kwargs)
+            answer = func(*args, **kwargs)
         except api_exception as exc:
             if missing_ok and exc.status == 404:
                 return None
@@ -80,12 +104,75 @@ class Cluster:
                 f"{what}: cannot reach the Kubernetes API server at {self.host} "
                 f"(context {self.context}): {exc}"
             ) from None
+        except (ValueError, TypeError) as exc:  # the client's models refuse an answer missing required fields
+            raise self._foreign(what, f"its answer does not fit the Kubernetes API ({exc})") from None
+        if kind is not None:
+            problem = _answer_problem(self._plain(answer), kind, name)
+            if problem is not None:
+                raise self._foreign(what, problem)
+        return answer
+
+    def _plain(self, answer: Any) -> Any:
+        """The answer as JSON data: custom objects already are; the typed client's models are converted."""
+        if isinstance(answer, (dict, list, str, int, float, bool)) or answer is None:
+            return answer
+        return self.api.sanitize_for_serialization(answer)
+
+    def _foreign(self, what: str, problem: str) -> LaunchError:
+        return LaunchError(
+            f"{what}: the server at {self.host} (context {self.context}) does not answer like a Kubernetes "
+            f"API server with KubeRay: {problem}; check the kubeconfig's server address"
+        )
 
     def custom(self) -> Any:
         return kubernetes_module().client.CustomObjectsApi(self.api)
 
     def core(self) -> Any:
         return kubernetes_module().client.CoreV1Api(self.api)
+
+
+def kubeconfig_path(kubeconfig: str | None) -> str:
+    """The kubeconfig path list to use, each path absolute: ``status`` and ``stop`` may run from elsewhere.
+
+    The option, else ``$KUBECONFIG``, else ``~/.kube/config`` (the client reads its own default once, when it
+    is imported, so it is resolved here instead).
+    """
+    raw = kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+    return os.pathsep.join(str(Path(part).expanduser().absolute()) for part in raw.split(os.pathsep) if part)
+
+
+def _answer_problem(data: Any, kind: str, name: str | None) -> str | None:
+    """What is wrong with ``data`` as the API server's answer with an object (or list) of ``kind``; None if fine."""
+    if data is None or data == {}:
+        return f"expected a {kind} object, found an empty answer"
+    if not isinstance(data, dict):
+        return f"expected a {kind} object, found {type(data).__name__}"
+    found_kind, found_version = data.get("kind"), data.get("apiVersion")
+    if found_kind != kind or found_version != API_VERSIONS[kind]:
+        return (
+            f"expected kind {kind} of apiVersion {API_VERSIONS[kind]}, found kind {found_kind!r} of apiVersion "
+            f"{found_version!r}"
+        )
+    if kind.endswith("List"):
+        return None if isinstance(data.get("items"), list) else "the list has no items"
+    metadata = data.get("metadata")
+    if not isinstance(metadata, dict):
+        return f"the {kind} has no metadata"
+    uid = metadata.get("uid")
+    if not isinstance(uid, str) or not uid:
+        return f"the {kind} has no metadata.uid"
+    if name is not None and metadata.get("name") != name:
+        return f"expected the {kind} {name!r}, found metadata.name {metadata.get('name')!r}"
+    status = data.get("status")
+    if kind == "RayJob" and status is not None:
+        if not isinstance(status, dict):
+            return f"the RayJob's status is {type(status).__name__}, not an object"
+        wrong = [
+            key for key in _STATUS_STRINGS if status.get(key) is not None and not isinstance(status[key], str)
+        ]
+        if wrong:
+            return "the RayJob's status." + ", status.".join(wrong) + " must be strings"
+    return None
 
 
 def _api_message(exc: Any) -> str:

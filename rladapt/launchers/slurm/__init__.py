@@ -14,21 +14,27 @@ trap records that code next to the output file, so a run's result survives slurm
 ``$SLURM_SUBMIT_DIR``, before the working directory), so the output file lands in the run directory, which
 must therefore be on a filesystem the nodes share. ``status`` reads ``scontrol show job -o``; ``stop`` is
 ``scancel``.
+
+The job is named after the run id (``--job-name``), known before ``sbatch`` runs: ``intent`` records that name,
+and ``find`` looks it up (``squeue --name``, then ``sacct --name``, then the job's own output file in the run
+directory) when the submitter died before it saved the job id.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from rladapt.files import write_text
 from rladapt.launchers._common import complete_lines, nothing_to_stop, script_secret_plan, unreadable_secrets
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError
 from rladapt.runs import write_atomic
 
-from .scheduler import job_id_of, sbatch, scancel, show_job, status_from_scontrol
+from .scheduler import job_id_of, jobs_named, sbatch, scancel, show_job, status_from_scontrol
 from .script import (
     EXIT_SUFFIX,
     OPTIONS,
@@ -50,6 +56,15 @@ __all__ = [
 
 STOP_FILE = "stop_requested"
 STOP_WAIT = 60.0
+#: The files a started job leaves in its run directory, named after its job id.
+_JOB_FILE = re.compile(r"slurm-(\d+(?:_\d+)?)(?:\.out|" + re.escape(EXIT_SUFFIX) + r")")
+
+
+def _listing(run_dir: Path) -> list[str]:
+    try:
+        return [entry.name for entry in run_dir.iterdir()]
+    except OSError:
+        return []
 
 
 def _read_exit_code(path: Path) -> int | None:
@@ -93,8 +108,9 @@ class SlurmLauncher(Launcher):
             raise LaunchError(f"no source of these secrets can be read in this shell: {', '.join(unset)}")
         run_dir = run_dir.absolute()
         run_dir.mkdir(parents=True, exist_ok=True)
-        script = run_dir / SCRIPT
-        script.write_text(artifacts.files[SCRIPT], encoding="utf-8")
+        script = write_text(
+            run_dir / SCRIPT, artifacts.files[SCRIPT], what="sbatch script", make_parents=True
+        )
         script.chmod(0o755)
         (run_dir / STOP_FILE).unlink(missing_ok=True)
         # From the current directory: the job returns to it ($SLURM_SUBMIT_DIR) before its working directory.
@@ -106,6 +122,34 @@ class SlurmLauncher(Launcher):
         }
         if cluster:
             handle["cluster"] = cluster
+        return handle
+
+    def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
+        return {"job_name": str(artifacts.request.get("job_name") or run_id), "run_id": run_id}
+
+    def find(self, intent: dict[str, Any], run_dir: Path) -> dict[str, Any] | None:
+        name = str(intent["job_name"])
+        found = jobs_named(name)
+        if not found:
+            # Forgotten by slurmctld (MinJobAge) and no accounting: a job that started wrote its output here.
+            found = sorted(
+                {m.group(1) for f in _listing(run_dir) if (m := _JOB_FILE.fullmatch(f))},
+                key=lambda job_id: int(job_id.split("_")[0]),
+            )
+        if not found:
+            return None
+        run_dir = run_dir.absolute()
+        job_id = found[-1]
+        handle: dict[str, Any] = {
+            "job_id": job_id,
+            "script": str(run_dir / SCRIPT),
+            "output": str(run_dir / OUTPUT_PATTERN.replace("%j", job_id)),
+        }
+        if len(found) > 1:
+            handle["warnings"] = [
+                f"{len(found)} Slurm jobs are named {name}: took the newest, {job_id} (the others: "
+                f"{', '.join(found[:-1])})"
+            ]
         return handle
 
     def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:

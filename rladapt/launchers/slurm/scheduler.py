@@ -124,6 +124,46 @@ def show_job(job_id: str) -> RunStatus | None:
     return None
 
 
+def jobs_named(name: str) -> list[str]:
+    """Ids of this user's Slurm jobs named ``name``, oldest first: those slurmctld still knows (``squeue``),
+    else those accounting recorded (``sacct``, when the cluster keeps accounting).
+
+    ``squeue --states=all`` lists finished jobs too until MinJobAge; sacct answers for older ones. A cluster
+    without accounting (``sacct``: "Slurm accounting storage is disabled") gives what squeue knows.
+    """
+    proc = _run(
+        ["squeue", "--me", "--states=all", "--noheader", f"--name={name}", "--format=%i|%V"], "squeue"
+    )
+    if proc.returncode != 0:
+        message = _slurm_message(proc)
+        if _unreachable(message):
+            raise LaunchError(f"the Slurm controller is unreachable: {message}")
+        raise LaunchError(f"squeue cannot list the Slurm jobs named {name}: {message}")
+    found = _id_and_time(proc.stdout)
+    if not found and shutil.which("sacct") is not None:
+        # sacct's default window starts at midnight: ask from the beginning.
+        proc = _run(
+            ["sacct", "--noheader", "--parsable2", "--allocations", f"--name={name}",
+             "--format=JobID,Submit", "--starttime=1970-01-02"],
+            "sacct",
+        )  # fmt: skip
+        if proc.returncode == 0:
+            found = _id_and_time(proc.stdout)
+        elif _unreachable(_slurm_message(proc)):
+            raise LaunchError(f"the Slurm controller is unreachable: {_slurm_message(proc)}")
+    return [job_id for _, job_id in sorted((when, job_id) for job_id, when in found.items())]
+
+
+def _id_and_time(text: str) -> dict[str, tuple[str, int]]:
+    """``JOBID|SUBMIT`` lines as {job id: (submit time, number)}: ISO times and job ids sort by age."""
+    found: dict[str, tuple[str, int]] = {}
+    for line in text.splitlines():
+        job_id, _, when = line.strip().partition("|")
+        if JOB_ID.fullmatch(job_id):
+            found[job_id] = (when, int(job_id.split("_")[0]))
+    return found
+
+
 def scancel(job_id: str) -> None:
     """Cancel the job; one that is already completing is not an error."""
     proc = _run(["scancel", job_id], "scancel")

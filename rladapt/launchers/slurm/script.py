@@ -316,6 +316,17 @@ _RAY_NODES = r"""rladapt_ray_nodes() {
 }"""
 
 
+#: srun arguments of every step that starts a Ray node. ``--overlap``: a Ray node is a long-lived step that
+#: shares its node with the driver, and Ray divides the node among its own workers. Without it the Ray head's
+#: step holds the job's memory on the node, and on Slurm 22.05.8 a driver step (-o driver_srun=true) is then
+#: refused even with --overlap of its own ("Unable to create step for job N: Memory required by task is not
+#: available") when the job's memory comes per CPU (DefMemPerCPU, no `mem` option), although srun(1) of that
+#: version says --overlap "allows steps to share all resources (CPUs, memory, and GRES) with all other steps
+#: ... even those that did not specify --overlap". With --overlap on both steps the driver step starts
+#: (tested on the real single-node Slurm: test_driver_as_an_srun_step_next_to_the_jobs_ray_cluster).
+_RAY_STEP = ("--overlap", "--nodes=1", "--ntasks=1")
+
+
 def _ray_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
     start = _ray_start_args(opts)
     port = opts.ray_port
@@ -342,13 +353,13 @@ def _ray_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
         'rladapt_ray_tmp="/tmp/ray-$SLURM_JOB_ID"',
         f"rladapt_ray_cpus={cpus}",
         'echo "rladapt: starting the Ray head on $rladapt_head ($RAY_ADDRESS), $SLURM_JOB_NUM_NODES node(s)"',
-        f'{_srun(opts, "--nodes=1", "--ntasks=1")} -w "$rladapt_head" \\',
+        f'{_srun(opts, *_RAY_STEP)} -w "$rladapt_head" \\',
         '  ray start --head --block --node-ip-address="$rladapt_head_ip" --num-cpus="$rladapt_ray_cpus" \\',
         f'  --temp-dir="$rladapt_ray_tmp" {shlex.join(head_args)} {start} &',
         "rladapt_ray_pids+=($!)",
         'for rladapt_node in "${rladapt_nodes[@]}"; do',
         '  [[ $rladapt_node == "$rladapt_head" ]] && continue',
-        f'  {_srun(opts, "--nodes=1", "--ntasks=1")} -w "$rladapt_node" \\',
+        f'  {_srun(opts, *_RAY_STEP)} -w "$rladapt_node" \\',
         '    ray start --address="$RAY_ADDRESS" --block --num-cpus="$rladapt_ray_cpus" \\',
         f'    --temp-dir="$rladapt_ray_tmp" {start} &',
         "  rladapt_ray_pids+=($!)",
