@@ -28,7 +28,8 @@ def register(cli: click.Group) -> None:
 )
 def pin(framework: str, output: Path | None) -> None:
     """Write a pip constraints file pinning FRAMEWORK==VERSION and what the matrix tested it with."""
-    from rladapt.compat.pin import pin_text, write_atomic
+    from rladapt.compat.pin import pin_text
+    from rladapt.files import write_text
     from rladapt.pipeline import parse_framework
     from rladapt.plugins._manager import get_registry
 
@@ -41,7 +42,7 @@ def pin(framework: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
     else:
-        write_atomic(output, text)
+        write_text(output, text, what="pin file")
         click.echo(f"wrote {output}: {name}=={version.version}", err=True)
 
 

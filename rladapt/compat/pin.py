@@ -8,9 +8,7 @@ The file is plain pip syntax (``pip install -c rladapt-pin.txt ...``) with one h
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -55,18 +53,6 @@ def pin_text(adapter: FrameworkAdapter, version: FrameworkVersion) -> str:
         )
     lines.extend(_requirement(name, value) for name, value in sorted(version.tested_with.items()))
     return "\n".join(lines) + "\n"
-
-
-def write_atomic(path: Path, text: str) -> None:
-    folder = path.resolve().parent
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def read_pin(path: Path) -> Pin:
