@@ -46,6 +46,8 @@ def _options_report(launcher: Any) -> dict[str, dict[str, Any]]:
             entry["choices"] = list(option.choices)
         if option.required:
             entry["required"] = True
+        if option.path:
+            entry["path"] = True
         out[name] = entry
     return out
 

@@ -164,7 +164,7 @@ class Option:
                 return None
         try:  # a plugin's own type: its constructor parses the text
             return self.type(value)
-        except (TypeError, ValueError):
+        except Exception:  # whatever it raises (Decimal: InvalidOperation) means the text is not a good value
             return None
 
     def _valid(self, value: Any) -> bool:
