@@ -22,7 +22,8 @@ IMAGE = "ghcr.io/example/rl:2025.1"
 def test_relative_kubeconfig_is_recorded_absolute_and_status_works_elsewhere_fake_apiserver(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    if "verl" not in load_registry(builtins={"verl": "rladapt.adapters.verl"}, use_entry_points=False).frameworks:
+    registry = load_registry(builtins={"verl": "rladapt.adapters.verl"}, use_entry_points=False)
+    if "verl" not in registry.frameworks:
         pytest.skip("the built-in verl adapter is not importable here")
     # Only the file named on the command line may be found: no $KUBECONFIG, no ~/.kube/config to fall back on.
     monkeypatch.delenv("KUBECONFIG", raising=False)
