@@ -43,7 +43,7 @@ def pin(framework: str, output: Path | None) -> None:
         click.echo(text, nl=False)
     else:
         write_text(output, text, what="pin file")
-        click.echo(f"wrote {output}: {name}=={version.version}", err=True)
+        click.echo(f"wrote {str(output)!r}: {name}=={version.version}", err=True)
 
 
 @click.command()
@@ -71,7 +71,9 @@ def check(pin_file: Path, specs: tuple[str, ...], check_env: bool) -> None:
     try:
         version = adapter.resolve_version(pinned.version)
     except UsageError as exc:
-        raise UsageError(f"{pin_file} pins {pinned.framework}=={pinned.version}: {exc.message}") from None
+        raise UsageError(
+            f"{str(pin_file)!r} pins {pinned.framework}=={pinned.version}: {exc.message}"
+        ) from None
     if version.status != "supported":
         click.echo(
             f"warning: {pinned.framework} {version.version} is {version.status}: plan the move", err=True
@@ -82,10 +84,10 @@ def check(pin_file: Path, specs: tuple[str, ...], check_env: bool) -> None:
             render_spec(spec, (), f"{pinned.framework}=={version.version}", registry)
         except SpecError as exc:
             failed_specs += 1
-            click.echo(f"FAIL {spec}: " + "\n".join(exc.message.splitlines()[1:]).strip(), err=True)
+            click.echo(f"FAIL {spec!r}: " + "\n".join(exc.message.splitlines()[1:]).strip(), err=True)
         except RladaptError as exc:
             failed_specs += 1
-            click.echo(f"FAIL {spec}: {exc.message}", err=True)
+            click.echo(f"FAIL {spec!r}: {exc.message}", err=True)
         else:
             click.echo(f"ok   {spec}: renders on {pinned.framework} {version.version}")
     env_problems = environment_problems(pinned) if check_env else []

@@ -72,10 +72,10 @@ def read_pin(path: Path) -> Pin:
         try:
             requirements.append(Requirement(line.split(" #", 1)[0].strip()))
         except InvalidRequirement as exc:
-            raise UsageError(f"{path}:{number}: not a requirement: {line!r} ({exc})") from None
+            raise UsageError(f"{str(path)!r} line {number}: not a requirement: {line!r} ({exc})") from None
     if header is None:
         raise UsageError(
-            f"{path}: no '# rladapt-pin: framework=NAME version=X' line; write one with `rladapt pin`"
+            f"{str(path)!r}: no '# rladapt-pin: framework=NAME version=X' line; write one with `rladapt pin`"
         )
     return Pin(header["framework"], header["version"], tuple(requirements))
 
