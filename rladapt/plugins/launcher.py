@@ -40,8 +40,9 @@ def stop_requested(run_dir: Path) -> bool:
     return (run_dir / STOP_REQUEST_FILE).exists()
 
 
-#: The values an option of ``-o KEY=VALUE`` (a string) or of ``spec.launcher.<name>`` (YAML) turns into.
-OptionType = type[str] | type[int] | type[float] | type[bool]
+#: The values an option of ``-o KEY=VALUE`` (a string) or of ``spec.launcher.<name>`` (YAML) turns into: str,
+#: int, float, bool, or a plugin's own type, whose constructor parses the value (``Option._convert``).
+OptionType = type[Any]
 _TYPE_NAMES: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
 _TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
 

@@ -8,14 +8,16 @@ for what no built-in launcher does, so that ``render --format json`` can be show
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from functools import lru_cache
+from pathlib import Path
 from typing import Any, ClassVar
 
-from rladapt.launchers.local import LocalLauncher
-from rladapt.plugins import Artifacts, Launcher, NativeLaunch, hookimpl
+from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.plugins.launcher import Option
 
 
-class OverflowLauncher(LocalLauncher):
+class OverflowLauncher(Launcher):
     PLUGIN_NAME = "overflow"
     OPTIONS: ClassVar[tuple[Option, ...]] = (
         Option("bytes_per_gpu", float, "memory per GPU", default=1e308, minimum=0),
@@ -25,6 +27,19 @@ class OverflowLauncher(LocalLauncher):
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
         opts = self.merge_options(native, options)
         return Artifacts(self.PLUGIN_NAME, request={"memory": opts["bytes_per_gpu"] * opts["gpus"]})
+
+    # Only render is exercised: the refusal happens before anything would be submitted.
+    def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
+        raise NotImplementedError("the overflow launcher only renders")
+
+    def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        raise NotImplementedError("the overflow launcher only renders")
+
+    def logs(self, handle: dict[str, Any], run_dir: Path, follow: bool = False) -> Iterator[str]:
+        raise NotImplementedError("the overflow launcher only renders")
+
+    def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        raise NotImplementedError("the overflow launcher only renders")
 
 
 class OverflowPlugin:
@@ -38,7 +53,8 @@ def main() -> None:
     from rladapt.plugins import _manager
 
     registry = _manager.load_registry(extra=[("overflow", OverflowPlugin())])
-    _manager.get_registry = lambda: registry  # the verbs look the registry up through this module
+    # the verbs look the registry up through this module's cached get_registry
+    _manager.get_registry = lru_cache(maxsize=1)(lambda: registry)
     cli_main()
 
 
