@@ -24,7 +24,7 @@ def register(cli: click.Group) -> None:
     "-o",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the constraints file here (atomically) instead of stdout.",
+    help="Write the constraints file here (atomically; only a regular file is replaced) instead of stdout.",
 )
 def pin(framework: str, output: Path | None) -> None:
     """Write a pip constraints file pinning FRAMEWORK==VERSION and what the matrix tested it with."""

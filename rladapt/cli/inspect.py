@@ -23,7 +23,7 @@ def register(cli: click.Group) -> None:
     "write",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Write the report to this file (atomically) instead of stdout.",
+    help="Write the report to this file (atomically; only a regular file is replaced) instead of stdout.",
 )
 def matrix(frameworks: tuple[str, ...], write: str | None) -> None:
     """Print the compatibility matrix report (Markdown): versions x capabilities, pins and patches."""
