@@ -24,11 +24,12 @@ def register(cli: click.Group) -> None:
     "-o",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Write the constraints file here (atomically) instead of stdout.",
+    help="Write the constraints file here (atomically; only a regular file is replaced) instead of stdout.",
 )
 def pin(framework: str, output: Path | None) -> None:
     """Write a pip constraints file pinning FRAMEWORK==VERSION and what the matrix tested it with."""
-    from rladapt.compat.pin import pin_text, write_atomic
+    from rladapt.compat.pin import pin_text
+    from rladapt.files import write_text
     from rladapt.pipeline import parse_framework
     from rladapt.plugins._manager import get_registry
 
@@ -41,8 +42,8 @@ def pin(framework: str, output: Path | None) -> None:
     if output is None:
         click.echo(text, nl=False)
     else:
-        write_atomic(output, text)
-        click.echo(f"wrote {output}: {name}=={version.version}", err=True)
+        write_text(output, text, what="pin file")
+        click.echo(f"wrote {str(output)!r}: {name}=={version.version}", err=True)
 
 
 @click.command()
@@ -70,7 +71,9 @@ def check(pin_file: Path, specs: tuple[str, ...], check_env: bool) -> None:
     try:
         version = adapter.resolve_version(pinned.version)
     except UsageError as exc:
-        raise UsageError(f"{pin_file} pins {pinned.framework}=={pinned.version}: {exc.message}") from None
+        raise UsageError(
+            f"{str(pin_file)!r} pins {pinned.framework}=={pinned.version}: {exc.message}"
+        ) from None
     if version.status != "supported":
         click.echo(
             f"warning: {pinned.framework} {version.version} is {version.status}: plan the move", err=True
@@ -81,10 +84,10 @@ def check(pin_file: Path, specs: tuple[str, ...], check_env: bool) -> None:
             render_spec(spec, (), f"{pinned.framework}=={version.version}", registry)
         except SpecError as exc:
             failed_specs += 1
-            click.echo(f"FAIL {spec}: " + "\n".join(exc.message.splitlines()[1:]).strip(), err=True)
+            click.echo(f"FAIL {spec!r}: " + "\n".join(exc.message.splitlines()[1:]).strip(), err=True)
         except RladaptError as exc:
             failed_specs += 1
-            click.echo(f"FAIL {spec}: {exc.message}", err=True)
+            click.echo(f"FAIL {spec!r}: {exc.message}", err=True)
         else:
             click.echo(f"ok   {spec}: renders on {pinned.framework} {version.version}")
     env_problems = environment_problems(pinned) if check_env else []

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
+
+from rladapt.files import write_text
+
+from .output import dump_json
 
 
 def register(cli: click.Group) -> None:
@@ -20,13 +23,10 @@ def register(cli: click.Group) -> None:
     "write",
     type=click.Path(dir_okay=False),
     default=None,
-    help="Write the report to this file (atomically) instead of stdout.",
+    help="Write the report to this file (atomically; only a regular file is replaced) instead of stdout.",
 )
 def matrix(frameworks: tuple[str, ...], write: str | None) -> None:
     """Print the compatibility matrix report (Markdown): versions x capabilities, pins and patches."""
-    import os
-    import tempfile
-
     from rladapt.compat.report import markdown_report
     from rladapt.plugins._manager import get_registry
 
@@ -34,11 +34,7 @@ def matrix(frameworks: tuple[str, ...], write: str | None) -> None:
     if write is None:
         click.echo(text, nl=False)
         return
-    folder = os.path.dirname(os.path.abspath(write))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".matrix-", suffix=".md")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(text)
-    os.replace(tmp, write)
+    write_text(write, text, what="matrix report")
 
 
 def _options_report(launcher: Any) -> dict[str, dict[str, Any]]:
@@ -50,6 +46,8 @@ def _options_report(launcher: Any) -> dict[str, dict[str, Any]]:
             entry["choices"] = list(option.choices)
         if option.required:
             entry["required"] = True
+        if option.path:
+            entry["path"] = True
         out[name] = entry
     return out
 
@@ -116,7 +114,7 @@ def plugins(fmt: str, capabilities: bool) -> None:
     """List frameworks (versions, capabilities), launchers, patches, and broken or blocked plugins."""
     report = plugins_report()
     if fmt == "json":
-        click.echo(json.dumps(report, indent=2))
+        click.echo(dump_json(report, what="the plugins report"))
         return
     from rich.console import Console
     from rich.table import Table

@@ -7,6 +7,7 @@ import shlex
 import click
 
 from .options import framework_option, launcher_options, parse_launcher_opts, render_spec, spec_argument
+from .output import dump_json
 
 
 def register(cli: click.Group) -> None:
@@ -96,24 +97,18 @@ def render(
         plugin = registry.launcher(launcher)
         artifacts = plugin.render(native, plugin.merge_options(native, parse_launcher_opts(launcher_opts)))
         if fmt == "json":
-            import json
-
-            click.echo(
-                json.dumps(
-                    {
-                        "native": native.to_dict(),
-                        "launcher": artifacts.launcher,
-                        "files": artifacts.files,
-                        "request": artifacts.request,
-                    },
-                    indent=2,
-                )
-            )
+            document = {
+                "native": native.to_dict(),
+                "launcher": artifacts.launcher,
+                "files": artifacts.files,
+                "request": artifacts.request,
+            }
+            click.echo(dump_json(document, what="the render"))
         else:
             click.echo(artifacts.describe(), nl=False)
         return
     if fmt == "json":
-        click.echo(native.to_json())
+        click.echo(dump_json(native.to_dict(), what="the render"))
         return
     click.echo(format_native_text(native))
 

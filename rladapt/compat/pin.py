@@ -8,9 +8,7 @@ The file is plain pip syntax (``pip install -c rladapt-pin.txt ...``) with one h
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -57,18 +55,6 @@ def pin_text(adapter: FrameworkAdapter, version: FrameworkVersion) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_atomic(path: Path, text: str) -> None:
-    folder = path.resolve().parent
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def read_pin(path: Path) -> Pin:
     try:
         text = path.read_text(encoding="utf-8")
@@ -86,10 +72,10 @@ def read_pin(path: Path) -> Pin:
         try:
             requirements.append(Requirement(line.split(" #", 1)[0].strip()))
         except InvalidRequirement as exc:
-            raise UsageError(f"{path}:{number}: not a requirement: {line!r} ({exc})") from None
+            raise UsageError(f"{str(path)!r} line {number}: not a requirement: {line!r} ({exc})") from None
     if header is None:
         raise UsageError(
-            f"{path}: no '# rladapt-pin: framework=NAME version=X' line; write one with `rladapt pin`"
+            f"{str(path)!r}: no '# rladapt-pin: framework=NAME version=X' line; write one with `rladapt pin`"
         )
     return Pin(header["framework"], header["version"], tuple(requirements))
 

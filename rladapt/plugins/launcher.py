@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import difflib
 import math
+import numbers
+import os
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
@@ -38,8 +40,9 @@ def stop_requested(run_dir: Path) -> bool:
     return (run_dir / STOP_REQUEST_FILE).exists()
 
 
-#: The values an option of ``-o KEY=VALUE`` (a string) or of ``spec.launcher.<name>`` (YAML) turns into.
-OptionType = type[str] | type[int] | type[float] | type[bool]
+#: The values an option of ``-o KEY=VALUE`` (a string) or of ``spec.launcher.<name>`` (YAML) turns into: str,
+#: int, float, bool, or a plugin's own type, whose constructor parses the value (``Option._convert``).
+OptionType = type[Any]
 _TYPE_NAMES: dict[type, str] = {str: "str", int: "int", float: "float", bool: "bool"}
 _TRUE, _FALSE = frozenset({"1", "true", "yes", "on"}), frozenset({"0", "false", "no", "off"})
 
@@ -77,6 +80,13 @@ class Option:
     expected (e.g. ``"an absolute path"``). ``expected`` replaces the generated description of a good value in
     every message about this option. ``default`` (None: unset, the launcher decides) fills an option nobody set;
     ``required`` makes setting it mandatory.
+
+    ``path`` marks a file or directory of this machine (a ``str`` option): the value is made absolute against
+    the current directory, ``~`` expanded, when it is parsed. The run record keeps the merged options, so
+    ``status`` and ``stop`` run from another directory reach the same file as the launch did.
+
+    A number that is not finite (``nan``, ``inf``, YAML's ``.nan``/``.inf``) is never a good value, whatever the
+    type: no option means "forever" by infinity, and ``json`` would print it as ``NaN``, which is not JSON.
     """
 
     name: str
@@ -90,6 +100,7 @@ class Option:
     validator: Callable[[Any], str | None] | None = None
     expected: str | None = None
     required: bool = False
+    path: bool = False
 
     @property
     def type_name(self) -> str:
@@ -101,7 +112,9 @@ class Option:
             return self.expected
         if self.choices:
             return "one of " + ", ".join(str(c) for c in self.choices)
-        base = {str: "a string", int: "an integer", float: "a number", bool: "true or false"}.get(
+        if self.path:
+            return "a path (relative ones are taken from the current directory)"
+        base = {str: "a string", int: "an integer", float: "a finite number", bool: "true or false"}.get(
             self.type, f"a {self.type_name}"
         )
         if self.pattern is not None:
@@ -116,8 +129,10 @@ class Option:
 
     def parse(self, value: Any, launcher: str) -> Any:
         """``value`` converted and checked; a UsageError names the option, what it expects and what it found."""
-        converted = self._convert(value)
-        if converted is None or not self._valid(converted):
+        converted = None if _non_finite(value) else self._convert(value)
+        if converted is not None and self.path:
+            converted = _absolute_path(converted)
+        if converted is None or _non_finite(converted) or not self._valid(converted):
             raise UsageError(f"{launcher} launcher option {self.name}={value!r}: expected {self.describe()}")
         if self.validator is not None:
             problem = self.validator(converted)
@@ -145,13 +160,12 @@ class Option:
                 return None
         if self.type is float:
             try:
-                number = float(value)
+                return float(value)
             except ValueError:
                 return None
-            return number if math.isfinite(number) else None
         try:  # a plugin's own type: its constructor parses the text
             return self.type(value)
-        except (TypeError, ValueError):
+        except Exception:  # whatever it raises (Decimal: InvalidOperation) means the text is not a good value
             return None
 
     def _valid(self, value: Any) -> bool:
@@ -162,6 +176,28 @@ class Option:
         if self.minimum is not None and value < self.minimum:
             return False
         return self.maximum is None or value <= self.maximum
+
+
+def _non_finite(value: Any) -> bool:
+    """True for nan and the infinities, as Python floats or as a plugin type's own numbers (``Decimal``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Number):
+        return False
+    try:
+        return not math.isfinite(value)  # type: ignore[arg-type]
+    except TypeError:  # a complex number: no option takes one, and its own check refuses it
+        return False
+    except ValueError:  # Decimal("sNaN"): a NaN that will not even become a float
+        return True
+
+
+def _absolute_path(value: Any) -> str | None:
+    """``value`` made absolute against the current directory, ``~`` expanded; None for what is no path."""
+    text = str(value)
+    if not text or "\0" in text:
+        return None
+    # abspath, not resolve: a symlink the user named stays the path recorded (it may point elsewhere later, as
+    # the user intends), and a file that does not exist yet is still a path.
+    return os.path.abspath(os.path.expanduser(text))
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def test_check_specs_against_the_pin(tmp_path: Path) -> None:
     assert res.stdout.count("renders on verl 0.9.1") == len(SPECS)
     res = rladapt("check", "--no-env", str(old), *SPECS)
     assert res.returncode == 2
-    assert "FAIL " + str(REPO / "examples" / "async-grpo-separate.yaml") in res.stderr
+    assert "FAIL " + repr(str(REPO / "examples" / "async-grpo-separate.yaml")) in res.stderr
     assert (
         "spec.placement: verl 0.7.1 cannot express placement.separate (first supported in verl 0.8.0)"
         in res.stderr
@@ -57,7 +57,7 @@ def test_check_rejects_a_pin_this_rladapt_no_longer_supports(tmp_path: Path) -> 
     pin.write_text("# rladapt-pin: framework=verl version=0.4.1 rladapt=0.0.9\nverl==0.4.1\n")
     res = rladapt("check", "--no-env", str(pin), SPECS[0])
     assert res.returncode == 2
-    assert f"{pin} pins verl==0.4.1: verl==0.4.1 is outside the compatibility matrix" in res.stderr
+    assert f"{str(pin)!r} pins verl==0.4.1: verl==0.4.1 is outside the compatibility matrix" in res.stderr
     pin.write_text("verl==0.9.1\n")
     res = rladapt("check", str(pin))
     assert res.returncode == 2 and "no '# rladapt-pin: framework=NAME version=X' line" in res.stderr

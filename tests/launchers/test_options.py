@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from decimal import Decimal
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -24,6 +26,8 @@ class Toy(Launcher):
         Option("fast", bool, "hurry", default=False),
         Option("mode", str, "how", choices=("a", "b")),
         Option("path", str, "where", validator=lambda v: None if v.startswith("/") else "an absolute path"),
+        Option("amount", Decimal, "a plugin's own number type"),
+        Option("config", str, "a file of this machine", path=True),
     )
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
@@ -70,7 +74,7 @@ def test_the_command_line_wins_over_the_spec_and_yaml_values_are_typed_too() -> 
         ({"nodes": "0"}, "toy launcher option nodes='0': expected an integer from 1 to 64"),
         ({"nodes": True}, "toy launcher option nodes=True: expected an integer from 1 to 64"),
         ({"nodes": 1.5}, "toy launcher option nodes=1.5: expected an integer from 1 to 64"),
-        ({"share": "nan"}, "toy launcher option share='nan': expected a number from 0 to 1"),
+        ({"share": "nan"}, "toy launcher option share='nan': expected a finite number from 0 to 1"),
         ({"fast": "maybe"}, "toy launcher option fast='maybe': expected true or false"),
         ({"queue": "GPU"}, "toy launcher option queue='GPU': expected a lowercase name"),
         ({"queue": ["a"]}, "toy launcher option queue=['a']: expected a lowercase name"),
@@ -126,3 +130,97 @@ def test_plugins_lists_each_option_with_type_default_and_help(monkeypatch: pytes
         "help": "seconds to wait for every node to join the Ray cluster",
     }
     assert options["exclusive"]["type"] == "bool" and options["partition"]["default"] is None
+
+
+NON_FINITE_NUMBERS = [float("nan"), float("inf"), float("-inf")]  # YAML .nan, .inf, -.inf
+NON_FINITE_TEXT = ["nan", "NaN", "inf", "-Infinity", " .inf", "1e999"]  # -o KEY=VALUE; 1e999 overflows to inf
+# the text "nan" is a fine string (a queue named nan, a file named inf): only options that are no strings get it
+CASES = [(name, value) for name in Toy.declared_options() for value in NON_FINITE_NUMBERS] + [
+    (name, value)
+    for name, option in Toy.declared_options().items()
+    if option.type is not str
+    for value in NON_FINITE_TEXT
+]
+
+
+@pytest.mark.parametrize(("name", "value"), CASES, ids=repr)
+def test_a_non_finite_number_is_refused_for_every_option_type(name: str, value: Any) -> None:
+    """nan and the infinities, from -o (text) or from spec.launcher.<name> (YAML .nan/.inf are floats), whatever
+    the option's type: a string option used to keep "nan" from a YAML float, a plugin's Decimal took "NaN"."""
+    for source in ("command line", "spec"):
+        with pytest.raises(UsageError) as caught:
+            if source == "spec":
+                Toy.merge_options(native({name: value}), {})
+            else:
+                Toy.merge_options(native(), {name: value})
+        assert caught.value.message.startswith(f"toy launcher option {name}={value!r}: expected ")
+        assert caught.value.exit_code == 2
+
+
+def test_a_plugin_number_type_is_refused_when_it_parses_to_nan() -> None:
+    assert Toy.merge_options(native(), {"amount": "2.5"})["amount"] == Decimal("2.5")
+    for text in ("NaN", "sNaN", "Infinity", "-inf"):
+        with pytest.raises(UsageError, match=rf"toy launcher option amount='{text}': expected a Decimal"):
+            Toy.merge_options(native(), {"amount": text})
+
+
+def test_the_builtin_launchers_refuse_non_finite_numbers() -> None:
+    """The issue's cases: -o stop_grace=nan (local), -o entrypoint_memory=inf (ray), and YAML .nan/.inf."""
+    registry = load_registry(
+        builtins={"local": "rladapt.launchers.local", "ray": "rladapt.launchers.ray"}, use_entry_points=False
+    )
+    local, ray = registry.launcher("local"), registry.launcher("ray")
+    bare = native()
+    cases = [
+        (local, "stop_grace", "nan"),
+        (local, "stop_grace", float("inf")),
+        (ray, "entrypoint_memory", "inf"),
+        (ray, "entrypoint_num_cpus", float("nan")),
+        (ray, "entrypoint_num_gpus", "1e999"),  # overflows to inf
+    ]
+    for launcher, name, value in cases:
+        with pytest.raises(UsageError, match=rf"{launcher.PLUGIN_NAME} launcher option {name}=.*: expected"):
+            launcher.merge_options(bare, {name: value})
+        spec = bare.model_copy(update={"launcher_options": {launcher.PLUGIN_NAME: {name: value}}})
+        with pytest.raises(UsageError, match=rf"{launcher.PLUGIN_NAME} launcher option {name}=.*: expected"):
+            launcher.merge_options(spec, {})
+
+
+def test_a_path_option_is_made_absolute_against_the_current_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    assert Toy.merge_options(native(), {"config": "kc.yaml"})["config"] == str(tmp_path / "kc.yaml")
+    assert Toy.merge_options(native(), {"config": "../x/./kc"})["config"] == str(tmp_path.parent / "x" / "kc")
+    assert Toy.merge_options(native({"config": "~/kc"}), {})["config"] == str(tmp_path / "home" / "kc")
+    absolute = str(tmp_path / "elsewhere" / "kc")
+    assert Toy.merge_options(native(), {"config": absolute})["config"] == absolute
+    # merged again (the runner renders twice, status reads the record): an absolute path stays as it is
+    os.chdir("/")
+    assert Toy.merge_options(native(), {"config": absolute})["config"] == absolute
+    for bad in ("", "a\0b"):
+        with pytest.raises(UsageError, match=r"toy launcher option config=.*: expected a path"):
+            Toy.merge_options(native(), {"config": bad})
+
+
+def test_every_path_valued_builtin_option_is_declared_a_path() -> None:
+    """The launchers' options that name a file of this machine: each one is resolved, none is forgotten."""
+    registry = load_registry(
+        builtins={
+            "local": "rladapt.launchers.local",
+            "ray": "rladapt.launchers.ray",
+            "slurm": "rladapt.launchers.slurm",
+            "kubernetes": "rladapt.launchers.kubernetes",
+        },
+        use_entry_points=False,
+    )
+    paths = {
+        (launcher, name)
+        for launcher, entry in registry.launchers.items()
+        for name, option in entry.obj.declared_options().items()
+        if option.path
+    }
+    # kubernetes' workdir is a directory inside the image, not of this machine: it must stay as given
+    assert paths == {("kubernetes", "kubeconfig")}
+    assert registry.launcher("kubernetes").declared_options()["workdir"].path is False

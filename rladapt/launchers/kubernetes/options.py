@@ -50,7 +50,7 @@ OPTIONS = (
         expected=_DNS_TEXT,
     ),
     Option("context", str, "kubeconfig context to submit to (default: the current context)"),
-    Option("kubeconfig", str, "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)"),
+    Option("kubeconfig", str, "kubeconfig file (default: $KUBECONFIG, else ~/.kube/config)", path=True),
     Option("image_pull_policy", str, "image pull policy of the Ray pods", choices=_PULL_POLICIES),
     Option(
         "service_account",
