@@ -85,8 +85,9 @@ class Probe:
     edit: Callable[[dict[str, Any]], None] | None = None
 
 
-_SECRET_ENV = {"env": "PROBE_SECRET", "from": {"env": "PROBE_SOURCE"}}
-_SECRET_K8S = {"env": "PROBE_SECRET", "from": {"k8s_secret": {"name": "probe-secret", "key": "probe-key"}}}
+# `from` in its list form: the rule enumerates a secret's sources as `from.0.<kind>`.
+_SECRET_ENV = {"env": "PROBE_SECRET", "from": [{"env": "PROBE_SOURCE"}]}
+_SECRET_K8S = {"env": "PROBE_SECRET", "from": [{"k8s_secret": {"name": "probe-secret", "key": "probe-key"}}]}
 _PORT = {"name": "probe", "port": 7001}
 _SEPARATE = [
     {"name": "train", "nodes": 1, "gpus_per_node": 8, "roles": ["actor", "ref"]},
@@ -191,12 +192,12 @@ PROBES: dict[str, Probe] = {
     "spec.ports.0.protocol": Probe("UDP", needs={"spec.ports": [_PORT]}),
     "spec.ports.0.purpose": Probe("metrics", needs={"spec.ports": [_PORT]}),
     "spec.secrets.0.env": Probe(TEXT.upper(), needs={"spec.secrets": [_SECRET_ENV]}),
-    "spec.secrets.0.from.env": Probe(TEXT.upper(), needs={"spec.secrets": [_SECRET_ENV]}),
-    "spec.secrets.0.from.file": Probe(
-        f"/run/{TEXT}", needs={"spec.secrets": [{"env": "PROBE_SECRET", "from": {"file": "/run/base"}}]}
+    "spec.secrets.0.from.0.env": Probe(TEXT.upper(), needs={"spec.secrets": [_SECRET_ENV]}),
+    "spec.secrets.0.from.0.file": Probe(
+        f"/run/{TEXT}", needs={"spec.secrets": [{"env": "PROBE_SECRET", "from": [{"file": "/run/base"}]}]}
     ),
-    "spec.secrets.0.from.k8s_secret.name": Probe(TEXT, needs={"spec.secrets": [_SECRET_K8S]}),
-    "spec.secrets.0.from.k8s_secret.key": Probe(TEXT, needs={"spec.secrets": [_SECRET_K8S]}),
+    "spec.secrets.0.from.0.k8s_secret.name": Probe(TEXT, needs={"spec.secrets": [_SECRET_K8S]}),
+    "spec.secrets.0.from.0.k8s_secret.key": Probe(TEXT, needs={"spec.secrets": [_SECRET_K8S]}),
     "spec.env": Probe({"RLPROBE": TEXT}, literals=(TEXT,)),
     "metadata.labels": Probe({"team": "reasoning", "probe": TEXT}, literals=(TEXT,)),
     "spec.eval.datasets": Probe([f"data/{TEXT}.parquet"], literals=(TEXT,)),
@@ -298,7 +299,7 @@ def _set(data: dict[str, Any], path: str, value: Any) -> None:
             node = node[index]
         else:
             if node.get(key) is None:
-                node[key] = [] if key in ("volumes", "ports", "secrets", "pools") else {}
+                node[key] = [] if key in ("volumes", "ports", "secrets", "pools", "from") else {}
             node = node[key]
     if isinstance(node, list):
         node[int(last)] = value
