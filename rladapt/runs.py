@@ -235,6 +235,11 @@ def _check_fields(
     return problems
 
 
+def _refuse_constant(name: str) -> Any:
+    # Python's json reads NaN/Infinity, which no other JSON reader does: a record holding them was hand-edited.
+    raise ValueError(f"{name} is not a JSON value")
+
+
 def read_record(run_dir: Path) -> dict[str, Any]:
     """The record in ``run_dir/run.json``, every field of its type; ``DamagedRecord`` says what is wrong."""
     path = run_dir / RECORD_FILE
@@ -251,7 +256,7 @@ def read_record(run_dir: Path) -> dict[str, Any]:
             run_dir, f"{RECORD_FILE} is not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start})"
         ) from None
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_constant=_refuse_constant)
     except ValueError as exc:
         reason = "it is empty" if not text.strip() else str(exc)
         raise DamagedRecord(run_dir, f"{RECORD_FILE} is not JSON: {reason}") from None

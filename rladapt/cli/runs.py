@@ -7,7 +7,6 @@ do is ``rladapt.launch.Runner``'s; here are only the arguments and the printing.
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -19,6 +18,7 @@ from rladapt.primitives.errors import LaunchError, RladaptError
 from rladapt.runs import DamagedRecord, DamagedRun
 
 from .options import framework_option, launcher_options, parse_launcher_opts, spec_argument
+from .output import dump_json
 
 if TYPE_CHECKING:
     from rladapt.launch import Runner
@@ -126,7 +126,7 @@ def status(run_id: str | None, as_json: bool) -> None:
     current = runner.status(run)
     if as_json:
         record = {k: v for k, v in run.record.items() if k != "artifacts"}
-        click.echo(json.dumps(record, indent=2, sort_keys=True))
+        click.echo(dump_json(record, what="the run record", sort_keys=True))
         return
     rec = run.record
     click.echo(f"run:       {run.id}")
@@ -195,7 +195,8 @@ def runs(refresh: bool, as_json: bool) -> None:
         click.echo(f"warning: {broken.id}: damaged: {broken.reason}", err=True)
     if as_json:
         for run in every:
-            click.echo(json.dumps({k: v for k, v in run.record.items() if k != "artifacts"}, sort_keys=True))
+            record = {k: v for k, v in run.record.items() if k != "artifacts"}
+            click.echo(dump_json(record, what="the run record", indent=None, sort_keys=True))
         for broken in damaged:
             entry = {
                 "id": broken.id,
@@ -203,7 +204,7 @@ def runs(refresh: bool, as_json: bool) -> None:
                 "damaged": broken.reason,
                 "directory": str(broken.dir),
             }
-            click.echo(json.dumps(entry, sort_keys=True))
+            click.echo(dump_json(entry, what="the run list", indent=None, sort_keys=True))
         return
     if not every and not damaged:
         click.echo("no runs", err=True)

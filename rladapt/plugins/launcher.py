@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
-from rladapt.primitives.errors import UsageError
+from rladapt.primitives.errors import PluginError, UsageError
 
 if TYPE_CHECKING:
     from .native import NativeLaunch
@@ -66,7 +66,13 @@ class Artifacts:
         for name, text in self.files.items():
             parts.append(f"--- {name} ---\n{text}" + ("" if text.endswith("\n") else "\n"))
         if self.request:
-            parts.append(f"--- request ---\n{json.dumps(self.request, indent=2, sort_keys=True)}\n")
+            try:  # NaN/Infinity are not JSON: a request holding one is the launcher's bug, named as such
+                request = json.dumps(self.request, indent=2, sort_keys=True, allow_nan=False)
+            except ValueError as exc:
+                raise PluginError(
+                    f"the {self.launcher} launcher rendered a request JSON cannot hold: {exc}"
+                ) from None
+            parts.append(f"--- request ---\n{request}\n")
         return "".join(parts)
 
 

@@ -45,6 +45,7 @@ from rladapt.plugins import (
     VolumeSpec,
 )
 from rladapt.plugins._manager import Registry
+from rladapt.plugins.launcher import STOP_REQUEST_FILE
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore
 from tests.conftest import REPO
@@ -241,6 +242,25 @@ def _job_processes(job_id: str) -> list[str]:
 
 
 # --- render (pure; no Slurm needed) -------------------------------------------------------------------------
+
+
+def test_the_job_never_starts_when_a_stop_was_asked_during_its_submission(
+    engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    """The script itself honours the stop request (run here in bash as sbatch would start it, no Slurm needed):
+    a submitter killed after sbatch cannot scancel, so the job, once it leaves the queue, must refuse to start."""
+    script = _render(_native(engine_registry, workdir)).files[SCRIPT]
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / STOP_REQUEST_FILE).touch()
+    env = {**os.environ, "SLURM_JOB_ID": "7", "SLURM_SUBMIT_DIR": str(workdir)}
+    done = subprocess.run(["bash", "-c", script], cwd=run_dir, env=env, capture_output=True, text=True)
+    assert done.returncode == 143, done.stderr
+    assert "stopped before it started" in done.stderr
+    assert (run_dir / "slurm-7.exit").read_text().strip() == "143"
+    # Nothing of the job ran: no Ray was started, and the driver's stub wrote nothing into the working directory.
+    assert "starting the Ray head" not in done.stderr
+    assert sorted(p.name for p in run_dir.iterdir()) == sorted([STOP_REQUEST_FILE, "slurm-7.exit"])
 
 
 def test_render_follows_placement_and_options(engine_registry: Registry, workdir: Path) -> None:

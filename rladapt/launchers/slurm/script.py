@@ -18,7 +18,7 @@ from rladapt.launchers._common import (
     secret_lines,
 )
 from rladapt.plugins import NativeLaunch
-from rladapt.plugins.launcher import Command, Option
+from rladapt.plugins.launcher import STOP_REQUEST_FILE, Command, Option
 from rladapt.primitives.errors import UsageError
 from rladapt.runs import RUN_ID_OPTION
 
@@ -428,6 +428,9 @@ def render_script(native: NativeLaunch, opts: ScriptOptions, command: Command) -
         ': "${SLURM_JOB_ID:?run this script with sbatch}"',
         f'rladapt_exit_file="$PWD/slurm-$SLURM_JOB_ID{EXIT_SUFFIX}"',
         _TRAP,
+        # The job starts in the run directory: a stop asked for while rladapt was still submitting (the submitter
+        # then died before it could scancel) keeps the job from starting, whenever it leaves the queue.
+        f'if [ -e {STOP_REQUEST_FILE} ]; then echo "rladapt: stopped before it started" >&2; exit 143; fi',
         'cd -- "$SLURM_SUBMIT_DIR"',
         f"cd -- {quote_path(native.working_dir)}",
         # The working directory is importable in every process of the job, Ray workers included (the ray
