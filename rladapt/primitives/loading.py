@@ -132,6 +132,8 @@ class _SpecLoader(yaml.SafeLoader):
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen: dict[Any, yaml.Node] = {}
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # `<<: *base`: its keys may be overridden by the mapping's own (flatten_mapping)
             key = self.construct_object(key_node, deep=deep)
             try:
                 duplicate = key in seen
@@ -328,9 +330,14 @@ def apply_overrides(data: dict[str, Any], overrides: list[str], source: str) -> 
     the file and the override values alike (see ``_interpolation``: references to fields of the spec only).
     """
     parsed = [_parse_override(item) for item in overrides]
-    tree = _plain(data, [], [0])
-    for override in parsed:
-        _apply(tree, override)
+    try:
+        tree = _plain(data, [], [0])
+        for override in parsed:
+            _apply(tree, override)
+        if parsed:
+            _plain(tree, [], [0])  # the limits hold for the spec as overridden, not only for each part
+    except _Refused as exc:
+        raise SpecError([exc.problem()], source) from None
     resolved, problems = _interpolation.resolve(tree)
     if problems:
         raise SpecError(problems, source)
