@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import types
 import typing
 from dataclasses import dataclass
@@ -66,16 +67,19 @@ class _Refused(Exception):
         return Problem(field_path((*prefix, *self.path)), self.message, self.expected)
 
 
-class _SpecLoader(yaml.SafeLoader):
-    """SafeLoader with YAML 1.2 floats, duplicate keys rejected (a duplicate silently wins in PyYAML) and the
-    composition bounded: PyYAML's composer recurses once per nesting level and follows an alias into the node
-    that holds it, so unbounded input is a RecursionError or an object that contains itself.
+class _Bounded(yaml.composer.Composer, yaml.constructor.SafeConstructor):
+    """PyYAML's composer and safe constructor with duplicate keys rejected (a duplicate silently wins in
+    PyYAML) and the composition bounded: the composer recurses once per nesting level and follows an alias into
+    the node that holds it, so unbounded input is a RecursionError or an object that contains itself.
     """
 
-    def __init__(self, stream: str) -> None:
-        super().__init__(stream)
-        self._path: list[_Key] = []
-        self._open_anchors: set[str] = set()
+    _path: list[_Key]
+    _open_anchors: set[str]
+    _nodes: int
+
+    def _start_bounds(self) -> None:
+        self._path = []
+        self._open_anchors = set()
         self._nodes = 0
 
     def compose_node(self, parent: yaml.Node | None, index: Any) -> yaml.Node | None:
@@ -110,7 +114,7 @@ class _SpecLoader(yaml.SafeLoader):
                     f"nested more than {MAX_DEPTH} levels deep (the limit on a spec)",
                     f"at most {MAX_DEPTH} levels of lists and mappings",
                 )
-            event = self.peek_event()
+            event = self.peek_event()  # type: ignore[attr-defined]  # the parser's, beside it in the bases
             if isinstance(event, yaml.AliasEvent) and event.anchor in self._open_anchors:
                 raise _Refused(
                     tuple(self._path),
@@ -150,12 +154,53 @@ class _SpecLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep=deep)
 
 
-_SpecLoader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))
+class _SpecLoader(_Bounded, yaml.SafeLoader):
+    """The bounded loader on PyYAML's pure-Python scanner and parser: slow (about a microsecond a character),
+    but it reads everything YAML allows, so its problems name the field."""
+
+    def __init__(self, stream: str) -> None:
+        yaml.SafeLoader.__init__(self, stream)
+        self._start_bounds()
+
+
+_FastSpecLoader: type[_Bounded] | None = None
+if yaml.__with_libyaml__:
+    from yaml._yaml import CParser
+
+    class _LibyamlSpecLoader(_Bounded, CParser, yaml.resolver.Resolver):
+        """The bounded loader on libyaml's scanner and parser, some hundred times faster. libyaml gives the
+        composer the same events (yaml/_yaml.pyx, PyYAML 6.0: CParser's check_event/peek_event/get_event),
+        and _Bounded comes first among the bases, so CParser's own composer (in C, unbounded) is never used.
+        """
+
+        def __init__(self, stream: str) -> None:
+            CParser.__init__(self, stream)
+            yaml.composer.Composer.__init__(self)
+            yaml.constructor.SafeConstructor.__init__(self)
+            yaml.resolver.Resolver.__init__(self)
+            self._start_bounds()
+
+    _FastSpecLoader = _LibyamlSpecLoader
+
+for _loader in (_SpecLoader, _FastSpecLoader):
+    if _loader is not None:
+        _loader.add_implicit_resolver("tag:yaml.org,2002:float", _FLOAT, list("-+0123456789."))  # type: ignore[attr-defined]
 
 
 def _load_yaml(text: str) -> Any:
     """TEXT as plain data, checked against the limits; raises yaml.YAMLError or _Refused."""
-    loader = _SpecLoader(text)
+    if _FastSpecLoader is not None:
+        try:
+            return _load_with(_FastSpecLoader, text)
+        except yaml.YAMLError:
+            # libyaml refuses some text PyYAML reads (a "\\ud800" escape, nesting past its own limit), and says
+            # where in the text, not which field: the pure-Python parser has the last word on bad input.
+            pass
+    return _load_with(_SpecLoader, text)
+
+
+def _load_with(kind: type[_Bounded], text: str) -> Any:
+    loader: Any = kind(text)  # type: ignore[call-arg]
     try:
         data = loader.get_single_data()
     finally:
@@ -230,10 +275,12 @@ def parse_yaml(text: str, source: str) -> Any:
         raise SpecError([Problem("", f"malformed YAML: {exc}")], source) from None
 
 
-def _too_big(size: int, what: str) -> Problem:
+def _too_big(size: int | None, what: str) -> Problem:
+    """SIZE None: not known (a pipe is read only up to the limit)."""
+    how_big = f"is {size} bytes, larger" if size is not None else "is larger"
     return Problem(
         "",
-        f"{what} is {size} bytes, larger than the limit of {MAX_SPEC_BYTES // (1024 * 1024)} MiB on a spec",
+        f"{what} {how_big} than the limit of {MAX_SPEC_BYTES // (1024 * 1024)} MiB on a spec",
         f"at most {MAX_SPEC_BYTES} bytes",
     )
 
@@ -351,15 +398,22 @@ def read_spec_text(path: str | Path) -> str:
     """
     try:
         with open(path, "rb") as stream:
-            size = os.fstat(stream.fileno()).st_size
-            data = stream.read(MAX_SPEC_BYTES + 1)
+            info = os.fstat(stream.fileno())
+            if stat.S_ISREG(info.st_mode) and info.st_size > MAX_SPEC_BYTES:
+                raise SpecError([_too_big(info.st_size, "the spec file")], str(path))
+            chunks: list[bytes] = []
+            got = 0
+            # in chunks: one read(MAX_SPEC_BYTES + 1) would allocate the whole limit for every small spec
+            while got <= MAX_SPEC_BYTES and (chunk := stream.read(1 << 16)):
+                chunks.append(chunk)
+                got += len(chunk)
+            data = b"".join(chunks)
     except FileNotFoundError:
         raise UsageError(f"spec file {quote(str(path))} does not exist") from None
     except OSError as exc:
         raise UsageError(f"cannot read spec file {quote(str(path))}: {exc.strerror or exc}") from None
-    if len(data) > MAX_SPEC_BYTES:
-        # a pipe has no size of its own: say what was read
-        raise SpecError([_too_big(max(size, len(data)), "the spec file")], str(path))
+    if len(data) > MAX_SPEC_BYTES:  # a pipe, or a file that grew while it was read
+        raise SpecError([_too_big(None, "the spec file")], str(path))
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:

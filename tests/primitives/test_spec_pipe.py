@@ -4,6 +4,7 @@ hash of the text that was launched (issue 9). Real pipes, through the runner and
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -14,9 +15,12 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import pytest
+
 from rladapt.launch import Runner
 from rladapt.plugins._manager import load_registry
-from rladapt.primitives import load_job, read_spec_text
+from rladapt.primitives import SpecError, load_job, read_spec_text
+from rladapt.primitives.loading import MAX_SPEC_BYTES
 from rladapt.runs import RunStore
 from tests.conftest import REPO
 from tests.primitives.test_loading import MINIMAL
@@ -32,7 +36,7 @@ def pipe_of(text: str) -> Iterator[int]:
     read, write = os.pipe()
 
     def feed() -> None:
-        with os.fdopen(write, "w") as out:
+        with contextlib.suppress(BrokenPipeError), os.fdopen(write, "w") as out:
             out.write(text)
 
     writer = threading.Thread(target=feed)
@@ -40,8 +44,8 @@ def pipe_of(text: str) -> Iterator[int]:
     try:
         yield read
     finally:
+        os.close(read)  # first: a writer blocked on a full pipe gets EPIPE instead of waiting forever
         writer.join()
-        os.close(read)
 
 
 def test_runner_hashes_the_text_it_loaded_from_a_pipe(tmp_path: Path) -> None:
@@ -57,6 +61,14 @@ def test_read_spec_text_and_load_job_read_once(tmp_path: Path) -> None:
         text = read_spec_text(f"/dev/fd/{fd}")
         job = load_job(f"/dev/fd/{fd}", text=text)  # the pipe is empty now: the text given is what loads
     assert text == MINIMAL and job.name == "tiny"
+
+
+def test_a_pipe_over_the_byte_limit_is_refused_after_the_limit() -> None:
+    with pipe_of(MINIMAL + "#" * (5 * MAX_SPEC_BYTES)) as fd, pytest.raises(SpecError) as info:
+        read_spec_text(f"/dev/fd/{fd}")
+    assert str(info.value.problems[0]) == (
+        f"<root>: the spec file is larger than the limit of 4 MiB on a spec; expected at most {MAX_SPEC_BYTES} bytes"
+    )
 
 
 def test_cli_launch_dry_run_and_validate_from_a_pipe(tmp_path: Path) -> None:
