@@ -94,14 +94,19 @@ def parse(text: str, where: FieldPath) -> list[Piece]:
             )
         if "${" in inner:
             raise _Failure(_problem(where, "nested interpolation is not allowed", text))
-        if "".join(literal):
-            pieces.append("".join(literal))
-        literal = []
+        _flush(literal, pieces)
         pieces.append(_parse_reference(inner, where, text))
         i = end + 1
-    if "".join(literal):
-        pieces.append("".join(literal))
+    _flush(literal, pieces)
     return pieces
+
+
+def _flush(literal: list[str], pieces: list[Piece]) -> None:
+    """Move the literal text gathered so far into PIECES, as one piece."""
+    text = "".join(literal)
+    literal.clear()
+    if text:
+        pieces.append(text)
 
 
 def _parse_reference(inner: str, where: FieldPath, text: str) -> _Ref:

@@ -6,7 +6,8 @@ Input is bounded before the expensive stages, so a hostile or mistaken spec is r
 than parsed for a minute (a 50 MB list of paths took 48 s and 832 MiB): a spec file, and each override value,
 is at most ``MAX_SPEC_BYTES``; while YAML is composed, nesting stops at ``MAX_DEPTH`` levels, a list or
 mapping at ``MAX_ENTRIES`` entries and the document at ``MAX_NODES`` values, aliases counted where they are
-used; an alias inside its own anchor (``&a [*a]``) is refused. A string holding a lone surrogate (``"\\ud800"``,
+used; an alias inside its own anchor (``&a [*a]``) is refused. libyaml scans the text where PyYAML has it;
+the composer that enforces the limits is always the Python one. A string holding a lone surrogate (``"\\ud800"``,
 which no file or terminal can encode) is refused with its field path.
 """
 
@@ -169,7 +170,7 @@ if yaml.__with_libyaml__:
 
     class _LibyamlSpecLoader(_Bounded, CParser, yaml.resolver.Resolver):
         """The bounded loader on libyaml's scanner and parser, some hundred times faster. libyaml gives the
-        composer the same events (yaml/_yaml.pyx, PyYAML 6.0: CParser's check_event/peek_event/get_event),
+        composer the same events (yaml/_yaml.pyx, PyYAML 6.0.4: CParser's check_event/peek_event/get_event),
         and _Bounded comes first among the bases, so CParser's own composer (in C, unbounded) is never used.
         """
 
