@@ -50,12 +50,17 @@ _STOPPED_BEFORE = "stopped by `rladapt stop` during its submission, before the j
 Progress = Callable[[str], AbstractContextManager[object]]
 
 
-def render_spec(spec: str | Path, overrides: Sequence[str], framework: str, registry: Registry) -> Rendered:
-    """Load SPEC with OVERRIDES and render it for FRAMEWORK; a problem found after loading names the spec file."""
+def render_spec(
+    spec: str | Path, overrides: Sequence[str], framework: str, registry: Registry, text: str | None = None
+) -> Rendered:
+    """Load SPEC with OVERRIDES and render it for FRAMEWORK; a problem found after loading names the spec file.
+
+    ``text`` is SPEC's text when the caller has read it already (``read_spec_text``): a pipe reads only once.
+    """
     from rladapt.pipeline import render_native
     from rladapt.primitives import load_job
 
-    job = load_job(spec, list(overrides))
+    job = load_job(spec, list(overrides), text=text)
     try:
         return render_native(job, framework, registry)
     except SpecError as exc:
@@ -139,7 +144,11 @@ class Runner:
             raise UsageError(
                 f"launcher option {RUN_ID_OPTION} is set by the runner for each run, not by hand"
             )
-        rendered = render_spec(spec, overrides, framework, self.registry)
+        from rladapt.primitives import read_spec_text
+
+        # Read once: what is hashed is what was loaded, even from a pipe (`launch <(cat job.yaml)`).
+        text = read_spec_text(spec)
+        rendered = render_spec(spec, overrides, framework, self.registry, text)
         native = rendered.native
         plugin = self.registry.launcher(launcher)
         # The launcher's own typed merge (spec.launcher.<name> under the caller's options, defaults filled in):
@@ -148,7 +157,7 @@ class Runner:
         return Planned(
             spec_path=str(spec),
             overrides=tuple(overrides),
-            spec_hash=spec_hash(Path(spec).read_text(encoding="utf-8"), overrides),
+            spec_hash=spec_hash(text, overrides),
             rendered=rendered,
             launcher_name=launcher,
             launcher=plugin,

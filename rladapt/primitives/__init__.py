@@ -14,8 +14,10 @@ from .errors import (
     SpecError,
     UnsupportedError,
     UsageError,
+    field_path,
+    quote,
 )
-from .loading import load_job, load_job_text, validate_data
+from .loading import load_job, load_job_text, read_spec_text, validate_data
 from .spec import API_VERSION, ROLE_NAMES, Placement, Pool, RLJob, Spec
 
 
@@ -46,9 +48,12 @@ __all__ = [
     "SpecError",
     "UnsupportedError",
     "UsageError",
+    "field_path",
     "json_schema",
     "json_schema_text",
     "load_job",
     "load_job_text",
+    "quote",
+    "read_spec_text",
     "validate_data",
 ]

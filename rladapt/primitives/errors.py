@@ -2,12 +2,53 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
+
+#: How much of a user's value a message shows; the rest is elided (a value can be megabytes long).
+QUOTE_LIMIT = 60
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """A user's value as a message shows it: Python's repr, shortened to ``limit`` characters.
+
+    repr quotes strings and escapes every character that is not printable (newlines, terminal escapes, lone
+    surrogates), so a value can neither end a message line early nor fail to encode when printed.
+    """
+    text = repr(value)
+    return text if len(text) <= limit else text[: max(limit - 3, 1)] + "..."
+
+
+def one_line(text: str) -> str:
+    """TEXT with every character that is not printable escaped as repr would: one line, always encodable."""
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else repr(ch)[1:-1] for ch in text)
+
+
+def field_path(parts: Iterable[object]) -> str:
+    """A dotted field path (``spec.data.train[3]``); a key that is not a plain word is quoted (``env['A.B']``)."""
+    out = ""
+    for part in parts:
+        if isinstance(part, int) and not isinstance(part, bool):
+            out += f"[{part}]"
+        elif isinstance(part, str) and _PLAIN_KEY.fullmatch(part):
+            out += ("." if out else "") + part
+        else:
+            out += f"[{quote(part)}]"
+    return out
 
 
 @dataclass(frozen=True)
 class Problem:
-    """One thing wrong with a spec, located by its dotted field path."""
+    """One thing wrong with a spec, located by its dotted field path.
+
+    ``found`` holds a user's value already quoted (``quote``); whatever the parts hold, ``str`` is one line, so a
+    value cannot forge another problem line in a ``SpecError``.
+    """
 
     path: str
     message: str
@@ -20,7 +61,7 @@ class Problem:
             text += f"; expected {self.expected}"
         if self.found is not None:
             text += f", found {self.found}"
-        return text
+        return one_line(text)
 
 
 class RladaptError(Exception):
@@ -47,7 +88,7 @@ class SpecError(RladaptError):
     def __init__(self, problems: list[Problem], source: str | None = None) -> None:
         self.problems = list(problems)
         self.source = source
-        where = f"{source}: " if source else ""
+        where = f"{one_line(source)}: " if source else ""
         count = len(self.problems)
         header = f"{where}{count} problem{'s' if count != 1 else ''} in the spec"
         super().__init__("\n".join([header, *(f"  - {p}" for p in self.problems)]))

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .errors import quote
+
 API_VERSION = "rladapt/v1alpha1"
 ROLE_NAMES: tuple[str, ...] = ("actor", "rollout", "ref", "critic", "reward")
 RoleName = Literal["actor", "rollout", "ref", "critic", "reward"]
@@ -488,7 +490,7 @@ class Spec(_Model):
     def _env_names(cls, value: dict[str, str]) -> dict[str, str]:
         bad = [k for k in value if not _ENV_NAME.fullmatch(k)]
         if bad:
-            raise ValueError(f"environment variable names ([A-Za-z_][A-Za-z0-9_]*), found {bad}")
+            raise ValueError(f"environment variable names ([A-Za-z_][A-Za-z0-9_]*), found {quote(bad, 200)}")
         return value
 
     @property

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
-from .errors import Problem
+from .errors import Problem, quote
 
 if TYPE_CHECKING:
     from .spec import Pool, RLJob
@@ -45,7 +45,7 @@ def _placement(job: RLJob) -> list[Problem]:
                 out.append(
                     Problem(
                         "spec.placement.pools",
-                        f"pool name {name!r} is used {count} times",
+                        f"pool name {quote(name)} is used {count} times",
                         "unique pool names",
                     )
                 )
@@ -54,7 +54,9 @@ def _placement(job: RLJob) -> list[Problem]:
             for role, count in Counter(pool.roles).items():
                 if count > 1:
                     out.append(
-                        Problem(f"spec.placement.pools[{i}].roles", f"role {role!r} listed {count} times")
+                        Problem(
+                            f"spec.placement.pools[{i}].roles", f"role {quote(role)} listed {count} times"
+                        )
                     )
                 where.setdefault(role, []).append(i)
         for role, idx in where.items():
@@ -62,7 +64,7 @@ def _placement(job: RLJob) -> list[Problem]:
                 out.append(
                     Problem(
                         "spec.placement.pools",
-                        f"role {role!r} is placed in pools {[pools[i].name for i in idx]}",
+                        f"role {quote(role)} is placed in pools {quote([pools[i].name for i in idx], 200)}",
                         "every role in exactly one pool",
                     )
                 )
@@ -71,7 +73,7 @@ def _placement(job: RLJob) -> list[Problem]:
                 out.append(
                     Problem(
                         "spec.placement.pools",
-                        f"role {role!r} is in no pool ({_why(job, role)})",
+                        f"role {quote(role)} is in no pool ({_why(job, role)})",
                         f"roles {required} each placed in one pool",
                     )
                 )
@@ -80,7 +82,7 @@ def _placement(job: RLJob) -> list[Problem]:
                 out.append(
                     Problem(
                         f"spec.placement.pools[{idx[0]}].roles",
-                        f"role {role!r} is placed but this job does not use it",
+                        f"role {quote(role)} is placed but this job does not use it",
                         f"only roles {required}",
                     )
                 )
@@ -101,7 +103,7 @@ def _placement(job: RLJob) -> list[Problem]:
             out.append(
                 Problem(
                     f"spec.roles.{role}.gpus",
-                    f"more GPUs than its pool {pool.name!r} has",
+                    f"more GPUs than its pool {quote(pool.name)} has",
                     f"at most {pool.gpus}",
                     str(res.gpus),
                 )
@@ -110,7 +112,7 @@ def _placement(job: RLJob) -> list[Problem]:
             out.append(
                 Problem(
                     f"spec.roles.{role}.gpus",
-                    f"does not tile pool {pool.name!r} ({pool.gpus_per_node} GPUs per node)",
+                    f"does not tile pool {quote(pool.name)} ({pool.gpus_per_node} GPUs per node)",
                     "a divisor or multiple of gpus_per_node",
                     str(res.gpus),
                 )
@@ -286,7 +288,7 @@ def _rollout(job: RLJob) -> list[Problem]:
         out.append(
             Problem(
                 "spec.rollout.tensor_parallel",
-                f"larger than a node of pool {pool.name!r}",
+                f"larger than a node of pool {quote(pool.name)}",
                 f"at most {pool.gpus_per_node}",
                 str(tp),
             )
@@ -295,7 +297,7 @@ def _rollout(job: RLJob) -> list[Problem]:
         out.append(
             Problem(
                 "spec.rollout.tensor_parallel",
-                f"does not divide the {pool.gpus_per_node} GPUs per node of pool {pool.name!r}",
+                f"does not divide the {pool.gpus_per_node} GPUs per node of pool {quote(pool.name)}",
                 f"a divisor of {pool.gpus_per_node}",
                 str(tp),
             )
@@ -351,7 +353,7 @@ def _platform(job: RLJob) -> list[Problem]:
                 out.append(
                     Problem(
                         "spec.volumes",
-                        f"volume {what} {value!r} is used {count} times",
+                        f"volume {what} {quote(value)} is used {count} times",
                         f"unique volume {what}s",
                     )
                 )
@@ -364,7 +366,9 @@ def _platform(job: RLJob) -> list[Problem]:
             if count > 1:
                 out.append(
                     Problem(
-                        "spec.ports", f"port {what} {value!r} is used {count} times", f"unique port {what}s"
+                        "spec.ports",
+                        f"port {what} {quote(value)} is used {count} times",
+                        f"unique port {what}s",
                     )
                 )
     for i, secret in enumerate(spec.secrets):
@@ -378,7 +382,7 @@ def _platform(job: RLJob) -> list[Problem]:
             )
     for name, count in Counter(s.env for s in spec.secrets).items():
         if count > 1:
-            out.append(Problem("spec.secrets", f"secret env {name!r} is defined {count} times"))
+            out.append(Problem("spec.secrets", f"secret env {quote(name)} is defined {count} times"))
     return out
 
 

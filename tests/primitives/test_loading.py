@@ -251,8 +251,9 @@ def test_environment_interpolation_is_refused() -> None:
     ):
         out = problems(text, overrides)
         assert out == [
-            "<root>: ${oc.env:...} interpolation is not allowed; expected spec.secrets (by reference) or "
-            "spec.env with the value itself, found ${oc.env:...}"
+            "spec.env.K: resolver 'oc.env' called in interpolation; expected only references to fields of "
+            "this spec, e.g. ${metadata.name} (a value of the submitting shell goes in spec.secrets, by "
+            "reference), found '${oc.env:HOME}'"
         ]
 
 
