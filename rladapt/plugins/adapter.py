@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal
 
 from packaging.version import InvalidVersion, Version
 
-from rladapt.primitives.errors import PluginError, Problem, UnsupportedError, UsageError
+from rladapt.primitives.errors import PluginError, Problem, UnsupportedError, UsageError, one_line, quote
 
 from ._matrix import read_matrix
 from .capabilities import job_requirements
@@ -157,14 +157,14 @@ class FrameworkAdapter(ABC):
             wanted = Version(requested)
         except InvalidVersion:
             raise UsageError(
-                f"--framework {self.PLUGIN_NAME}=={requested}: {requested!r} is not a version"
+                f"--framework {self.PLUGIN_NAME}=={one_line(requested)}: {quote(requested)} is not a version"
             ) from None
         for entry in known:
             if entry.parsed == wanted:
                 return entry
         listed = ", ".join(v.version for v in known)
         raise UsageError(
-            f"{self.PLUGIN_NAME}=={requested} is outside the compatibility matrix; expected one of: {listed}"
+            f"{self.PLUGIN_NAME}=={one_line(requested)} is outside the compatibility matrix; expected one of: {listed}"
         )
 
     def unsupported(
