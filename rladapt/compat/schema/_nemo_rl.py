@@ -180,10 +180,24 @@ def _expand(cls: _Class, prefix: str, classes: _Index, out: dict[str, KeySpec], 
                 open=is_open,
                 declared=variant.name,
             )
-            if path not in out:
-                out[path] = spec
+            out[path] = spec if path not in out else _union(out[path], spec)
             for ref in refs:
                 _expand(ref, path + ".", classes, out, here)
+
+
+def _union(a: KeySpec, b: KeySpec) -> KeySpec:
+    """A key two union members declare (``enabled: Literal[True]`` / ``Literal[False]``): either one's value."""
+    order = ["bool", "int", "float", "str", "list", "dict", "null"]
+    names = set(a.type.split("|")) | set(b.type.split("|"))
+    kind = "any" if "any" in names else "|".join(sorted(names, key=order.index))
+    choices = tuple(dict.fromkeys((*a.choices, *b.choices))) if a.choices and b.choices else ()
+    return KeySpec(
+        type=kind,
+        choices=choices,
+        required=a.required and b.required,
+        open=a.open or b.open,
+        declared=a.declared,
+    )
 
 
 def _annotation(

@@ -7,6 +7,7 @@ types, choices, nargs, actions and defaults are exactly what that release parses
 from __future__ import annotations
 
 import argparse
+import ast
 import json
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ def generate(source: Path, version: str) -> Snapshot:
     if text is None:
         raise ValueError(f"{source} holds no {ENTRY_FILE} of openrlhf {version}")
     parser = build_parser(text, f"{source.name}/{ENTRY_FILE}")
+    computed = _computed_defaults(text)
     keys: dict[str, KeySpec] = {}
     for action in parser._actions:
         if isinstance(action, argparse._HelpAction) or not action.option_strings:
@@ -49,7 +51,7 @@ def generate(source: Path, version: str) -> Snapshot:
         flags = sorted(action.option_strings, key=lambda o: (not o.startswith("--"), o))
         keys[flags[0]] = KeySpec(
             type=type_name,
-            default=_plain(action.default),
+            default=computed.get(flags[0], _plain(action.default)),
             choices=tuple(_plain(c) for c in action.choices) if action.choices else (),
             required=bool(action.required),
             nargs=None if action.nargs is None or type_name == "bool" else str(action.nargs),
@@ -60,6 +62,33 @@ def generate(source: Path, version: str) -> Snapshot:
     return Snapshot(
         framework="openrlhf", version=version, source=source.name, scopes=("train_ppo_ray",), keys=keys
     )
+
+
+def _computed_defaults(text: str) -> dict[str, str]:
+    """Flags whose default is computed when the parser is built (``datetime.now()`` in a run name): recorded as
+    ``<computed: EXPR>`` so the snapshot is the same whenever it is generated."""
+    out: dict[str, str] = {}
+    for node in ast.walk(ast.parse(text)):
+        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument"):
+            continue
+        names = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        default = next((k.value for k in node.keywords if k.arg == "default"), None)
+        if not names or default is None:
+            continue
+        # pure conversions of constants (float('inf'), int(1e8)) are fixed; anything reading a clock, the
+        # environment or another module (datetime.now()) is not
+        fixed = all(
+            isinstance(
+                n, (ast.Constant, ast.Call, ast.Load, ast.BinOp, ast.UnaryOp, ast.operator, ast.unaryop)
+            )
+            or (isinstance(n, ast.Name) and n.id in ("float", "int", "str", "bool"))
+            or isinstance(n, (ast.List, ast.Tuple))
+            for n in ast.walk(default)
+        )
+        if not fixed:
+            for name in names:
+                out[name] = f"<computed: {ast.unparse(default)}>"
+    return out
 
 
 def _item_type(action: argparse.Action) -> str | None:

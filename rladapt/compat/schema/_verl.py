@@ -73,7 +73,7 @@ def _walk(
             out[path] = KeySpec(type="dict|null" if declared and "null" in declared[0] else "dict")
             _walk(value, path + ".", classes, out)
             continue
-        kind, choices = declared if declared is not None else (type_of(value), ())
+        kind, choices = declared if declared is not None else (_inferred(value), ())
         if kind not in ("any", "null") and value is None and "null" not in kind.split("|"):
             kind += "|null"  # verl leaves it unset by default: null is what it reads as "not given"
         if kind == "null":
@@ -81,6 +81,14 @@ def _walk(
         out[path] = KeySpec(
             type=kind, default=value, choices=choices, declared="dataclass" if declared else None
         )
+
+
+def _inferred(value: Any) -> str:
+    """The type of a key verl declares only in YAML, from its default: OmegaConf does not enforce it, and verl's
+    code takes an int where the default is a float (``top_p: 1``) and a list where it is a path
+    (``data.train_files``), so only the kind of value is kept."""
+    kind = type_of(value)
+    return {"int": "int|float", "float": "int|float", "str": "str|list"}.get(kind, kind)
 
 
 # --- dataclass field types, read with ast ---------------------------------------------------------------------
