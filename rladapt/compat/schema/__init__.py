@@ -13,7 +13,7 @@ from importlib import resources
 
 from rladapt.primitives.errors import PluginError
 
-from ._check import NativeItem, check
+from ._check import NativeItem, Op, check
 from ._format import FORMAT, KeySpec, Snapshot
 from ._generate import GENERATORS, bundled_dir, generate, make_snapshot
 
@@ -22,6 +22,7 @@ __all__ = [
     "GENERATORS",
     "KeySpec",
     "NativeItem",
+    "Op",
     "Snapshot",
     "bundled_dir",
     "check",
@@ -30,6 +31,7 @@ __all__ = [
     "make_snapshot",
     "snapshot",
     "snapshot_versions",
+    "versions_having",
 ]
 
 
@@ -64,4 +66,16 @@ def snapshot(framework: str, version: str) -> Snapshot:
     if found is None:
         have = ", ".join(snapshot_versions(framework)) or "none"
         raise PluginError(f"no schema snapshot of {framework} {version} (bundled: {have})")
+    return found
+
+
+def versions_having(framework: str, key: str, exclude: str) -> list[str]:
+    """The other bundled versions of ``framework`` that have ``key`` (loads them: only call it on an error)."""
+    from packaging.version import Version
+
+    found = []
+    for version in sorted(snapshot_versions(framework), key=Version):
+        snap = find_snapshot(framework, version) if version != exclude else None
+        if snap is not None and snap.has(key):
+            found.append(version)
     return found

@@ -60,7 +60,8 @@ def check(
             out.append(
                 Problem(
                     item.where,
-                    f"{label} {noun} {item.key} takes {_type_text(spec.type)}, not {describe(item.value)}",
+                    f"{label} {noun} {_show(noun)(item.key)} takes {_type_text(spec.type)}, "
+                    f"not {_article(describe(item.value))}",
                     expected=_type_text(spec.type),
                     found=item.found if item.found is not None else repr(item.value),
                 )
@@ -72,7 +73,7 @@ def check(
             out.append(
                 Problem(
                     item.where,
-                    f"{label} {noun} {item.key} does not accept {bad[0]!r}",
+                    f"{label} {noun} {_show(noun)(item.key)} does not accept {bad[0]!r}",
                     expected="one of " + ", ".join(str(c) for c in spec.choices),
                     found=item.found if item.found is not None else repr(item.value),
                 )
@@ -80,11 +81,19 @@ def check(
     return out
 
 
+def _show(noun: str) -> Callable[[str], str]:
+    # flags read as they are typed (--actor.num_nodes); dotted keys are quoted like every other key rladapt names
+    return str if noun == "flag" else repr
+
+
+def _article(name: str) -> str:
+    known = {"str": "a string", "list": "a list", "dict": "a mapping", "int": "an integer", "null": "null"}
+    return known.get(name, f"a {name}")
+
+
 def _type_text(kind: str) -> str:
     names = [n for n in kind.split("|") if n != "null"]
-    text = " or ".join(
-        {"str": "a string", "list": "a list", "dict": "a mapping"}.get(n, f"a {n}") for n in names
-    )
+    text = " or ".join(_article(n) for n in names)
     return text + (" or null" if "null" in kind.split("|") else "")
 
 
@@ -96,9 +105,10 @@ def _unknown(
     other_versions: Callable[[str], list[str]] | None,
 ) -> Problem:
     hint = suggest(snap, item.key, item.scope)
-    message = f"{label} has no {noun} {item.key}"
+    show = _show(noun)
+    message = f"{label} has no {noun} {show(item.key)}"
     if hint:
-        message += f" (did you mean {hint}?)"
+        message += f" (did you mean {show(hint)}?)"
     elsewhere = other_versions(item.key) if other_versions is not None else []
     if elsewhere:
         message += f"; it exists in {snap.framework} " + ", ".join(elsewhere)
