@@ -244,3 +244,26 @@ def test_deep_check_runs_hydra_where_verl_is_available(monkeypatch: pytest.Monke
     assert [str(p) for p in caught.value.problems] == [
         "verl: trainer.project_name: verl 0.9.1 needs a value for trainer.project_name (left ???)"
     ]
+
+
+def test_cli_validate_and_render_check_offline_and_take_deep_check(tmp_path: object) -> None:
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k not in ("RLADAPT_VERL_CONFIG_DIR", DEEP_CHECK_ENV)}
+    cli = [sys.executable, "-m", "rladapt.cli"]
+    spec = str(EXAMPLES / "grpo-gsm8k.yaml")
+    bad = "spec.native.verl=[reward.reward_model.enable=false]"
+    res = subprocess.run(
+        [*cli, "validate", "-f", "verl==0.5.0", spec, bad], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "spec.native.verl[0]: verl 0.5.0 has no key 'reward.reward_model.enable'" in res.stderr
+    res = subprocess.run(
+        [*cli, "render", "--deep-check", "-f", "verl==0.9.1", spec],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "deep check skipped: verl 0.9.1's own schema is not available here" in res.stdout
