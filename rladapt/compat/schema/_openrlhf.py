@@ -65,8 +65,9 @@ def generate(source: Path, version: str) -> Snapshot:
 
 
 def _computed_defaults(text: str) -> dict[str, str]:
-    """Flags whose default is computed when the parser is built (``datetime.now()`` in a run name): recorded as
-    ``<computed: EXPR>`` so the snapshot is the same whenever it is generated."""
+    """Flags whose default is computed when the parser is built: recorded as ``<computed: EXPR>`` so the snapshot
+    is the same whenever it is generated (openrlhf 0.11.2 openrlhf/cli/train_ppo_ray.py names the wandb run
+    ``"ppo_%s" % datetime.now().strftime(...)``)."""
     out: dict[str, str] = {}
     for node in ast.walk(ast.parse(text)):
         if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "add_argument"):

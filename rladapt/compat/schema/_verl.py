@@ -17,6 +17,9 @@ from typing import Any
 from ._format import KeySpec, Snapshot, merge_scopes
 from ._values import type_of
 
+#: The experimental configs extend ppo_trainer through ``hydra.searchpath: [file://verl/trainer/config]``, a path
+#: relative to the working directory (verl 0.9.1 experimental/one_step_off_policy/config/one_step_off_ppo_trainer.yaml);
+#: ``compose`` points this override at the unpacked package instead.
 _TRAINER_SEARCHPATH = "hydra.searchpath=[pkg://verl.trainer.config]"
 
 
@@ -85,8 +88,9 @@ def _walk(
 
 def _inferred(value: Any) -> str:
     """The type of a key verl declares only in YAML, from its default: OmegaConf does not enforce it, and verl's
-    code takes an int where the default is a float (``top_p: 1``) and a list where it is a path
-    (``data.train_files``), so only the kind of value is kept."""
+    code takes a float where the default is an int (verl 0.5.0 trainer/config/rollout/rollout.yaml ``top_p: 1``)
+    and a list where it is a path (verl 0.9.1 trainer/config/data/legacy_data.yaml ``train_files``), so only the
+    kind of value is kept."""
     kind = type_of(value)
     return {"int": "int|float", "float": "int|float", "str": "str|list"}.get(kind, kind)
 
