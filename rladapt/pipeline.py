@@ -1,19 +1,28 @@
 """The one-direction data flow from a loaded RLJob to a checked NativeLaunch.
 
-job -> rladapt_modify_job (chain) -> capabilities -> adapter.translate -> patches -> adapter.validate_native
-    -> rladapt_modify_native (chain) -> rladapt_add_checks
+job -> rladapt_modify_job (chain) -> capabilities -> adapter.translate -> patches -> adapter.check_native
+    [-> adapter.validate_native] -> rladapt_modify_native (chain) -> rladapt_add_checks
 Each stage returns a new value; none reaches back into an earlier one.
+
+Native checks: ``check_native`` judges every native key against the version's bundled schema snapshot (always,
+offline). The deep check ``validate_native`` (the framework's own Hydra composition or parser, where installed)
+runs when there is no snapshot, or on request: ``deep_check=True`` or ``RLADAPT_DEEP_CHECK=1``
+(``render --deep-check``).
 """
 
 from __future__ import annotations
 
 import difflib
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch
 from rladapt.plugins._manager import Registry
 from rladapt.primitives import Problem, RLJob, SpecError, UsageError, validate_data
+
+#: Set to 1 to run the deep native check (the framework's own schema, where installed) on every render.
+DEEP_CHECK_ENV = "RLADAPT_DEEP_CHECK"
 
 
 @dataclass(frozen=True)
@@ -33,7 +42,10 @@ def parse_framework(text: str) -> tuple[str, str | None]:
     return name, (version.strip() or None)
 
 
-def render_native(job: RLJob, framework: str, registry: Registry) -> Rendered:
+def render_native(
+    job: RLJob, framework: str, registry: Registry, *, deep_check: bool | None = None
+) -> Rendered:
+    """The checked native launch of ``job``; ``deep_check`` None reads ``RLADAPT_DEEP_CHECK``."""
     name, requested = parse_framework(framework)
     adapter = registry.framework(name)
     version = adapter.resolve_version(requested)
@@ -52,16 +64,32 @@ def render_native(job: RLJob, framework: str, registry: Registry) -> Rendered:
     adapter.check_capabilities(modified, version)
     native = adapter.translate(modified, version)
     for patch in registry.patches_for(name, version.version):
+        before = set(native.argv)
         native = patch(native, modified)
+        native = _blame_patch(native, before, patch.id)
 
-    found = adapter.validate_native(native)
+    found = adapter.check_native(native)
+    deep = _deep_requested() if deep_check is None else deep_check
+    if deep or found is None:
+        deeper = adapter.validate_native(native)
+        if deeper:
+            # the framework's own verdict first; the snapshot adds what it alone judges (types, other fields)
+            blamed = {p.path for p in deeper} | {p.found for p in deeper if p.found is not None}
+            found = [*deeper, *(p for p in found or [] if p.path not in blamed and p.found not in blamed)]
+        elif deeper is None and (found is None or deep):
+            if found is None:
+                note = (
+                    f"not checked against {name} {version.version}'s own schema, which is not available here"
+                )
+            else:
+                note = f"deep check skipped: {name} {version.version}'s own schema is not available here"
+            if adapter.DISTRIBUTION:
+                note += (
+                    f" (install {adapter.DISTRIBUTION}=={version.version}, no dependencies needed, to check)"
+                )
+            native = native.model_copy(update={"notes": (*native.notes, note)})
     if found:
         raise SpecError(found, f"{name} {version.version} rejects the translated config")
-    if found is None:
-        note = f"not checked against {name} {version.version}'s own schema, which is not available here"
-        if adapter.DISTRIBUTION:
-            note += f" (install {adapter.DISTRIBUTION}=={version.version}, no dependencies needed, to check)"
-        native = native.model_copy(update={"notes": (*native.notes, note)})
 
     native = registry.chain("rladapt_modify_native", native, job=modified)
     checks = registry.collect("rladapt_add_checks", job=modified, native=native)
@@ -87,3 +115,19 @@ def _unknown_names(field: str, used: Iterable[str], known: Iterable[str], kind: 
             )
         )
     return problems
+
+
+def _deep_requested() -> bool:
+    return os.environ.get(DEEP_CHECK_ENV, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _blame_patch(native: NativeLaunch, before: set[str], patch_id: str) -> NativeLaunch:
+    """Record the patch as the origin of the argv items it added (native checks name it when they fail)."""
+    added = [item for item in native.argv if item not in before]
+    if not added:
+        return native
+    origins = dict(native.origins)
+    for item in added:
+        key = item.split("=", 1)[0].lstrip("+~")
+        origins[key] = f"patch {patch_id}"
+    return native.model_copy(update={"origins": origins})

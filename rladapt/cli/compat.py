@@ -1,4 +1,4 @@
-"""Verbs for business repos that pin a framework version: pin, check."""
+"""Verbs for business repos that pin a framework version (pin, check) and the maintainers' ``matrix`` group."""
 
 from __future__ import annotations
 
@@ -15,6 +15,7 @@ from .options import framework_option, render_spec
 def register(cli: click.Group) -> None:
     cli.add_command(pin)
     cli.add_command(check)
+    cli.add_command(matrix)
 
 
 @click.command()
@@ -99,3 +100,73 @@ def check(pin_file: Path, specs: tuple[str, ...], check_env: bool) -> None:
         sys.exit(1)
     if check_env:
         click.echo(f"ok   environment matches {pin_file}")
+
+
+# --- matrix: maintainer commands over the compatibility matrix ---------------------------------------------------
+
+
+@click.group()
+def matrix() -> None:
+    """Maintainer commands for the compatibility matrix (compat-matrix/) and its schema snapshots."""
+
+
+@matrix.command("snapshot")
+@click.option(
+    "--framework",
+    "-f",
+    "framework",
+    required=True,
+    metavar="NAME==VERSION",
+    help="The framework version to snapshot, e.g. verl==0.9.1, openrlhf==0.11.2, nemo-rl==0.7.0.",
+)
+@click.option(
+    "--source",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="The release to read: a wheel or unpacked package (verl, openrlhf), a checkout of the tag (nemo-rl, "
+    "required). Without it the verl or openrlhf wheel is downloaded (pip download --no-deps).",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write DIR/<framework>/<version>.json (default: the snapshots bundled with this rladapt).",
+)
+@click.option(
+    "--check",
+    "check_only",
+    is_flag=True,
+    help="Write nothing: exit 1 when the existing snapshot differs from the regenerated one (CI).",
+)
+def snapshot_cmd(framework: str, source: Path | None, output: Path | None, check_only: bool) -> None:
+    """Generate the schema snapshot of one framework version from its own release."""
+    from rladapt.compat.schema import bundled_dir, make_snapshot
+    from rladapt.files import write_text
+    from rladapt.primitives.errors import OutputError, UsageError
+
+    name, sep, version = framework.partition("==")
+    if not sep or not name.strip() or not version.strip():
+        raise UsageError(f"--framework {framework!r}: expected NAME==VERSION, e.g. verl==0.9.1")
+    name, version = name.strip(), version.strip()
+    snap = make_snapshot(name, version, source)
+    target = (output if output is not None else bundled_dir()) / name / f"{version}.json"
+    text = snap.to_text()
+    if check_only:
+        try:
+            current = target.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise OutputError(f"{target}: cannot read the snapshot to check: {exc.strerror or exc}") from None
+        if current != text:
+            click.echo(
+                f"STALE {target}: regenerate with rladapt matrix snapshot -f {name}=={version}", err=True
+            )
+            sys.exit(1)
+        click.echo(f"ok   {target} is current ({len(snap.keys)} keys)")
+        return
+    if not target.parent.is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+    write_text(target, text, what="schema snapshot")
+    click.echo(
+        f"wrote {target}: {name} {version}, {len(snap.keys)} keys, {len(text.encode())} bytes", err=True
+    )

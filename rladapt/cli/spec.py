@@ -2,12 +2,37 @@
 
 from __future__ import annotations
 
+import os
 import shlex
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import click
 
 from .options import framework_option, launcher_options, parse_launcher_opts, render_spec, spec_argument
 from .output import dump_json
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def deep_check_option(func: F) -> F:
+    """``--deep-check``: also run the framework's own schema where it is installed (slower; see README)."""
+
+    def enable(ctx: click.Context, param: click.Parameter, value: bool) -> bool:
+        if value:  # the pipeline reads it wherever the render happens (render_spec, launch)
+            from rladapt.pipeline import DEEP_CHECK_ENV
+
+            os.environ[DEEP_CHECK_ENV] = "1"
+        return value
+
+    return click.option(
+        "--deep-check",
+        is_flag=True,
+        expose_value=False,
+        callback=enable,
+        help="Besides the offline schema-snapshot check, compose the config with the installed framework's own "
+        "schema (Hydra for verl, the real parser for OpenRLHF); a note says when it is not installed.",
+    )(func)
 
 
 def register(cli: click.Group) -> None:
@@ -26,6 +51,7 @@ def register(cli: click.Group) -> None:
     metavar="NAME[==VERSION]",
     help="Also check that the spec translates for this framework (repeatable).",
 )
+@deep_check_option
 def validate(spec: str, overrides: tuple[str, ...], frameworks: tuple[str, ...]) -> None:
     """Check SPEC (with OVERRIDES): every field problem together, then every cross-field one.
 
@@ -77,6 +103,7 @@ def schema() -> None:
 )
 @click.option("--launcher", "-l", default=None, help="Also render what this launcher would submit.")
 @launcher_options
+@deep_check_option
 def render(
     framework: str,
     spec: str,

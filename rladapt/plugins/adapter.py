@@ -133,10 +133,20 @@ class FrameworkAdapter(ABC):
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         """The native launch of ``job`` on ``version``; raise ``UnsupportedError`` for what it cannot express."""
 
-    def validate_native(self, native: NativeLaunch) -> list[Problem] | None:
-        """Problems the framework's own schema finds in ``native``; None when that schema is not available here.
+    def check_native(self, native: NativeLaunch) -> list[Problem] | None:
+        """Problems a schema snapshot of ``native.version`` finds, offline and without importing the framework.
 
-        The pipeline turns None into a note on the launch, so a skipped check is never silent.
+        This check runs on every render. None: no snapshot of that version; the pipeline then runs
+        ``validate_native`` instead.
+        """
+        return None
+
+    def validate_native(self, native: NativeLaunch) -> list[Problem] | None:
+        """The deep check: problems the framework's own installed schema finds in ``native`` (Hydra composition,
+        the real parser); None when that schema is not available here.
+
+        Runs when ``check_native`` has no snapshot, or on request (``render --deep-check``). The pipeline turns
+        None into a note on the launch, so a skipped check is never silent.
         """
         return None
 

@@ -142,6 +142,11 @@ class NativeLaunch(_Frozen):
     launcher_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     lifecycle: dict[str, Any] = Field(default_factory=dict)
     notes: tuple[str, ...] = Field((), description="Human-readable remarks from the adapter (warnings).")
+    origins: dict[str, str] = Field(
+        default_factory=dict,
+        description="Native key (Hydra key, flag, config key) -> the spec field or patch that set it; native "
+        "validation names it when the framework version rejects the key.",
+    )
 
     @classmethod
     def from_job(
@@ -153,6 +158,7 @@ class NativeLaunch(_Frozen):
         argv: Sequence[str],
         files: Mapping[str, str] | None = None,
         passthrough: Sequence[str] = (),
+        origins: Mapping[str, str] | None = None,
         patches: Sequence[str] = (),
         runtime_patches: Sequence[str] = (),
         runtime_env: Mapping[str, Any] | None = None,
@@ -174,6 +180,7 @@ class NativeLaunch(_Frozen):
             secrets=secrets(job),
             files=dict(files or {}),
             passthrough=tuple(passthrough),
+            origins=dict(origins or {}),
             patches=tuple(patches),
             runtime_patches=tuple(runtime_patches),
             pools=pools(job),

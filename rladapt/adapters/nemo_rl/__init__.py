@@ -37,7 +37,8 @@ class NemoRLAdapter(FrameworkAdapter):
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         return _translate.translate(job, version)
 
-    def validate_native(self, native: NativeLaunch) -> list[Problem]:
+    def check_native(self, native: NativeLaunch) -> list[Problem]:
+        # NeMo-RL cannot be installed next to rladapt: the snapshot check is the only one, so no deep check
         return _validate.validate_native(native)
 
     def checkpoint_layout(self, native: NativeLaunch) -> CheckpointLayout:

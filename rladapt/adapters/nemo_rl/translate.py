@@ -62,9 +62,12 @@ class _Builder:
     values: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    origins: dict[str, str] = field(default_factory=dict)
 
-    def set(self, key: str, value: Any) -> None:
+    def set(self, key: str, value: Any, source: str) -> None:
+        """Set config ``key``; ``source`` is the spec field it comes from (native validation blames it)."""
         self.values[key] = value
+        self.origins[key] = source
 
     def unsupported(self, path: str, what: str, first: str | None = None, found: object = None) -> None:
         self.problems.append(
@@ -122,6 +125,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         files={path: text},
         runtime_env=runtime_env(job),
         notes=b.notes,
+        origins=b.origins,
     )
 
 
@@ -163,8 +167,8 @@ def _placement(b: _Builder) -> None:
             "pools with different gpus_per_node (cluster.gpus_per_node is one value for every node)",
             found=sorted(per_node),
         )
-    b.set("cluster.num_nodes", sum(p.nodes for p in pools))
-    b.set("cluster.gpus_per_node", max(per_node))
+    b.set("cluster.num_nodes", sum(p.nodes for p in pools), "spec.placement")
+    b.set("cluster.gpus_per_node", max(per_node), "spec.placement")
     ws = job.spec.weight_sync
     if ws.every_steps != 1:
         b.unsupported(
@@ -174,7 +178,7 @@ def _placement(b: _Builder) -> None:
         )
     if not separate:
         if b.version >= V0_4_0:
-            b.set("policy.generation.colocated.enabled", True)
+            b.set("policy.generation.colocated.enabled", True, "spec.placement")
         if ws.method not in ("auto", "cuda_ipc"):
             b.unsupported(
                 "spec.weight_sync.method",
@@ -189,11 +193,11 @@ def _placement(b: _Builder) -> None:
             )
     elif b.version >= V0_4_0:
         rollout = roles["rollout"]
-        b.set("policy.generation.colocated.enabled", False)
+        b.set("policy.generation.colocated.enabled", False, "spec.placement")
         # Multi-node layout (grpo.setup): generation takes whole nodes of the cluster; gpus_per_node is
         # mandatory there since PR 1273 and must equal cluster.gpus_per_node.
-        b.set("policy.generation.colocated.resources.num_nodes", _nodes(rollout, job))
-        b.set("policy.generation.colocated.resources.gpus_per_node", max(per_node))
+        b.set("policy.generation.colocated.resources.num_nodes", _nodes(rollout, job), "spec.placement")
+        b.set("policy.generation.colocated.resources.gpus_per_node", max(per_node), "spec.placement")
         if ws.method not in ("auto", "nccl"):
             b.unsupported(
                 "spec.weight_sync.method",
@@ -201,15 +205,17 @@ def _placement(b: _Builder) -> None:
                 found=ws.method,
             )
         if ws.max_staleness > 0:
-            b.set("grpo.async_grpo.enabled", True)
-            b.set("grpo.async_grpo.max_trajectory_age_steps", ws.max_staleness)
+            b.set("grpo.async_grpo.enabled", True, "spec.placement")
+            b.set(
+                "grpo.async_grpo.max_trajectory_age_steps", ws.max_staleness, "spec.weight_sync.max_staleness"
+            )
             # Off-policy samples need the importance-sampling correction (upstream's async GRPO guide).
-            b.set("loss_fn.use_importance_sampling_correction", True)
+            b.set("loss_fn.use_importance_sampling_correction", True, "spec.placement")
         else:
-            b.set("grpo.async_grpo.enabled", False)
+            b.set("grpo.async_grpo.enabled", False, "spec.placement")
     if reward_pool and b.version >= V0_4_0:
-        b.set("env.reward_model.resources.num_nodes", _nodes(roles["reward"], job))
-        b.set("env.reward_model.resources.gpus_per_node", max(per_node))
+        b.set("env.reward_model.resources.num_nodes", _nodes(roles["reward"], job), "spec.placement")
+        b.set("env.reward_model.resources.gpus_per_node", max(per_node), "spec.placement")
 
 
 def _nodes(role: RolePlacement, job: RLJob) -> int:
@@ -219,23 +225,23 @@ def _nodes(role: RolePlacement, job: RLJob) -> int:
 
 def _model(b: _Builder) -> None:
     m = b.job.spec.model
-    b.set("policy.model_name", m.path)
-    b.set("policy.tokenizer.name", m.tokenizer or m.path)
-    b.set("policy.precision", m.dtype)
+    b.set("policy.model_name", m.path, "spec.model.path")
+    b.set("policy.tokenizer.name", m.tokenizer or m.path, "spec.model.tokenizer")
+    b.set("policy.precision", m.dtype, "spec.model.dtype")
     if m.lora is not None and b.version >= V0_5_0:
         if b.job.spec.training.backend == "megatron":
             b.unsupported("spec.model.lora", "LoRA with the Megatron backend", found=f"rank {m.lora.rank}")
             return
         lora = "policy.dtensor_cfg.lora_cfg"
-        b.set(f"{lora}.enabled", True)
-        b.set(f"{lora}.dim", m.lora.rank)
-        b.set(f"{lora}.alpha", m.lora.alpha)
+        b.set(f"{lora}.enabled", True, "spec.model")
+        b.set(f"{lora}.dim", m.lora.rank, "spec.model.lora.rank")
+        b.set(f"{lora}.alpha", m.lora.alpha, "spec.model.lora.alpha")
         if m.lora.target_modules == "all-linear":
-            b.set(f"{lora}.match_all_linear", True)
-            b.set(f"{lora}.target_modules", [])
+            b.set(f"{lora}.match_all_linear", True, "spec.model")
+            b.set(f"{lora}.target_modules", [], "spec.model")
         else:
-            b.set(f"{lora}.match_all_linear", False)
-            b.set(f"{lora}.target_modules", list(m.lora.target_modules))
+            b.set(f"{lora}.match_all_linear", False, "spec.model")
+            b.set(f"{lora}.target_modules", list(m.lora.target_modules), "spec.model.lora.target_modules")
     if m.critic_path is not None:
         b.notes.append("spec.model.critic_path is not used: NeMo-RL's GRPO trains no critic")
 
@@ -243,42 +249,46 @@ def _model(b: _Builder) -> None:
 def _algorithm(b: _Builder) -> None:
     alg = b.job.spec.algorithm
     k = b.k
-    b.set("grpo.num_generations_per_prompt", alg.group_size)
+    b.set("grpo.num_generations_per_prompt", alg.group_size, "spec.algorithm.group_size")
     if alg.name == "ppo":  # check_capabilities reports this first; kept for direct translate() callers
         b.unsupported("spec.algorithm.name", "PPO with a critic (GAE)", found="ppo")
         return
     if alg.name == "rloo":
-        b.set("grpo.use_leave_one_out_baseline", True)
-        b.set("grpo.normalize_rewards", False)
+        b.set("grpo.use_leave_one_out_baseline", True, "spec.algorithm")
+        b.set("grpo.normalize_rewards", False, "spec.algorithm")
     elif alg.name in ("reinforce_pp", "reinforce_pp_baseline"):
-        b.set("grpo.use_leave_one_out_baseline", False)
-        b.set("grpo.normalize_rewards", False)
+        b.set("grpo.use_leave_one_out_baseline", False, "spec.algorithm")
+        b.set("grpo.normalize_rewards", False, "spec.algorithm")
     else:
         # GRPO (and DAPO / GSPO, which keep its advantage): group-mean baseline, std normalisation.
-        b.set("grpo.use_leave_one_out_baseline", False)
-        b.set("grpo.normalize_rewards", True)
+        b.set("grpo.use_leave_one_out_baseline", False, "spec.algorithm")
+        b.set("grpo.normalize_rewards", True, "spec.algorithm")
     if k.has_adv_estimator:
         if alg.name in ("reinforce_pp", "reinforce_pp_baseline"):
-            b.set("grpo.adv_estimator.name", "reinforce_plus_plus")
-            b.set("grpo.adv_estimator.minus_baseline", alg.name == "reinforce_pp_baseline")
+            b.set("grpo.adv_estimator.name", "reinforce_plus_plus", "spec.algorithm")
+            b.set(
+                "grpo.adv_estimator.minus_baseline",
+                alg.name == "reinforce_pp_baseline",
+                "spec.algorithm.name",
+            )
         else:
-            b.set("grpo.adv_estimator.name", "grpo")
+            b.set("grpo.adv_estimator.name", "grpo", "spec.algorithm")
     if alg.name == "dapo":
-        b.set("grpo.use_dynamic_sampling", True)
-        b.set("loss_fn.token_level_loss", True)
+        b.set("grpo.use_dynamic_sampling", True, "spec.algorithm")
+        b.set("loss_fn.token_level_loss", True, "spec.algorithm")
     elif alg.name == "gspo":
-        b.set("loss_fn.sequence_level_importance_ratios", True)
-        b.set("loss_fn.token_level_loss", False)
+        b.set("loss_fn.sequence_level_importance_ratios", True, "spec.algorithm")
+        b.set("loss_fn.token_level_loss", False, "spec.algorithm")
     elif b.version >= V0_4_0:
-        b.set("grpo.use_dynamic_sampling", False)
+        b.set("grpo.use_dynamic_sampling", False, "spec.algorithm")
     kl = alg.kl
     in_reward = kl.coef > 0 and kl.in_ == "reward"
-    b.set("loss_fn.reference_policy_kl_penalty", kl.coef)
+    b.set("loss_fn.reference_policy_kl_penalty", kl.coef, "spec.algorithm")
     if k.has_adv_estimator:
-        b.set("loss_fn.use_kl_in_reward", in_reward)
+        b.set("loss_fn.use_kl_in_reward", in_reward, "spec.algorithm")
     if kl.coef > 0:
         if k.has_kl_type:
-            b.set("loss_fn.reference_policy_kl_type", KL_TYPE[kl.estimator])
+            b.set("loss_fn.reference_policy_kl_type", KL_TYPE[kl.estimator], "spec.algorithm")
         elif KL_TYPE[kl.estimator] != "k3":
             b.unsupported(
                 "spec.algorithm.kl.estimator",
@@ -286,8 +296,8 @@ def _algorithm(b: _Builder) -> None:
                 "0.5.0",
                 kl.estimator,
             )
-    b.set("loss_fn.ratio_clip_min", alg.clip.low)
-    b.set("loss_fn.ratio_clip_max", alg.clip.high)
+    b.set("loss_fn.ratio_clip_min", alg.clip.low, "spec.algorithm.clip.low")
+    b.set("loss_fn.ratio_clip_max", alg.clip.high, "spec.algorithm.clip.high")
     if alg.entropy_coef > 0:
         b.unsupported("spec.algorithm.entropy_coef", "an entropy bonus", found=alg.entropy_coef)
     if alg.ppo_epochs != 1:
@@ -302,33 +312,43 @@ def _batches(b: _Builder) -> None:
     spec = b.job.spec
     tr = spec.training
     g = spec.algorithm.group_size
-    b.set("grpo.num_prompts_per_step", tr.global_batch)
+    b.set("grpo.num_prompts_per_step", tr.global_batch, "spec.training.global_batch")
     # NeMo-RL counts sequences: one optimizer step per train_global_batch_size responses.
-    b.set("policy.train_global_batch_size", tr.mini_batch * g)
-    b.set("policy.train_micro_batch_size", tr.micro_batch_per_gpu)
-    b.set("policy.logprob_batch_size", tr.micro_batch_per_gpu)
+    b.set("policy.train_global_batch_size", tr.mini_batch * g, "spec.training.mini_batch")
+    b.set("policy.train_micro_batch_size", tr.micro_batch_per_gpu, "spec.training.micro_batch_per_gpu")
+    b.set("policy.logprob_batch_size", tr.micro_batch_per_gpu, "spec.training.micro_batch_per_gpu")
     dyn = tr.dynamic_batch
-    b.set("policy.dynamic_batching.enabled", dyn.enabled)
+    b.set("policy.dynamic_batching.enabled", dyn.enabled, "spec.training.dynamic_batch.enabled")
     if dyn.enabled:
-        b.set("policy.dynamic_batching.train_mb_tokens", dyn.max_tokens_per_gpu)
-        b.set("policy.dynamic_batching.logprob_mb_tokens", dyn.max_tokens_per_gpu)
+        b.set(
+            "policy.dynamic_batching.train_mb_tokens",
+            dyn.max_tokens_per_gpu,
+            "spec.training.dynamic_batch.max_tokens_per_gpu",
+        )
+        b.set(
+            "policy.dynamic_batching.logprob_mb_tokens",
+            dyn.max_tokens_per_gpu,
+            "spec.training.dynamic_batch.max_tokens_per_gpu",
+        )
         if b.version >= V0_4_0:
-            b.set("policy.sequence_packing.enabled", False)  # exclusive with dynamic batching
+            b.set(
+                "policy.sequence_packing.enabled", False, "spec.training"
+            )  # exclusive with dynamic batching
     if tr.steps is not None:
-        b.set("grpo.max_num_steps", tr.steps)
+        b.set("grpo.max_num_steps", tr.steps, "spec.training.steps")
         if b.k.has_epochs:
             # NeMo-RL stops at whichever limit comes first; every epoch is at least one step.
-            b.set("grpo.max_num_epochs", tr.steps)
+            b.set("grpo.max_num_epochs", tr.steps, "spec.training.steps")
     else:
         epochs = tr.epochs or 1
         if not b.k.has_epochs:
             if epochs != 1 or tr.epochs is not None:
                 b.unsupported("spec.training.epochs", "a run length in epochs", "0.4.0", epochs)
         else:
-            b.set("grpo.max_num_epochs", epochs)
-            b.set("grpo.max_num_steps", UNLIMITED)
+            b.set("grpo.max_num_epochs", epochs, "spec.training")
+            b.set("grpo.max_num_steps", UNLIMITED, "spec.training")
     if b.k.has_seed:
-        b.set("grpo.seed", spec.data.seed)
+        b.set("grpo.seed", spec.data.seed, "spec.data.seed")
     elif "seed" in spec.data.model_fields_set:
         b.unsupported("spec.data.seed", "a data seed", "0.4.0", spec.data.seed)
 
@@ -350,21 +370,27 @@ def _backend(b: _Builder) -> None:
     if tr.backend == "megatron":
         if b.version < V0_4_0:
             return  # check_capabilities reports it
-        b.set("policy.dtensor_cfg.enabled", False)
-        b.set("policy.optimizer", None)  # the torch optimizer block belongs to the DTensor policy
+        b.set("policy.dtensor_cfg.enabled", False, "spec.training")
+        b.set(
+            "policy.optimizer", None, "spec.training"
+        )  # the torch optimizer block belongs to the DTensor policy
         mc = "policy.megatron_cfg"
-        b.set(f"{mc}.enabled", True)
-        b.set(f"{mc}.tensor_model_parallel_size", par.tp)
-        b.set(f"{mc}.pipeline_model_parallel_size", par.pp)
-        b.set(f"{mc}.context_parallel_size", par.cp)
-        b.set(f"{mc}.activation_checkpointing", ckpt)
-        b.set(f"{mc}.optimizer.lr", opt.lr)
-        b.set(f"{mc}.optimizer.min_lr", opt.lr)
-        b.set(f"{mc}.optimizer.weight_decay", opt.weight_decay)
-        b.set(f"{mc}.scheduler.lr_warmup_iters", opt.warmup_steps)
-        b.set(f"{mc}.scheduler.lr_warmup_init", opt.lr / 10 if opt.warmup_steps else opt.lr)
-        b.set(f"{mc}.scheduler.lr_decay_style", "constant")
-        b.set("policy.make_sequence_length_divisible_by", par.tp)
+        b.set(f"{mc}.enabled", True, "spec.training")
+        b.set(f"{mc}.tensor_model_parallel_size", par.tp, "spec.training.parallel.tp")
+        b.set(f"{mc}.pipeline_model_parallel_size", par.pp, "spec.training.parallel.pp")
+        b.set(f"{mc}.context_parallel_size", par.cp, "spec.training.parallel.cp")
+        b.set(f"{mc}.activation_checkpointing", ckpt, "spec.training")
+        b.set(f"{mc}.optimizer.lr", opt.lr, "spec.training.optimizer.lr")
+        b.set(f"{mc}.optimizer.min_lr", opt.lr, "spec.training.optimizer.lr")
+        b.set(f"{mc}.optimizer.weight_decay", opt.weight_decay, "spec.training.optimizer.weight_decay")
+        b.set(f"{mc}.scheduler.lr_warmup_iters", opt.warmup_steps, "spec.training.optimizer.warmup_steps")
+        b.set(
+            f"{mc}.scheduler.lr_warmup_init",
+            opt.lr / 10 if opt.warmup_steps else opt.lr,
+            "spec.training.optimizer.lr",
+        )
+        b.set(f"{mc}.scheduler.lr_decay_style", "constant", "spec.training")
+        b.set("policy.make_sequence_length_divisible_by", par.tp, "spec.training.parallel.tp")
         return
     if par.pp > 1:
         b.unsupported(
@@ -374,23 +400,23 @@ def _backend(b: _Builder) -> None:
         )
     if tr.backend == "fsdp":
         # 0.2.1's HF policy (FSDP1); check_capabilities rejects it for later versions.
-        b.set("policy.dtensor_cfg.enabled", False)
-        b.set("policy.activation_checkpointing_enabled", ckpt)
+        b.set("policy.dtensor_cfg.enabled", False, "spec.training")
+        b.set("policy.activation_checkpointing_enabled", ckpt, "spec.training")
         if par.tp > 1:
             b.unsupported(
                 "spec.training.parallel.tp", "tensor parallelism with fsdp (use fsdp2)", found=par.tp
             )
     else:
         dt = "policy.dtensor_cfg"
-        b.set(f"{dt}.enabled", True)
-        b.set(f"{dt}.tensor_parallel_size", par.tp)
+        b.set(f"{dt}.enabled", True, "spec.training")
+        b.set(f"{dt}.tensor_parallel_size", par.tp, "spec.training.parallel.tp")
         if b.k.has_context_parallel:
-            b.set(f"{dt}.context_parallel_size", par.cp)
-        b.set(f"{dt}.activation_checkpointing", ckpt)
+            b.set(f"{dt}.context_parallel_size", par.cp, "spec.training.parallel.cp")
+        b.set(f"{dt}.activation_checkpointing", ckpt, "spec.training")
         if b.version >= V0_4_0:
-            b.set("policy.megatron_cfg.enabled", False)
-    b.set("policy.optimizer.kwargs.lr", opt.lr)
-    b.set("policy.optimizer.kwargs.weight_decay", opt.weight_decay)
+            b.set("policy.megatron_cfg.enabled", False, "spec.training")
+    b.set("policy.optimizer.kwargs.lr", opt.lr, "spec.training.optimizer.lr")
+    b.set("policy.optimizer.kwargs.weight_decay", opt.weight_decay, "spec.training.optimizer.weight_decay")
     constant = {"name": "torch.optim.lr_scheduler.ConstantLR", "kwargs": {"factor": 1.0, "total_iters": 1}}
     if opt.warmup_steps:
         warmup = {
@@ -401,10 +427,14 @@ def _backend(b: _Builder) -> None:
                 "total_iters": opt.warmup_steps,
             },
         }
-        b.set("policy.scheduler", [warmup, constant, {"milestones": [opt.warmup_steps]}])
+        b.set(
+            "policy.scheduler",
+            [warmup, constant, {"milestones": [opt.warmup_steps]}],
+            "spec.training.optimizer.warmup_steps",
+        )
     else:
         # A list, never null: the policy worker iterates whatever "scheduler" holds.
-        b.set("policy.scheduler", [constant, {"milestones": []}])
+        b.set("policy.scheduler", [constant, {"milestones": []}], "spec.training")
 
 
 def _rollout(b: _Builder) -> None:
@@ -412,21 +442,33 @@ def _rollout(b: _Builder) -> None:
     ro = spec.rollout
     d = spec.data
     gen = "policy.generation"
-    b.set(f"{gen}.backend", ro.engine)
+    b.set(f"{gen}.backend", ro.engine, "spec.rollout.engine")
     engine_cfg = f"{gen}.vllm_cfg" if ro.engine == "vllm" else f"{gen}.sglang_cfg"
     if ro.engine == "vllm":
-        b.set(f"{engine_cfg}.tensor_parallel_size", ro.tensor_parallel)
-        b.set(f"{engine_cfg}.gpu_memory_utilization", ro.gpu_memory_utilization)
-        b.set(f"{engine_cfg}.max_model_len", d.max_prompt_length + d.max_response_length)
+        b.set(f"{engine_cfg}.tensor_parallel_size", ro.tensor_parallel, "spec.rollout.tensor_parallel")
+        b.set(
+            f"{engine_cfg}.gpu_memory_utilization",
+            ro.gpu_memory_utilization,
+            "spec.rollout.gpu_memory_utilization",
+        )
+        b.set(
+            f"{engine_cfg}.max_model_len",
+            d.max_prompt_length + d.max_response_length,
+            "spec.data.max_prompt_length",
+        )
         if b.version >= V0_4_0:
-            b.set(f"{engine_cfg}.async_engine", ro.mode == "async")
+            b.set(f"{engine_cfg}.async_engine", ro.mode == "async", "spec.rollout.mode")
     elif ro.engine == "sglang" and b.version >= V0_6_0:
         _sglang(b, engine_cfg)
-    b.set(f"{gen}.temperature", ro.temperature)
-    b.set(f"{gen}.top_p", ro.top_p)
-    b.set(f"{gen}.top_k", None if ro.top_k == -1 else ro.top_k)
-    b.set(f"{gen}.max_new_tokens", ro.max_tokens or d.max_response_length)
-    b.set("policy.max_total_sequence_length", d.max_prompt_length + d.max_response_length)
+    b.set(f"{gen}.temperature", ro.temperature, "spec.rollout.temperature")
+    b.set(f"{gen}.top_p", ro.top_p, "spec.rollout.top_p")
+    b.set(f"{gen}.top_k", None if ro.top_k == -1 else ro.top_k, "spec.rollout.top_k")
+    b.set(f"{gen}.max_new_tokens", ro.max_tokens or d.max_response_length, "spec.rollout.max_tokens")
+    b.set(
+        "policy.max_total_sequence_length",
+        d.max_prompt_length + d.max_response_length,
+        "spec.data.max_prompt_length",
+    )
     if b.job.spec.weight_sync.max_staleness > 0 and ro.mode != "async":
         b.unsupported(
             "spec.rollout.mode",
@@ -461,32 +503,32 @@ def _sglang(b: _Builder, cfg: str) -> None:
         b.unsupported("spec.rollout.mode", "async rollout with SGLang (vLLM only)", found="async")
     roles = placement(b.job)
     rollout_gpus = roles["rollout"].nodes * roles["rollout"].gpus_per_node
-    b.set(f"{cfg}.model_path", spec.model.path)
-    b.set(f"{cfg}.dtype", spec.model.dtype)
-    b.set(f"{cfg}.context_length", d.max_prompt_length + d.max_response_length)
-    b.set(f"{cfg}.allow_auto_truncate", True)
-    b.set(f"{cfg}.dp_size", 1)
-    b.set(f"{cfg}.pp_size", 1)
-    b.set(f"{cfg}.ep_size", 1)
-    b.set(f"{cfg}.max_running_requests", None)
-    b.set(f"{cfg}.mem_fraction_static", ro.gpu_memory_utilization)
-    b.set(f"{cfg}.skip_server_warmup", True)
-    b.set(f"{cfg}.disable_piecewise_cuda_graph", True)
+    b.set(f"{cfg}.model_path", spec.model.path, "spec.model.path")
+    b.set(f"{cfg}.dtype", spec.model.dtype, "spec.model.dtype")
+    b.set(f"{cfg}.context_length", d.max_prompt_length + d.max_response_length, "spec.data.max_prompt_length")
+    b.set(f"{cfg}.allow_auto_truncate", True, "spec.rollout")
+    b.set(f"{cfg}.dp_size", 1, "spec.rollout")
+    b.set(f"{cfg}.pp_size", 1, "spec.rollout")
+    b.set(f"{cfg}.ep_size", 1, "spec.rollout")
+    b.set(f"{cfg}.max_running_requests", None, "spec.rollout")
+    b.set(f"{cfg}.mem_fraction_static", ro.gpu_memory_utilization, "spec.rollout")
+    b.set(f"{cfg}.skip_server_warmup", True, "spec.rollout")
+    b.set(f"{cfg}.disable_piecewise_cuda_graph", True, "spec.rollout")
     if b.version >= V0_7_0:
-        b.set(f"{cfg}.tp_size", ro.tensor_parallel)
-        b.set(f"{cfg}.random_seed", d.seed)
-        b.set(f"{cfg}.disable_cuda_graph", False)
+        b.set(f"{cfg}.tp_size", ro.tensor_parallel, "spec.rollout")
+        b.set(f"{cfg}.random_seed", d.seed, "spec.data.seed")
+        b.set(f"{cfg}.disable_cuda_graph", False, "spec.rollout")
         server = f"{cfg}.sglang_server_config"
-        b.set(f"{server}.needs_offload", b.job.placement.colocated("actor", "rollout"))
-        b.set(f"{server}.cpu_weight_backup", True)
-        b.set(f"{server}.sglang_server_concurrency", 1024)
-        b.set(f"{server}.pause_generation_mode", "retract")
-        b.set(f"{server}.num_gpus", rollout_gpus)
-        b.set(f"{server}.num_gpus_per_engine", ro.tensor_parallel)
-        b.set(f"{cfg}.sglang_router_config.use_external_router", False)
+        b.set(f"{server}.needs_offload", b.job.placement.colocated("actor", "rollout"), "spec.rollout")
+        b.set(f"{server}.cpu_weight_backup", True, "spec.rollout")
+        b.set(f"{server}.sglang_server_concurrency", 1024, "spec.rollout")
+        b.set(f"{server}.pause_generation_mode", "retract", "spec.rollout")
+        b.set(f"{server}.num_gpus", rollout_gpus, "spec.rollout")
+        b.set(f"{server}.num_gpus_per_engine", ro.tensor_parallel, "spec.rollout")
+        b.set(f"{cfg}.sglang_router_config.use_external_router", False, "spec.rollout")
     else:
-        b.set(f"{cfg}.gpus_per_server", ro.tensor_parallel)
-        b.set(f"{cfg}.enable_memory_saver", b.job.placement.colocated("actor", "rollout"))
+        b.set(f"{cfg}.gpus_per_server", ro.tensor_parallel, "spec.rollout")
+        b.set(f"{cfg}.enable_memory_saver", b.job.placement.colocated("actor", "rollout"), "spec.rollout")
 
 
 def _data(b: _Builder) -> None:
@@ -494,14 +536,14 @@ def _data(b: _Builder) -> None:
     d = spec.data
     k = b.k
     val = [*d.val, *spec.eval.datasets]
-    b.set("data.max_input_seq_length", d.max_prompt_length)
+    b.set("data.max_input_seq_length", d.max_prompt_length, "spec.data.max_prompt_length")
     # Prompts are used as written: no math chain-of-thought template from the example config.
     prompt = "data.default" if k.dataset_blocks else "data"
     if k.custom_files:
-        b.set(f"{prompt}.prompt_file", None)
-        b.set(f"{prompt}.system_prompt_file", None)
+        b.set(f"{prompt}.prompt_file", None, "spec.data")
+        b.set(f"{prompt}.system_prompt_file", None, "spec.data")
     if b.version >= V0_4_0:
-        b.set("data.shuffle", d.shuffle)
+        b.set("data.shuffle", d.shuffle, "spec.data.shuffle")
     elif not d.shuffle:
         b.unsupported("spec.data.shuffle", "an unshuffled dataloader", "0.4.0", False)
     if not k.custom_files:
@@ -528,12 +570,12 @@ def _data(b: _Builder) -> None:
                 "0.6.0",
                 len(val),
             )
-        b.set("data.dataset_name", "ResponseDataset")
-        b.set("data.train_data_path", d.train[0])
+        b.set("data.dataset_name", "ResponseDataset", "spec.data")
+        b.set("data.train_data_path", d.train[0], "spec.data.train")
         # Read by load_response_dataset although DataConfig never declares it.
-        b.set("data.val_data_path", val[0] if val else None)
-        b.set("data.input_key", d.prompt_key)
-        b.set("data.output_key", ANSWER_KEY)
+        b.set("data.val_data_path", val[0] if val else None, "spec.data")
+        b.set("data.input_key", d.prompt_key, "spec.data.prompt_key")
+        b.set("data.output_key", ANSWER_KEY, "spec.data")
     else:
 
         def block(path: str) -> dict[str, Any]:
@@ -549,16 +591,16 @@ def _data(b: _Builder) -> None:
         # OmegaConf cannot merge over that mapping: the section then replaces upstream's (``_override_``).
         if len(d.train) == 1:
             for key, value in block(d.train[0]).items():
-                b.set(f"data.train.{key}", value)
+                b.set(f"data.train.{key}", value, "spec.data")
         else:
-            b.set("data._override_", True)
-            b.set("data.num_workers", 1)
-            b.set("data.use_multiple_dataloader", False)
-            b.set("data.train", [block(p) for p in d.train])
+            b.set("data._override_", True, "spec.data")
+            b.set("data.num_workers", 1, "spec.data")
+            b.set("data.use_multiple_dataloader", False, "spec.data")
+            b.set("data.train", [block(p) for p in d.train], "spec.data.train")
         if len(val) == 1:
-            b.set("data.validation", block(val[0]))
+            b.set("data.validation", block(val[0]), "spec.data")
         else:
-            b.set("data.validation", [block(p) for p in val] if val else None)
+            b.set("data.validation", [block(p) for p in val] if val else None, "spec.data")
     b.notes.append(
         f"NeMo-RL's ResponseDataset reads prompts from {d.prompt_key!r} and the reference answer for the "
         f"environment from {ANSWER_KEY!r}: every data file needs both columns"
@@ -569,41 +611,41 @@ def _reward(b: _Builder) -> None:
     rw = b.job.spec.reward
     env_key = b.k.env_name_key
     if env_key is not None and b.k.dataset_blocks:
-        b.set("data.default.processor", "math_hf_data_processor")
+        b.set("data.default.processor", "math_hf_data_processor", "spec.reward")
     if rw.model is None:
         if env_key is not None:
-            b.set(env_key, "math")
+            b.set(env_key, "math", "spec.reward")
         return
     if b.version < V0_4_0:
         return  # check_capabilities reports it
     rm = "env.reward_model"
     if env_key is not None:
-        b.set(env_key, "reward_model")
+        b.set(env_key, "reward_model", "spec.reward")
     if b.k.reward_model_enabled_key:
-        b.set(f"{rm}.enabled", True)
+        b.set(f"{rm}.enabled", True, "spec.reward")
     else:
-        b.set(f"{rm}.processor", "math_hf_data_processor")
-        b.set(f"{rm}.offload_optimizer_for_logprob", False)
-    b.set(f"{rm}.model_name", rw.model.path)
-    b.set(f"{rm}.tokenizer.name", rw.model.path)
-    b.set(f"{rm}.precision", b.job.spec.model.dtype)
-    b.set(f"{rm}.batch_size", rw.model.micro_batch_per_gpu)
-    b.set(f"{rm}.checkpoint_path", None)
+        b.set(f"{rm}.processor", "math_hf_data_processor", "spec.reward")
+        b.set(f"{rm}.offload_optimizer_for_logprob", False, "spec.reward")
+    b.set(f"{rm}.model_name", rw.model.path, "spec.reward.model.path")
+    b.set(f"{rm}.tokenizer.name", rw.model.path, "spec.reward.model.path")
+    b.set(f"{rm}.precision", b.job.spec.model.dtype, "spec.model.dtype")
+    b.set(f"{rm}.batch_size", rw.model.micro_batch_per_gpu, "spec.reward.model.micro_batch_per_gpu")
+    b.set(f"{rm}.checkpoint_path", None, "spec.reward")
     d = b.job.spec.data
-    b.set(f"{rm}.max_model_len", d.max_prompt_length + d.max_response_length)
-    b.set(f"{rm}.dtensor_cfg.enabled", True)
-    b.set(f"{rm}.dtensor_cfg._v2", True)
-    b.set(f"{rm}.dtensor_cfg.sequence_parallel", False)
-    b.set(f"{rm}.dtensor_cfg.tensor_parallel_size", 1)
-    b.set(f"{rm}.dtensor_cfg.context_parallel_size", 1)
-    b.set(f"{rm}.dtensor_cfg.custom_parallel_plan", None)
-    b.set(f"{rm}.dtensor_cfg.cpu_offload", False)
-    b.set(f"{rm}.dtensor_cfg.activation_checkpointing", False)
-    b.set(f"{rm}.reward_model_cfg.enabled", True)
-    b.set(f"{rm}.reward_model_cfg.reward_model_type", "bradley_terry")
-    b.set(f"{rm}.dynamic_batching.enabled", False)
-    b.set(f"{rm}.sequence_packing.enabled", False)
-    b.set(f"{rm}.max_grad_norm", None)
+    b.set(f"{rm}.max_model_len", d.max_prompt_length + d.max_response_length, "spec.data.max_prompt_length")
+    b.set(f"{rm}.dtensor_cfg.enabled", True, "spec.reward")
+    b.set(f"{rm}.dtensor_cfg._v2", True, "spec.reward")
+    b.set(f"{rm}.dtensor_cfg.sequence_parallel", False, "spec.reward")
+    b.set(f"{rm}.dtensor_cfg.tensor_parallel_size", 1, "spec.reward")
+    b.set(f"{rm}.dtensor_cfg.context_parallel_size", 1, "spec.reward")
+    b.set(f"{rm}.dtensor_cfg.custom_parallel_plan", None, "spec.reward")
+    b.set(f"{rm}.dtensor_cfg.cpu_offload", False, "spec.reward")
+    b.set(f"{rm}.dtensor_cfg.activation_checkpointing", False, "spec.reward")
+    b.set(f"{rm}.reward_model_cfg.enabled", True, "spec.reward")
+    b.set(f"{rm}.reward_model_cfg.reward_model_type", "bradley_terry", "spec.reward")
+    b.set(f"{rm}.dynamic_batching.enabled", False, "spec.reward")
+    b.set(f"{rm}.sequence_packing.enabled", False, "spec.reward")
+    b.set(f"{rm}.max_grad_norm", None, "spec.reward")
 
 
 def _checkpoint(b: _Builder) -> None:
@@ -611,17 +653,21 @@ def _checkpoint(b: _Builder) -> None:
     ck = job.spec.checkpoint
     tr = job.spec.training
     c = "checkpointing"
-    b.set(f"{c}.enabled", True)
-    b.set(f"{c}.checkpoint_dir", job.checkpoint_dir)
+    b.set(f"{c}.enabled", True, "spec.checkpoint")
+    b.set(f"{c}.checkpoint_dir", job.checkpoint_dir, "spec.checkpoint")
     # 0 = only at the end: NeMo-RL also saves on the last step whatever the period.
-    b.set(f"{c}.save_period", ck.every_steps or tr.steps or UNLIMITED)
+    b.set(f"{c}.save_period", ck.every_steps or tr.steps or UNLIMITED, "spec.checkpoint.every_steps")
     # keep_top_k is read unconditionally; a null metric makes the pruning keep the most recent checkpoints.
-    b.set(f"{c}.keep_top_k", ck.keep_last if ck.keep_last is not None else UNLIMITED)
-    b.set(f"{c}.metric_name", None)
-    b.set(f"{c}.higher_is_better", True)
+    b.set(
+        f"{c}.keep_top_k",
+        ck.keep_last if ck.keep_last is not None else UNLIMITED,
+        "spec.checkpoint.keep_last",
+    )
+    b.set(f"{c}.metric_name", None, "spec.checkpoint")
+    b.set(f"{c}.higher_is_better", True, "spec.checkpoint")
     if ck.save_hf:
         if b.k.has_save_consolidated:
-            b.set(f"{c}.save_consolidated", True)
+            b.set(f"{c}.save_consolidated", True, "spec.checkpoint")
         else:
             b.unsupported("spec.checkpoint.save_hf", "saving Hugging Face weights", "0.4.0", True)
     if ck.resume == "never":
@@ -637,21 +683,21 @@ def _eval_logging(b: _Builder) -> None:
     job = b.job
     spec = job.spec
     ev = spec.eval
-    b.set("grpo.val_period", ev.every_steps)
-    b.set("grpo.val_at_start", ev.before_training)
+    b.set("grpo.val_period", ev.every_steps, "spec.eval.every_steps")
+    b.set("grpo.val_at_start", ev.before_training, "spec.eval.before_training")
     lg = spec.logging
     backends = set(lg.backends)
-    b.set("logger.log_dir", f"logs/{job.metadata.name}")
-    b.set("logger.wandb_enabled", "wandb" in backends)
-    b.set("logger.tensorboard_enabled", "tensorboard" in backends)
+    b.set("logger.log_dir", f"logs/{job.metadata.name}", "spec.logging")
+    b.set("logger.wandb_enabled", "wandb" in backends, "spec.logging")
+    b.set("logger.tensorboard_enabled", "tensorboard" in backends, "spec.logging")
     if "wandb" in backends:
-        b.set("logger.wandb.project", lg.project)
-        b.set("logger.wandb.name", job.experiment)
+        b.set("logger.wandb.project", lg.project, "spec.logging.project")
+        b.set("logger.wandb.name", job.experiment, "spec.logging")
     if b.version >= V0_4_0:
-        b.set("logger.mlflow_enabled", "mlflow" in backends)
+        b.set("logger.mlflow_enabled", "mlflow" in backends, "spec.logging")
         if "mlflow" in backends:
-            b.set("logger.mlflow.experiment_name", lg.project)
-            b.set("logger.mlflow.run_name", job.experiment)
+            b.set("logger.mlflow.experiment_name", lg.project, "spec.logging.project")
+            b.set("logger.mlflow.run_name", job.experiment, "spec.logging")
 
 
 def _native_overrides(b: _Builder) -> list[str]:

@@ -1,10 +1,11 @@
-"""Check a NeMo-RL NativeLaunch against the adapter's schema of the same version, in pure Python.
+"""Check a NeMo-RL NativeLaunch against the schema snapshot of the same version, in pure Python.
 
 NeMo-RL itself never judges most of this: its TypedDicts are open, 0.7.0's ``MasterConfig`` allows extra keys,
 and a key in a ``--config`` file is merged without struct mode, so a misspelt or moved key (``data.dataset_name``
 on 0.6.0, NVIDIA-NeMo/RL issue 2719) is silently ignored. Here every key of the generated config and every
-``spec.native["nemo-rl"]`` override must be a key of that version, and the checks NeMo-RL only makes inside
-``setup()`` (after the cluster is up) run before launch.
+``spec.native["nemo-rl"]`` override must be a key of that version (``rladapt/compat/snapshots/nemo-rl/``, generated
+from the tag's typed ``MasterConfig`` and example configs) with a value of its type, and the checks NeMo-RL only
+makes inside ``setup()`` (after the cluster is up) run before launch.
 """
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ from packaging.version import Version
 
 from rladapt.primitives.errors import Problem
 
-from .schema import is_known, suggest
 from .translate import FRAMEWORK, NATIVE_FIELD
 from .versions import V0_4_0
 
@@ -55,14 +55,6 @@ def overrides(native: NativeLaunch) -> list[str]:
     return [a for a in argv[4:] if not a.startswith("--config=")]
 
 
-def _unknown(key: str, version: str, where: str, found: str | None = None) -> Problem:
-    hint = suggest(key, version)
-    message = f"{FRAMEWORK} {version} has no config key {key!r}" + (
-        f" (did you mean {hint!r}?)" if hint else ""
-    )
-    return Problem(where, message, found=found)
-
-
 def _get(values: dict[str, Any], key: str) -> Any:
     node: Any = values
     for part in key.split("."):
@@ -73,8 +65,11 @@ def _get(values: dict[str, Any], key: str) -> Any:
 
 
 def validate_native(native: NativeLaunch) -> list[Problem]:
+    from rladapt.compat.schema import NativeItem, Op, check, snapshot, versions_having
+    from rladapt.compat.schema._values import UNKNOWN, hydra_value
+
     version = native.version
-    problems: list[Problem] = []
+    snap = snapshot(FRAMEWORK, version)
     path = config_file(native)
     if path is None or path not in native.files:
         return [
@@ -88,12 +83,14 @@ def validate_native(native: NativeLaunch) -> list[Problem]:
         return [Problem(f"native.files[{path}]", "the config must be a mapping")]
     body = {k: v for k, v in document.items() if k != "defaults"}
     emitted = dict(leaves(body))
-    for key in emitted:
-        if not is_known(key, version):
-            problems.append(_unknown(key, version, f"{FRAMEWORK} config: {key}"))
+    items = [
+        NativeItem(key=key, value=value, where=native.origins.get(key, f"{FRAMEWORK} config: {key}"))
+        for key, value in emitted.items()
+    ]
+    problems: list[Problem] = []
     for i, item in enumerate(overrides(native)):
         prefix = item[: len(item) - len(item.lstrip("+~"))]
-        key = item[len(prefix) :].split("=", 1)[0]
+        key, sep, rhs = item[len(prefix) :].partition("=")
         where = f"{NATIVE_FIELD}[{i}]"
         if prefix == "+" and key in emitted:
             problems.append(
@@ -103,8 +100,19 @@ def validate_native(native: NativeLaunch) -> list[Problem]:
                     found=item,
                 )
             )
-        elif not is_known(key, version):
-            problems.append(_unknown(key, version, where, item))
+            continue
+        # NeMo-RL merges overrides without struct mode: a '+' key it does not know is still silently ignored
+        op: Op = "delete" if prefix.startswith("~") else "set"
+        value = hydra_value(rhs) if sep else UNKNOWN
+        items.append(NativeItem(key=key, value=value, where=where, found=item, op=op))
+    problems.extend(
+        check(
+            snap,
+            items,
+            noun="config key",
+            other_versions=lambda key: versions_having(FRAMEWORK, key, version),
+        )
+    )
     problems.extend(semantic(body, Version(version)))
     return problems[:_MAX_PROBLEMS]
 

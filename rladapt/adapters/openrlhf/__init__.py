@@ -34,6 +34,9 @@ class OpenRLHFAdapter(FrameworkAdapter):
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         return _translate.translate(job, version)
 
+    def check_native(self, native: NativeLaunch) -> list[Problem] | None:
+        return _validate.check_native(native)
+
     def validate_native(self, native: NativeLaunch) -> list[Problem] | None:
         return _validate.validate_native(native)
 

@@ -18,7 +18,7 @@ from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
 from .args import Args
 from .checks import FlagView, check
 from .parser import split_native
-from .versions import ALGORITHMS, capabilities, has_flag
+from .versions import ALGORITHMS, capabilities, has_flag, spell
 
 if TYPE_CHECKING:
     from rladapt.plugins import FrameworkVersion
@@ -69,6 +69,7 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         runtime_env=runtime_env(job, env),
         notes=notes,
         passthrough=job.spec.native.get("openrlhf", []),
+        origins={spell(version.version, flat): field for flat, field in args.fields.items()},
     )
 
 

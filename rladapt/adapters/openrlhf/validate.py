@@ -6,10 +6,12 @@ without it there is no native check (``None``), which the pipeline notes on the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
+from rladapt.compat.schema import KeySpec
+from rladapt.compat.schema._values import UNKNOWN
 from rladapt.primitives.errors import Problem
 
 from .checks import FlagView, check
@@ -47,3 +49,123 @@ def validate_native(native: NativeLaunch) -> list[Problem] | None:
         return found
     namespace = parse(parser, args).namespace
     return check(FlagView.from_namespace(Version(native.version), namespace, NATIVE_FIELD))
+
+
+# --- the offline check against the bundled schema snapshot ---------------------------------------------------
+
+
+def check_native(native: NativeLaunch) -> list[Problem] | None:
+    """Every flag of ``native`` against openrlhf ``native.version``'s schema snapshot; None without a snapshot.
+
+    The argv is read the way argparse reads it (a flag takes as many values as its ``nargs``/action says), each
+    value converted by the flag's type; nothing of openrlhf is imported and no parser is built.
+    """
+    from rladapt.compat.schema import NativeItem, check, find_snapshot, versions_having
+
+    snap = find_snapshot("openrlhf", native.version)
+    if snap is None:
+        return None
+    if tuple(native.argv[1:3]) != ("-m", ENTRY_MODULE):
+        return [
+            Problem(
+                "native.argv",
+                f"expected `<python> -m {ENTRY_MODULE} ...`",
+                found=" ".join(native.argv[:3]),
+            )
+        ]
+    args = list(native.argv[3:])
+    entry_of = _passthrough_entries(native, len(args))
+    canonical = {alias: key for key, spec in snap.keys.items() for alias in (key, *spec.aliases)}
+    items: list[NativeItem] = []
+    stray: list[Problem] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        where = entry_of.get(i)
+        if not token.startswith("--"):
+            stray.append(
+                Problem(
+                    where or "native.argv",
+                    f"openrlhf {native.version} does not expect the value {token!r} here",
+                    found=token,
+                )
+            )
+            i += 1
+            continue
+        flag, eq, inline = token.partition("=")
+        key = canonical.get(flag)
+        values, i = _values(args, i + 1, None if key is None else snap.keys[key], inline if eq else None)
+        if where is None:
+            where = native.origins.get(flag, f"openrlhf argv: {flag}")
+        if key is None:
+            items.append(NativeItem(key=flag, where=where, found=flag))
+            continue
+        spec = snap.keys[key]
+        value: Any = _convert(values, spec)
+        text = token if eq else " ".join([token, *values])
+        items.append(NativeItem(key=key, value=value, where=where, found=text))
+    found = stray + check(
+        snap, items, noun="flag", other_versions=lambda key: versions_having("openrlhf", key, native.version)
+    )
+    return found
+
+
+def _passthrough_entries(native: NativeLaunch, count: int) -> dict[int, str]:
+    """argv index (after ``-m <module>``) -> ``spec.native.openrlhf[i]`` for the tokens of the spec's entries."""
+    entries = list(native.passthrough)
+    sizes = [len(split_native([e])) for e in entries]
+    start = count - sum(sizes)
+    out: dict[int, str] = {}
+    for index, size in enumerate(sizes):
+        for _ in range(size):
+            out[start] = f"{NATIVE_FIELD}[{index}]"
+            start += 1
+    return out
+
+
+def _values(args: list[str], at: int, spec: KeySpec | None, inline: str | None) -> tuple[list[str], int]:
+    """The values the flag before ``at`` takes, and the index after them (argparse's nargs rules)."""
+    if inline is not None:
+        return [inline], at
+    if spec is None or spec.type == "bool" or spec.action in ("store_const", "count"):
+        if spec is None:  # an unknown flag: its values are the tokens up to the next flag
+            end = at
+            while end < len(args) and not args[end].startswith("--"):
+                end += 1
+            return args[at:end], end
+        return [], at
+    nargs = spec.nargs
+    if nargs is None:
+        want = 1
+    elif nargs == "?":
+        want = 1 if at < len(args) and not args[at].startswith("--") else 0
+    elif nargs in ("*", "+"):
+        end = at
+        while end < len(args) and not args[end].startswith("--"):
+            end += 1
+        return args[at:end], end
+    else:
+        want = int(nargs)
+    return args[at : at + want], at + want
+
+
+def _convert(values: list[str], spec: KeySpec) -> Any:
+    """The value as argparse would store it (a text that does not convert stays text: a type error)."""
+    if spec.type == "bool" or spec.action in ("store_const", "count"):
+        return values or UNKNOWN  # a value given to a switch: argparse refuses it
+    item = spec.item or spec.type
+    converted = [_one(v, item) for v in values]
+    if spec.type == "list":
+        return converted
+    return converted[0] if converted else None
+
+
+def _one(text: str, kind: str) -> Any:
+    try:
+        if kind == "int":
+            return int(text)
+        if kind == "float":
+            return float(text)
+    except ValueError:
+        return text
+    return text

@@ -97,9 +97,12 @@ class _Builder:
     overrides: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    origins: dict[str, str] = field(default_factory=dict)
 
-    def set(self, key: str, value: Any) -> None:
+    def set(self, key: str, value: Any, source: str) -> None:
+        """Override ``key``; ``source`` is the spec field it comes from (native validation blames it)."""
         self.overrides.append(f"{key}={hydra_value(value)}")
+        self.origins[key] = source
 
     def unsupported(self, path: str, what: str, first: str | None = None, found: object = None) -> None:
         self.problems.append(
@@ -149,6 +152,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         runtime_env=runtime_env(job),
         notes=b.notes,
         passthrough=native,
+        origins=b.origins,
     )
 
 
@@ -167,8 +171,8 @@ def _placement(b: _Builder, module: str) -> None:
                 "ref and critic in one global resource pool)",
                 found=f"{role} in pool {roles[role].pool!r}",
             )
-    b.set("trainer.nnodes", actor.nodes)
-    b.set("trainer.n_gpus_per_node", actor.gpus_per_node)
+    b.set("trainer.nnodes", actor.nodes, "spec.placement")
+    b.set("trainer.n_gpus_per_node", actor.gpus_per_node, "spec.placement")
     if "reward" in roles and roles["reward"].pool != actor.pool:
         rm = roles["reward"]
         if not b.k.has_reward_pool:
@@ -177,9 +181,9 @@ def _placement(b: _Builder, module: str) -> None:
             )
         else:
             prefix = "reward.reward_model" if b.k.reward_tree else "reward_model"
-            b.set(f"{prefix}.enable_resource_pool", True)
-            b.set(f"{prefix}.nnodes", rm.nodes)
-            b.set(f"{prefix}.n_gpus_per_node", rm.gpus_per_node)
+            b.set(f"{prefix}.enable_resource_pool", True, "spec.placement")
+            b.set(f"{prefix}.nnodes", rm.nodes, "spec.placement")
+            b.set(f"{prefix}.n_gpus_per_node", rm.gpus_per_node, "spec.placement")
 
     ws = job.spec.weight_sync
     if module == MAIN_MODULE:
@@ -201,9 +205,9 @@ def _placement(b: _Builder, module: str) -> None:
         b.unsupported("spec.placement", "rollout on its own GPU pool", "0.8.0", "rollout in its own pool")
         return
     ro = roles["rollout"]
-    b.set(f"{ARR}.hybrid_engine", False)
-    b.set("rollout.nnodes", ro.nodes)
-    b.set("rollout.n_gpus_per_node", ro.gpus_per_node)
+    b.set(f"{ARR}.hybrid_engine", False, "spec.placement")
+    b.set("rollout.nnodes", ro.nodes, "spec.placement")
+    b.set("rollout.n_gpus_per_node", ro.gpus_per_node, "spec.placement")
     if ws.method == "disk":
         b.unsupported(
             "spec.weight_sync.method",
@@ -211,7 +215,7 @@ def _placement(b: _Builder, module: str) -> None:
             found="disk",
         )
     else:
-        b.set(f"{ARR}.rollout.checkpoint_engine.backend", "nccl")
+        b.set(f"{ARR}.rollout.checkpoint_engine.backend", "nccl", "spec.weight_sync.method")
     if ws.max_staleness == 0:
         b.unsupported(
             "spec.weight_sync.max_staleness",
@@ -229,11 +233,19 @@ def _placement(b: _Builder, module: str) -> None:
                     str(ws.every_steps),
                 )
             )
-        b.set("async_training.trigger_parameter_sync_step", ws.every_steps)
+        b.set("async_training.trigger_parameter_sync_step", ws.every_steps, "spec.weight_sync.every_steps")
         # verl bounds staleness by the extra fraction of samples the rollouter may run ahead per sync period.
-        b.set("async_training.staleness_threshold", float(ws.max_staleness - 1))
+        b.set(
+            "async_training.staleness_threshold",
+            float(ws.max_staleness - 1),
+            "spec.weight_sync.max_staleness",
+        )
         tr = job.spec.training
-        b.set("rollout.total_rollout_steps", tr.steps * tr.global_batch if tr.steps else None)
+        b.set(
+            "rollout.total_rollout_steps",
+            tr.steps * tr.global_batch if tr.steps else None,
+            "spec.training.steps",
+        )
         b.notes.append(
             "fully-async verl trainer: rollout.total_rollout_steps counts prompts, "
             "staleness_threshold = max_staleness - 1"
@@ -242,14 +254,14 @@ def _placement(b: _Builder, module: str) -> None:
 
 def _data(b: _Builder) -> None:
     d = b.job.spec.data
-    b.set("data.train_files", list(d.train))
-    b.set("data.val_files", [*d.val, *b.job.spec.eval.datasets])
-    b.set("data.prompt_key", d.prompt_key)
-    b.set("data.max_prompt_length", d.max_prompt_length)
-    b.set("data.max_response_length", d.max_response_length)
-    b.set("data.shuffle", d.shuffle)
+    b.set("data.train_files", list(d.train), "spec.data.train")
+    b.set("data.val_files", [*d.val, *b.job.spec.eval.datasets], "spec.data.val")
+    b.set("data.prompt_key", d.prompt_key, "spec.data.prompt_key")
+    b.set("data.max_prompt_length", d.max_prompt_length, "spec.data.max_prompt_length")
+    b.set("data.max_response_length", d.max_response_length, "spec.data.max_response_length")
+    b.set("data.shuffle", d.shuffle, "spec.data.shuffle")
     if b.k.has_data_seed:
-        b.set("data.seed", d.seed)
+        b.set("data.seed", d.seed, "spec.data.seed")
     elif "seed" in d.model_fields_set:
         b.notes.append(f"verl {b.version} has no data.seed; spec.data.seed={d.seed} is not applied")
 
@@ -257,16 +269,20 @@ def _data(b: _Builder) -> None:
 def _model(b: _Builder) -> None:
     spec = b.job.spec
     m = spec.model
-    b.set(f"{ARR}.model.path", m.path)
+    b.set(f"{ARR}.model.path", m.path, "spec.model.path")
     if m.tokenizer:
         if b.k.has_tokenizer_path:
-            b.set(f"{ARR}.model.tokenizer_path", m.tokenizer)
+            b.set(f"{ARR}.model.tokenizer_path", m.tokenizer, "spec.model.tokenizer")
         else:
-            b.set("data.tokenizer", m.tokenizer)
+            b.set("data.tokenizer", m.tokenizer, "spec.model.tokenizer")
     megatron = spec.training.backend == "megatron"
     if not megatron:
-        b.set(f"{ARR}.model.enable_gradient_checkpointing", m.gradient_checkpointing)
-    b.set(f"{ARR}.rollout.dtype", m.dtype)
+        b.set(
+            f"{ARR}.model.enable_gradient_checkpointing",
+            m.gradient_checkpointing,
+            "spec.model.gradient_checkpointing",
+        )
+    b.set(f"{ARR}.rollout.dtype", m.dtype, "spec.model.dtype")
     if m.lora is not None:
         targets: Any = (
             m.lora.target_modules if isinstance(m.lora.target_modules, str) else list(m.lora.target_modules)
@@ -277,81 +293,115 @@ def _model(b: _Builder) -> None:
                     "spec.model.lora", "LoRA with the Megatron backend", "0.8.0", f"rank {m.lora.rank}"
                 )
             else:
-                b.set(f"{ARR}.model.lora.rank", m.lora.rank)
-                b.set(f"{ARR}.model.lora.alpha", m.lora.alpha)
+                b.set(f"{ARR}.model.lora.rank", m.lora.rank, "spec.model.lora.rank")
+                b.set(f"{ARR}.model.lora.alpha", m.lora.alpha, "spec.model.lora.alpha")
                 if targets != "all-linear":
-                    b.set(f"{ARR}.model.lora.target_modules", targets)
+                    b.set(f"{ARR}.model.lora.target_modules", targets, "spec.model.lora.target_modules")
         else:
-            b.set(f"{ARR}.model.lora_rank", m.lora.rank)
-            b.set(f"{ARR}.model.lora_alpha", m.lora.alpha)
-            b.set(f"{ARR}.model.target_modules", targets)
+            b.set(f"{ARR}.model.lora_rank", m.lora.rank, "spec.model.lora.rank")
+            b.set(f"{ARR}.model.lora_alpha", m.lora.alpha, "spec.model.lora.alpha")
+            b.set(f"{ARR}.model.target_modules", targets, "spec.model.lora.target_modules")
     if spec.algorithm.needs_critic:
-        b.set("critic.model.path", m.critic_path or m.path)
+        b.set("critic.model.path", m.critic_path or m.path, "spec.model.critic_path")
         if m.tokenizer:
-            b.set("critic.model.tokenizer_path", m.tokenizer)
+            b.set("critic.model.tokenizer_path", m.tokenizer, "spec.model.tokenizer")
         if not megatron:
-            b.set("critic.model.enable_gradient_checkpointing", m.gradient_checkpointing)
+            b.set(
+                "critic.model.enable_gradient_checkpointing",
+                m.gradient_checkpointing,
+                "spec.model.gradient_checkpointing",
+            )
 
 
 def _algorithm(b: _Builder) -> None:
     alg = b.job.spec.algorithm
-    b.set("algorithm.adv_estimator", ADV_ESTIMATOR[alg.name])
-    b.set("algorithm.gamma", alg.gamma)
-    b.set("algorithm.lam", alg.lam)
+    b.set("algorithm.adv_estimator", ADV_ESTIMATOR[alg.name], "spec.algorithm.name")
+    b.set("algorithm.gamma", alg.gamma, "spec.algorithm.gamma")
+    b.set("algorithm.lam", alg.lam, "spec.algorithm.lam")
     kl_on = alg.kl.coef > 0
     in_loss = kl_on and alg.kl.in_ == "loss"
     in_reward = kl_on and alg.kl.in_ == "reward"
-    b.set(f"{ARR}.actor.use_kl_loss", in_loss)
+    b.set(f"{ARR}.actor.use_kl_loss", in_loss, "spec.algorithm.kl.in")
     if in_loss:
-        b.set(f"{ARR}.actor.kl_loss_coef", alg.kl.coef)
-        b.set(f"{ARR}.actor.kl_loss_type", KL_TYPE[alg.kl.estimator])
-    b.set("algorithm.use_kl_in_reward", in_reward)
+        b.set(f"{ARR}.actor.kl_loss_coef", alg.kl.coef, "spec.algorithm.kl.coef")
+        b.set(f"{ARR}.actor.kl_loss_type", KL_TYPE[alg.kl.estimator], "spec.algorithm.kl.estimator")
+    b.set("algorithm.use_kl_in_reward", in_reward, "spec.algorithm.kl.in")
     if in_reward:
-        b.set("algorithm.kl_ctrl.kl_coef", alg.kl.coef)
-        b.set("algorithm.kl_penalty", KL_TYPE[alg.kl.estimator])
-    b.set(f"{ARR}.actor.clip_ratio_low", alg.clip.low)
-    b.set(f"{ARR}.actor.clip_ratio_high", alg.clip.high)
-    b.set(f"{ARR}.actor.entropy_coeff", alg.entropy_coef)
-    b.set(f"{ARR}.actor.ppo_epochs", alg.ppo_epochs)
+        b.set("algorithm.kl_ctrl.kl_coef", alg.kl.coef, "spec.algorithm.kl.coef")
+        b.set("algorithm.kl_penalty", KL_TYPE[alg.kl.estimator], "spec.algorithm.kl.estimator")
+    b.set(f"{ARR}.actor.clip_ratio_low", alg.clip.low, "spec.algorithm.clip.low")
+    b.set(f"{ARR}.actor.clip_ratio_high", alg.clip.high, "spec.algorithm.clip.high")
+    b.set(f"{ARR}.actor.entropy_coeff", alg.entropy_coef, "spec.algorithm.entropy_coef")
+    b.set(f"{ARR}.actor.ppo_epochs", alg.ppo_epochs, "spec.algorithm.ppo_epochs")
     if alg.name == "gspo":
-        b.set(f"{ARR}.actor.policy_loss.loss_mode", "gspo")
-        b.set(f"{ARR}.actor.loss_agg_mode", "seq-mean-token-mean")
+        b.set(f"{ARR}.actor.policy_loss.loss_mode", "gspo", "spec.algorithm.name")
+        b.set(f"{ARR}.actor.loss_agg_mode", "seq-mean-token-mean", "spec.algorithm.name")
     if alg.name == "dapo":
-        b.set("algorithm.filter_groups.enable", True)
-        b.set("algorithm.filter_groups.metric", "acc")
-        b.set(f"{ARR}.actor.loss_agg_mode", "token-mean")
+        b.set("algorithm.filter_groups.enable", True, "spec.algorithm.name")
+        b.set("algorithm.filter_groups.metric", "acc", "spec.algorithm.name")
+        b.set(f"{ARR}.actor.loss_agg_mode", "token-mean", "spec.algorithm.name")
     if alg.needs_critic:
-        b.set("critic.ppo_epochs", alg.ppo_epochs)
+        b.set("critic.ppo_epochs", alg.ppo_epochs, "spec.algorithm.ppo_epochs")
 
 
 def _batches(b: _Builder) -> None:
     spec = b.job.spec
     tr = spec.training
-    b.set("data.train_batch_size", tr.global_batch)
-    b.set(f"{ARR}.actor.ppo_mini_batch_size", tr.mini_batch)
+    b.set("data.train_batch_size", tr.global_batch, "spec.training.global_batch")
+    b.set(f"{ARR}.actor.ppo_mini_batch_size", tr.mini_batch, "spec.training.mini_batch")
     # verl requires these per-GPU micro batches whenever dynamic batching is off ("Please set at least one of").
-    b.set(f"{ARR}.actor.ppo_micro_batch_size_per_gpu", tr.micro_batch_per_gpu)
-    b.set(f"{ARR}.rollout.log_prob_micro_batch_size_per_gpu", tr.micro_batch_per_gpu)
-    b.set(f"{ARR}.ref.log_prob_micro_batch_size_per_gpu", tr.micro_batch_per_gpu)
+    b.set(
+        f"{ARR}.actor.ppo_micro_batch_size_per_gpu",
+        tr.micro_batch_per_gpu,
+        "spec.training.micro_batch_per_gpu",
+    )
+    b.set(
+        f"{ARR}.rollout.log_prob_micro_batch_size_per_gpu",
+        tr.micro_batch_per_gpu,
+        "spec.training.micro_batch_per_gpu",
+    )
+    b.set(
+        f"{ARR}.ref.log_prob_micro_batch_size_per_gpu",
+        tr.micro_batch_per_gpu,
+        "spec.training.micro_batch_per_gpu",
+    )
     dyn = tr.dynamic_batch
-    b.set(f"{ARR}.actor.use_dynamic_bsz", dyn.enabled)
+    b.set(f"{ARR}.actor.use_dynamic_bsz", dyn.enabled, "spec.training.dynamic_batch.enabled")
     if dyn.enabled:
-        b.set(f"{ARR}.actor.ppo_max_token_len_per_gpu", dyn.max_tokens_per_gpu)
+        b.set(
+            f"{ARR}.actor.ppo_max_token_len_per_gpu",
+            dyn.max_tokens_per_gpu,
+            "spec.training.dynamic_batch.max_tokens_per_gpu",
+        )
     opt = tr.optimizer
-    b.set(f"{ARR}.actor.optim.lr", opt.lr)
-    b.set(f"{ARR}.actor.optim.lr_warmup_steps", opt.warmup_steps)
-    b.set(f"{ARR}.actor.optim.weight_decay", opt.weight_decay)
+    b.set(f"{ARR}.actor.optim.lr", opt.lr, "spec.training.optimizer.lr")
+    b.set(f"{ARR}.actor.optim.lr_warmup_steps", opt.warmup_steps, "spec.training.optimizer.warmup_steps")
+    b.set(f"{ARR}.actor.optim.weight_decay", opt.weight_decay, "spec.training.optimizer.weight_decay")
     if spec.algorithm.needs_critic:
-        b.set("critic.ppo_micro_batch_size_per_gpu", tr.micro_batch_per_gpu)
+        b.set(
+            "critic.ppo_micro_batch_size_per_gpu", tr.micro_batch_per_gpu, "spec.training.micro_batch_per_gpu"
+        )
         if dyn.enabled:
-            b.set("critic.ppo_max_token_len_per_gpu", 2 * dyn.max_tokens_per_gpu)
+            b.set(
+                "critic.ppo_max_token_len_per_gpu",
+                2 * dyn.max_tokens_per_gpu,
+                "spec.training.dynamic_batch.max_tokens_per_gpu",
+            )
         copt = tr.critic_optimizer or opt
-        b.set("critic.optim.lr", copt.lr)
+        b.set("critic.optim.lr", copt.lr, "spec.training.critic_optimizer.lr")
         if b.k.fsdp_critic_warmup_steps or tr.backend == "megatron":
-            b.set("critic.optim.lr_warmup_steps", copt.warmup_steps)
+            b.set(
+                "critic.optim.lr_warmup_steps",
+                copt.warmup_steps,
+                "spec.training.critic_optimizer.warmup_steps",
+            )
         elif copt.warmup_steps and tr.steps:
             # 0.5.0's FSDP critic optimizer only knows a warmup ratio of the total steps.
-            b.set("critic.optim.lr_warmup_steps_ratio", copt.warmup_steps / tr.steps)
+            b.set(
+                "critic.optim.lr_warmup_steps_ratio",
+                copt.warmup_steps / tr.steps,
+                "spec.training.critic_optimizer.warmup_steps",
+            )
         elif copt.warmup_steps:
             b.unsupported(
                 "spec.training.critic_optimizer.warmup_steps",
@@ -359,7 +409,7 @@ def _batches(b: _Builder) -> None:
                 "0.6.1",
                 copt.warmup_steps,
             )
-        b.set("critic.optim.weight_decay", copt.weight_decay)
+        b.set("critic.optim.weight_decay", copt.weight_decay, "spec.training.critic_optimizer.weight_decay")
 
 
 def _backend(b: _Builder) -> None:
@@ -367,18 +417,18 @@ def _backend(b: _Builder) -> None:
     tr = spec.training
     critic = spec.algorithm.needs_critic
     if tr.backend in ("fsdp", "fsdp2"):
-        b.set(f"{ARR}.actor.strategy", tr.backend)
+        b.set(f"{ARR}.actor.strategy", tr.backend, "spec.training.backend")
         if critic:
-            b.set("critic.strategy", tr.backend)
-        b.set(f"{ARR}.actor.ulysses_sequence_parallel_size", tr.parallel.sp)
+            b.set("critic.strategy", tr.backend, "spec.training.backend")
+        b.set(f"{ARR}.actor.ulysses_sequence_parallel_size", tr.parallel.sp, "spec.training.parallel.sp")
         if critic:
-            b.set("critic.ulysses_sequence_parallel_size", tr.parallel.sp)
+            b.set("critic.ulysses_sequence_parallel_size", tr.parallel.sp, "spec.training.parallel.sp")
     elif tr.backend == "megatron":
         par = tr.parallel
         for role in (f"{ARR}.actor", f"{ARR}.ref", *(["critic"] if critic else [])):
-            b.set(f"{role}.megatron.tensor_model_parallel_size", par.tp)
-            b.set(f"{role}.megatron.pipeline_model_parallel_size", par.pp)
-            b.set(f"{role}.megatron.context_parallel_size", par.cp)
+            b.set(f"{role}.megatron.tensor_model_parallel_size", par.tp, "spec.training.parallel.tp")
+            b.set(f"{role}.megatron.pipeline_model_parallel_size", par.pp, "spec.training.parallel.pp")
+            b.set(f"{role}.megatron.context_parallel_size", par.cp, "spec.training.parallel.cp")
         if spec.model.gradient_checkpointing:
             # Megatron recomputes activations through its transformer config (the same in every pinned version).
             roles = [
@@ -387,9 +437,9 @@ def _backend(b: _Builder) -> None:
             ]
             for role in roles:
                 otc = f"{role}.megatron.override_transformer_config"
-                b.set(f"{otc}.recompute_granularity", "full")
-                b.set(f"{otc}.recompute_method", "uniform")
-                b.set(f"{otc}.recompute_num_layers", 1)
+                b.set(f"{otc}.recompute_granularity", "full", "spec.model.gradient_checkpointing")
+                b.set(f"{otc}.recompute_method", "uniform", "spec.model.gradient_checkpointing")
+                b.set(f"{otc}.recompute_num_layers", 1, "spec.model.gradient_checkpointing")
         if par.sp > 1:
             b.unsupported(
                 "spec.training.parallel.sp",
@@ -402,35 +452,37 @@ def _rollout(b: _Builder) -> None:
     ro = b.job.spec.rollout
     alg = b.job.spec.algorithm
     r = f"{ARR}.rollout"
-    b.set(f"{r}.name", ro.engine)  # mandatory (no default) from 0.6.1
-    b.set(f"{r}.mode", ro.mode)
-    b.set(f"{r}.tensor_model_parallel_size", ro.tensor_parallel)
-    b.set(f"{r}.gpu_memory_utilization", ro.gpu_memory_utilization)
-    b.set(f"{r}.n", alg.group_size)
-    b.set(f"{r}.temperature", ro.temperature)
-    b.set(f"{r}.top_p", ro.top_p)
-    b.set(f"{r}.top_k", ro.top_k)
+    b.set(f"{r}.name", ro.engine, "spec.rollout.engine")  # mandatory (no default) from 0.6.1
+    b.set(f"{r}.mode", ro.mode, "spec.rollout.mode")
+    b.set(f"{r}.tensor_model_parallel_size", ro.tensor_parallel, "spec.rollout.tensor_parallel")
+    b.set(f"{r}.gpu_memory_utilization", ro.gpu_memory_utilization, "spec.rollout.gpu_memory_utilization")
+    b.set(f"{r}.n", alg.group_size, "spec.algorithm.group_size")
+    b.set(f"{r}.temperature", ro.temperature, "spec.rollout.temperature")
+    b.set(f"{r}.top_p", ro.top_p, "spec.rollout.top_p")
+    b.set(f"{r}.top_k", ro.top_k, "spec.rollout.top_k")
     if ro.max_tokens is not None:
-        b.set(f"{r}.response_length", ro.max_tokens)
-    b.set(f"{r}.val_kwargs.n", ro.val.n)
-    b.set(f"{r}.val_kwargs.temperature", ro.val.temperature)
-    b.set(f"{r}.val_kwargs.top_p", ro.val.top_p)
-    b.set(f"{r}.val_kwargs.do_sample", ro.val.temperature > 0 or ro.val.n > 1)
+        b.set(f"{r}.response_length", ro.max_tokens, "spec.rollout.max_tokens")
+    b.set(f"{r}.val_kwargs.n", ro.val.n, "spec.rollout.val.n")
+    b.set(f"{r}.val_kwargs.temperature", ro.val.temperature, "spec.rollout.val.temperature")
+    b.set(f"{r}.val_kwargs.top_p", ro.val.top_p, "spec.rollout.val.top_p")
+    b.set(f"{r}.val_kwargs.do_sample", ro.val.temperature > 0 or ro.val.n > 1, "spec.rollout.val.temperature")
 
 
 def _reward(b: _Builder) -> None:
     rw = b.job.spec.reward
     if rw.function is not None:
-        b.set(f"{b.k.custom_reward_function}.path", rw.function.path)
-        b.set(f"{b.k.custom_reward_function}.name", rw.function.name)
+        b.set(f"{b.k.custom_reward_function}.path", rw.function.path, "spec.reward.function.path")
+        b.set(f"{b.k.custom_reward_function}.name", rw.function.name, "spec.reward.function.name")
     if rw.model is not None:
         if b.k.reward_tree:
-            b.set("reward.reward_model.enable", True)
-            b.set("reward.reward_model.model_path", rw.model.path)
+            b.set("reward.reward_model.enable", True, "spec.reward.model")
+            b.set("reward.reward_model.model_path", rw.model.path, "spec.reward.model.path")
             # From 0.7.1 the reward model is served by a rollout engine of its own (no default engine).
-            b.set("reward.reward_model.rollout.name", b.job.spec.rollout.engine)
+            b.set("reward.reward_model.rollout.name", b.job.spec.rollout.engine, "spec.rollout.engine")
             b.set(
-                "reward.reward_model.rollout.tensor_model_parallel_size", b.job.spec.rollout.tensor_parallel
+                "reward.reward_model.rollout.tensor_model_parallel_size",
+                b.job.spec.rollout.tensor_parallel,
+                "spec.rollout.tensor_parallel",
             )
             if "micro_batch_per_gpu" in rw.model.model_fields_set:
                 b.notes.append(
@@ -438,9 +490,13 @@ def _reward(b: _Builder) -> None:
                     "spec.reward.model.micro_batch_per_gpu does not apply"
                 )
         else:
-            b.set("reward_model.enable", True)
-            b.set("reward_model.model.path", rw.model.path)
-            b.set("reward_model.micro_batch_size_per_gpu", rw.model.micro_batch_per_gpu)
+            b.set("reward_model.enable", True, "spec.reward.model")
+            b.set("reward_model.model.path", rw.model.path, "spec.reward.model.path")
+            b.set(
+                "reward_model.micro_batch_size_per_gpu",
+                rw.model.micro_batch_per_gpu,
+                "spec.reward.model.micro_batch_per_gpu",
+            )
 
 
 def _trainer(b: _Builder) -> None:
@@ -448,34 +504,38 @@ def _trainer(b: _Builder) -> None:
     spec = job.spec
     tr = spec.training
     if tr.steps is not None:
-        b.set("trainer.total_training_steps", tr.steps)
+        b.set("trainer.total_training_steps", tr.steps, "spec.training.steps")
         # verl stops at whichever of total_epochs / total_training_steps comes first; every epoch is >= 1 step.
-        b.set("trainer.total_epochs", tr.steps)
+        b.set("trainer.total_epochs", tr.steps, "spec.training.steps")
     else:
-        b.set("trainer.total_epochs", tr.epochs or 1)
+        b.set("trainer.total_epochs", tr.epochs or 1, "spec.training.epochs")
     ck = spec.checkpoint
     if ck.every_steps:
-        b.set("trainer.save_freq", ck.every_steps)
+        b.set("trainer.save_freq", ck.every_steps, "spec.checkpoint.every_steps")
     else:
         # verl saves on `save_freq > 0 and (last step or step % save_freq == 0)`: -1 would never save at all.
-        b.set("trainer.save_freq", tr.steps if tr.steps else 2**31 - 1)
-    b.set("trainer.default_local_dir", job.checkpoint_dir)
-    b.set("trainer.resume_mode", {"auto": "auto", "never": "disable", "path": "resume_path"}[ck.resume])
+        b.set("trainer.save_freq", tr.steps if tr.steps else 2**31 - 1, "spec.training.steps")
+    b.set("trainer.default_local_dir", job.checkpoint_dir, "spec.checkpoint.dir")
+    b.set(
+        "trainer.resume_mode",
+        {"auto": "auto", "never": "disable", "path": "resume_path"}[ck.resume],
+        "spec.checkpoint.resume",
+    )
     if ck.resume == "path":
-        b.set("trainer.resume_from_path", ck.resume_path)
+        b.set("trainer.resume_from_path", ck.resume_path, "spec.checkpoint.resume_path")
     if ck.keep_last is not None:
-        b.set("trainer.max_actor_ckpt_to_keep", ck.keep_last)
+        b.set("trainer.max_actor_ckpt_to_keep", ck.keep_last, "spec.checkpoint.keep_last")
         if spec.algorithm.needs_critic:
-            b.set("trainer.max_critic_ckpt_to_keep", ck.keep_last)
+            b.set("trainer.max_critic_ckpt_to_keep", ck.keep_last, "spec.checkpoint.keep_last")
     contents = ["model", "optimizer", "extra", *(["hf_model"] if ck.save_hf else [])]
-    b.set(f"{ARR}.actor.checkpoint.save_contents", contents)
+    b.set(f"{ARR}.actor.checkpoint.save_contents", contents, "spec.checkpoint.save_hf")
     ev = spec.eval
-    b.set("trainer.test_freq", ev.every_steps or -1)
-    b.set("trainer.val_before_train", ev.before_training)
+    b.set("trainer.test_freq", ev.every_steps or -1, "spec.eval.every_steps")
+    b.set("trainer.val_before_train", ev.before_training, "spec.eval.before_training")
     lg = spec.logging
-    b.set("trainer.logger", list(lg.backends))
-    b.set("trainer.project_name", lg.project)
-    b.set("trainer.experiment_name", job.experiment)
+    b.set("trainer.logger", list(lg.backends), "spec.logging.backends")
+    b.set("trainer.project_name", lg.project, "spec.logging.project")
+    b.set("trainer.experiment_name", job.experiment, "spec.logging.experiment")
     if tr.backend != "megatron" and tr.parallel.sp > 1 and spec.algorithm.name in CRITIC_ALGORITHMS:
         b.notes.append("Ulysses sequence parallelism also applies to the critic")
 

@@ -203,3 +203,58 @@ def validate_native(native: NativeLaunch) -> list[Problem] | None:
     if importlib.util.find_spec("hydra") is None:
         return None
     return validate(native, package_dir)
+
+
+# --- the offline check against the bundled schema snapshot ---------------------------------------------------
+
+
+def check_native(native: NativeLaunch) -> list[Problem] | None:
+    """Every override of ``native`` against verl ``native.version``'s schema snapshot; None without a snapshot.
+
+    Nothing of verl (or Hydra) is imported. Hydra's ``+key`` / ``++key`` may add a key the config lacks, so only
+    their values are judged; ``~key`` must name an existing key. Overrides of Hydra itself (``hydra.*``) and of
+    config groups (``group/option``) are not config keys and are left to the deep check.
+    """
+    from rladapt.compat.schema import NativeItem, Op, check, find_snapshot, versions_having
+    from rladapt.compat.schema._values import UNKNOWN, hydra_value
+
+    snap = find_snapshot("verl", native.version)
+    if snap is None:
+        return None
+    invocation = parse_argv(native.argv)
+    if invocation.module not in CONFIG_DIRS:
+        return [
+            Problem(
+                "verl argv", f"unknown verl entrypoint {invocation.module!r}", ", ".join(sorted(CONFIG_DIRS))
+            )
+        ]
+    if invocation.config_name not in snap.scopes:
+        return [
+            Problem(
+                "verl argv",
+                f"verl {native.version} has no config {invocation.config_name!r} for {invocation.module}",
+                "one of " + ", ".join(snap.scopes),
+            )
+        ]
+    items = []
+    for item in invocation.overrides:
+        lhs, sep, rhs = item.partition("=")
+        key = lhs.lstrip("+~")
+        if not key or key.startswith("hydra.") or "/" in key or "@" in key:
+            continue
+        op: Op = "delete" if lhs.startswith("~") else "add" if lhs.startswith("+") else "set"
+        if item in native.passthrough:  # the user's own override: blame the spec entry
+            where = f"spec.native.verl[{native.passthrough.index(item)}]"
+        else:
+            where = native.origins.get(key, f"verl argv: {key}")
+        items.append(
+            NativeItem(
+                key=key,
+                value=hydra_value(rhs) if sep else UNKNOWN,
+                where=where,
+                found=item,
+                op=op,
+                scope=invocation.config_name,
+            )
+        )
+    return check(snap, items, other_versions=lambda key: versions_having("verl", key, native.version))

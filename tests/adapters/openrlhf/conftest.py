@@ -12,7 +12,7 @@ import pytest
 
 from rladapt import compat
 from rladapt.adapters.openrlhf.parser import build_parser, parse, source_from_wheel
-from rladapt.pipeline import Rendered, render_native
+from rladapt.pipeline import DEEP_CHECK_ENV, Rendered, render_native
 from rladapt.plugins._manager import Registry, load_registry
 from rladapt.primitives import RLJob, load_job, validate_data
 from tests.support.wheels import REPO, download_wheel
@@ -132,3 +132,9 @@ def job(**spec: Any) -> RLJob:
     return validate_data(
         {"apiVersion": "rladapt/v1alpha1", "kind": "RLJob", "metadata": {"name": "t"}, "spec": base}
     )
+
+
+@pytest.fixture(autouse=True)
+def deep_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The conformance suite judges launches with the framework's own schema too (``render --deep-check``)."""
+    monkeypatch.setenv(DEEP_CHECK_ENV, "1")

@@ -144,15 +144,21 @@ def test_groups_sharing_a_pool_must_fit(registry: Registry) -> None:
 # --- finding the parser ----------------------------------------------------------------------------------------
 
 
-def test_no_source_means_no_native_validation(
+def test_no_source_still_checks_against_the_snapshot(
     registry: Registry, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """Without the real parser the deep check is skipped (a note), the offline snapshot check still runs."""
     monkeypatch.delenv("RLADAPT_OPENRLHF_SOURCE", raising=False)
     monkeypatch.setenv("RLADAPT_WHEEL_CACHE", str(tmp_path))
     monkeypatch.chdir(tmp_path)
     assert find_source("0.11.2") is None
-    native = render(job(native={"openrlhf": ["--anything-goes"]}), "0.11.2", registry).native
-    assert native.argv[-1] == "--anything-goes"
+    with pytest.raises(SpecError) as caught:
+        render(job(native={"openrlhf": ["--anything-goes"]}), "0.11.2", registry)
+    assert [str(p) for p in caught.value.problems] == [
+        "spec.native.openrlhf[0]: openrlhf 0.11.2 has no flag --anything-goes, found --anything-goes"
+    ]
+    native = render(job(), "0.11.2", registry).native
+    assert any(n.startswith("deep check skipped: openrlhf 0.11.2's own schema") for n in native.notes)
 
 
 def test_source_env_accepts_a_file_a_wheel_or_a_directory(

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from rladapt import compat
+from rladapt.pipeline import DEEP_CHECK_ENV
 from rladapt.plugins._manager import Registry, load_registry
 from tests.support.wheels import REPO, download_wheel, extract
 
@@ -30,3 +31,9 @@ def registry() -> Registry:
     reg = load_registry(builtins={"verl": "rladapt.adapters.verl"}, use_entry_points=False)
     assert not reg.broken, reg.broken
     return reg
+
+
+@pytest.fixture(autouse=True)
+def deep_check(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The conformance suite judges launches with the framework's own schema too (``render --deep-check``)."""
+    monkeypatch.setenv(DEEP_CHECK_ENV, "1")

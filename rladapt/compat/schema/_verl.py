@@ -1,0 +1,201 @@
+"""The verl snapshot generator: every key of each config the adapter can emit, composed with Hydra from a wheel.
+
+The wheel is only unzipped, never imported (verl's ``__init__`` pulls torch and ray). Configs: ``ppo_trainer`` and
+``ppo_megatron_trainer``, and the one-step-off and fully-async configs where the version ships them
+(``rladapt.adapters.verl.translate.CONFIG_NAMES``). A key's type is the dataclass field's annotation where verl
+declares the node with ``_target_`` (read with ``ast`` from the same wheel), else the type of its default.
+"""
+
+from __future__ import annotations
+
+import ast
+import tempfile
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from ._format import KeySpec, Snapshot, merge_scopes
+from ._values import type_of
+
+#: The experimental configs extend ppo_trainer through ``hydra.searchpath: [file://verl/trainer/config]``, a path
+#: relative to the working directory (verl 0.9.1 experimental/one_step_off_policy/config/one_step_off_ppo_trainer.yaml);
+#: ``compose`` points this override at the unpacked package instead.
+_TRAINER_SEARCHPATH = "hydra.searchpath=[pkg://verl.trainer.config]"
+
+
+def generate(source: Path, version: str) -> Snapshot:
+    """The snapshot of verl ``version`` from ``source``: a wheel, or a directory holding the ``verl`` package."""
+    if source.is_file():
+        with tempfile.TemporaryDirectory(prefix="rladapt-verl-") as tmp:
+            with zipfile.ZipFile(source) as archive:
+                archive.extractall(tmp, [n for n in archive.namelist() if n.startswith("verl/")])
+            return _generate(Path(tmp) / "verl", version, source.name)
+    package = source / "verl" if (source / "verl" / "trainer").is_dir() else source
+    return _generate(package, version, f"verl {version} package")
+
+
+def _generate(package: Path, version: str, origin: str) -> Snapshot:
+    from omegaconf import OmegaConf
+
+    from rladapt.adapters.verl.translate import CONFIG_DIRS, CONFIG_NAMES
+    from rladapt.adapters.verl.validate import Invocation, compose, package_version
+
+    found = package_version(package)
+    if found is not None and found != version:
+        raise ValueError(f"{origin} is verl {found}, not {version}")
+    classes = _dataclasses(package)
+    per_scope: list[tuple[str, dict[str, KeySpec]]] = []
+    for module, names in CONFIG_NAMES.items():
+        for name in names:
+            if not (package / CONFIG_DIRS[module] / f"{name}.yaml").is_file():
+                continue
+            overrides = () if module.startswith("verl.trainer.") else (_TRAINER_SEARCHPATH,)
+            cfg = compose(package, Invocation(module, name, overrides))
+            tree = OmegaConf.to_container(cfg, resolve=False)
+            assert isinstance(tree, dict)
+            keys: dict[str, KeySpec] = {}
+            _walk({str(k): v for k, v in tree.items()}, "", classes, keys)
+            per_scope.append((name, keys))
+    scopes, merged = merge_scopes(per_scope)
+    return Snapshot(framework="verl", version=version, source=origin, scopes=scopes, keys=merged)
+
+
+def _walk(
+    node: dict[str, Any],
+    prefix: str,
+    classes: dict[str, dict[str, tuple[str, tuple[Any, ...]]]],
+    out: dict[str, KeySpec],
+) -> None:
+    """Every node below ``node`` (mappings too: an override may replace a whole one)."""
+    target = node.get("_target_")
+    fields = classes.get(target.rsplit(".", 1)[-1], {}) if isinstance(target, str) else {}
+    for key, value in node.items():
+        path = f"{prefix}{key}"
+        declared = fields.get(str(key))
+        if isinstance(value, dict):
+            out[path] = KeySpec(type="dict|null" if declared and "null" in declared[0] else "dict")
+            _walk(value, path + ".", classes, out)
+            continue
+        kind, choices = declared if declared is not None else (_inferred(value), ())
+        if kind not in ("any", "null") and value is None and "null" not in kind.split("|"):
+            kind += "|null"  # verl leaves it unset by default: null is what it reads as "not given"
+        if kind == "null":
+            kind = "any"  # a null default with no declared type says nothing about the type
+        out[path] = KeySpec(
+            type=kind, default=value, choices=choices, declared="dataclass" if declared else None
+        )
+
+
+def _inferred(value: Any) -> str:
+    """The type of a key verl declares only in YAML, from its default: OmegaConf does not enforce it, and verl's
+    code takes a float where the default is an int (verl 0.5.0 trainer/config/rollout/rollout.yaml ``top_p: 1``)
+    and a list where it is a path (verl 0.9.1 trainer/config/data/legacy_data.yaml ``train_files``), so only the
+    kind of value is kept."""
+    kind = type_of(value)
+    return {"int": "int|float", "float": "int|float", "str": "str|list"}.get(kind, kind)
+
+
+# --- dataclass field types, read with ast ---------------------------------------------------------------------
+
+
+def _dataclasses(package: Path) -> dict[str, dict[str, tuple[str, tuple[Any, ...]]]]:
+    """Class name -> field -> (type name, Literal choices) for every dataclass in the package, bases included."""
+    raw: dict[str, tuple[list[str], dict[str, ast.expr]]] = {}
+    for path in sorted(package.rglob("*.py")):
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if "dataclass" not in text:
+            continue
+        try:
+            tree = ast.parse(text)
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef) and node.name not in raw:
+                bases = [b.id if isinstance(b, ast.Name) else getattr(b, "attr", "") for b in node.bases]
+                anns = {
+                    s.target.id: s.annotation
+                    for s in node.body
+                    if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)
+                }
+                raw[node.name] = (bases, anns)
+
+    def fields_of(name: str, seen: frozenset[str] = frozenset()) -> dict[str, ast.expr]:
+        if name not in raw or name in seen:
+            return {}
+        bases, anns = raw[name]
+        merged: dict[str, ast.expr] = {}
+        for base in bases:
+            merged.update(fields_of(base, seen | {name}))
+        merged.update(anns)
+        return merged
+
+    out: dict[str, dict[str, tuple[str, tuple[Any, ...]]]] = {}
+    for name in raw:
+        fields = {k: _annotation(v) for k, v in fields_of(name).items() if not k.startswith("_")}
+        if fields:
+            out[name] = fields
+    return out
+
+
+_NAMES = {
+    "int": "int",
+    "float": "float",
+    "bool": "bool",
+    "str": "str",
+    "list": "list",
+    "List": "list",
+    "tuple": "list",
+    "Tuple": "list",
+    "Sequence": "list",
+    "ListConfig": "list",
+    "dict": "dict",
+    "Dict": "dict",
+    "Mapping": "dict",
+    "DictConfig": "dict",
+    "None": "null",
+}
+
+
+def _annotation(node: ast.expr) -> tuple[str, tuple[Any, ...]]:
+    names: list[str] = []
+    choices: list[Any] = []
+
+    def visit(n: ast.expr) -> None:
+        if isinstance(n, ast.Constant) and isinstance(n.value, str):
+            try:
+                visit(ast.parse(n.value, mode="eval").body)  # a string annotation
+            except SyntaxError:
+                names.append("any")
+        elif isinstance(n, ast.Constant) and n.value is None:
+            names.append("null")
+        elif isinstance(n, ast.BinOp) and isinstance(n.op, ast.BitOr):
+            visit(n.left)
+            visit(n.right)
+        elif isinstance(n, ast.Subscript):
+            head = n.value.id if isinstance(n.value, ast.Name) else getattr(n.value, "attr", "")
+            args = n.slice.elts if isinstance(n.slice, ast.Tuple) else [n.slice]
+            if head in ("Optional", "Union"):
+                for a in args:
+                    visit(a)
+                if head == "Optional":
+                    names.append("null")
+            elif head == "Literal":
+                values = [a.value for a in args if isinstance(a, ast.Constant)]
+                choices.extend(values)
+                names.extend(type_of(v) for v in values)
+            else:
+                names.append(_NAMES.get(head, "any"))
+        elif isinstance(n, (ast.Name, ast.Attribute)):
+            ident = n.id if isinstance(n, ast.Name) else n.attr
+            names.append(_NAMES.get(ident, "dict" if ident.endswith("Config") else "any"))
+        else:
+            names.append("any")
+
+    visit(node)
+    if "any" in names:
+        return "any", ()
+    unique = sorted(set(names), key=["bool", "int", "float", "str", "list", "dict", "null"].index)
+    return "|".join(unique), tuple(choices)
