@@ -105,9 +105,30 @@ def check(pin_file: Path, specs: tuple[str, ...], check_env: bool) -> None:
 # --- matrix: maintainer commands over the compatibility matrix ---------------------------------------------------
 
 
-@click.group()
-def matrix() -> None:
-    """Maintainer commands for the compatibility matrix (compat-matrix/) and its schema snapshots."""
+@click.group(invoke_without_command=True)
+@click.option("--framework", "-f", "frameworks", multiple=True, help="Only these frameworks (repeatable).")
+@click.option(
+    "--write",
+    "write",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Write the report to this file (atomically; only a regular file is replaced) instead of stdout.",
+)
+@click.pass_context
+def matrix(ctx: click.Context, frameworks: tuple[str, ...], write: str | None) -> None:
+    """The compatibility matrix report (Markdown: versions x capabilities, pins and patches) without a
+    subcommand; the maintainer commands over compat-matrix/ and its schema snapshots with one."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from rladapt.compat.report import markdown_report
+    from rladapt.files import write_text
+    from rladapt.plugins._manager import get_registry
+
+    text = markdown_report(get_registry(), list(frameworks) or None)
+    if write is None:
+        click.echo(text, nl=False)
+        return
+    write_text(write, text, what="matrix report")
 
 
 @matrix.command("snapshot")

@@ -6,35 +6,11 @@ from typing import Any
 
 import click
 
-from rladapt.files import write_text
-
 from .output import dump_json
 
 
 def register(cli: click.Group) -> None:
     cli.add_command(plugins)
-    cli.add_command(matrix)
-
-
-@click.command()
-@click.option("--framework", "-f", "frameworks", multiple=True, help="Only these frameworks (repeatable).")
-@click.option(
-    "--write",
-    "write",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the report to this file (atomically; only a regular file is replaced) instead of stdout.",
-)
-def matrix(frameworks: tuple[str, ...], write: str | None) -> None:
-    """Print the compatibility matrix report (Markdown): versions x capabilities, pins and patches."""
-    from rladapt.compat.report import markdown_report
-    from rladapt.plugins._manager import get_registry
-
-    text = markdown_report(get_registry(), list(frameworks) or None)
-    if write is None:
-        click.echo(text, nl=False)
-        return
-    write_text(write, text, what="matrix report")
 
 
 def _options_report(launcher: Any) -> dict[str, dict[str, Any]]:
