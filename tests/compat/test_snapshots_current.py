@@ -19,7 +19,7 @@ from rladapt.compat.schema import generate, snapshot, snapshot_versions
 from rladapt.compat.schema._format import Snapshot
 from tests.support.wheels import REPO, download_wheel
 
-BUNDLED = REPO / "rladapt" / "compat" / "snapshots"
+BUNDLED = REPO / "rladapt" / "compat" / "matrix" / "snapshots"
 NEMO_FIXTURES = REPO / ".." / "shared" / "fixtures" / "nemo-rl"
 WHEELS = [(fw, e.version) for fw in ("verl", "openrlhf") for e in compat.pinned(fw)]
 

@@ -3,7 +3,7 @@
 NeMo-RL itself never judges most of this: its TypedDicts are open, 0.7.0's ``MasterConfig`` allows extra keys,
 and a key in a ``--config`` file is merged without struct mode, so a misspelt or moved key (``data.dataset_name``
 on 0.6.0, NVIDIA-NeMo/RL issue 2719) is silently ignored. Here every key of the generated config and every
-``spec.native["nemo-rl"]`` override must be a key of that version (``rladapt/compat/snapshots/nemo-rl/``, generated
+``spec.native["nemo-rl"]`` override must be a key of that version (``rladapt/compat/matrix/snapshots/nemo-rl/``, generated
 from the tag's typed ``MasterConfig`` and example configs) with a value of its type, and the checks NeMo-RL only
 makes inside ``setup()`` (after the cluster is up) run before launch.
 """

@@ -1,6 +1,6 @@
 """Per-version schema snapshots of the frameworks' configuration surfaces, and checks of native keys against them.
 
-``rladapt/compat/snapshots/<framework>/<version>.json`` holds, for every pinned version, each key the framework
+``rladapt/compat/matrix/snapshots/<framework>/<version>.json`` holds, for every pinned version, each key the framework
 accepts with its type and default (format: ``_format``). They are generated from the framework's own release
 (``generate``; the maintainer command ``rladapt matrix snapshot``) and read lazily: ``snapshot(fw, v)`` loads only
 that one file, once. Checking a launch against one (``check``) imports no framework package.
@@ -36,7 +36,7 @@ __all__ = [
 
 
 def _dir(framework: str) -> resources.abc.Traversable:
-    return resources.files("rladapt.compat").joinpath("snapshots").joinpath(framework)
+    return resources.files("rladapt.compat").joinpath("matrix", "snapshots").joinpath(framework)
 
 
 def snapshot_versions(framework: str) -> list[str]:
@@ -53,7 +53,7 @@ def find_snapshot(framework: str, version: str) -> Snapshot | None:
     ref = _dir(framework).joinpath(f"{version}.json")
     if not ref.is_file():
         return None
-    origin = f"rladapt/compat/snapshots/{framework}/{version}.json"
+    origin = f"rladapt/compat/matrix/snapshots/{framework}/{version}.json"
     try:
         return Snapshot.from_text(ref.read_text(encoding="utf-8"), origin)
     except (ValueError, KeyError, TypeError) as exc:

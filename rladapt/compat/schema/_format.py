@@ -1,4 +1,4 @@
-"""The snapshot format: one JSON file per framework version, ``rladapt/compat/snapshots/<framework>/<version>.json``.
+"""The snapshot format: one JSON file per framework version, ``rladapt/compat/matrix/snapshots/<framework>/<version>.json``.
 
 A snapshot is the framework's configuration surface as data: every key (verl: dotted Hydra key; OpenRLHF: a flag;
 NeMo-RL: dotted config key) with its type and default. The file is written one key per line, sorted, so a new

@@ -22,8 +22,8 @@ DISTRIBUTIONS = {"verl": "verl", "openrlhf": "openrlhf"}
 
 
 def bundled_dir() -> Path:
-    """The snapshots directory of this rladapt (in a checkout: ``rladapt/compat/snapshots``)."""
-    return Path(__file__).resolve().parent.parent / "snapshots"
+    """The snapshots directory of this rladapt (in a checkout: ``rladapt/compat/matrix/snapshots``)."""
+    return Path(__file__).resolve().parent.parent / "matrix" / "snapshots"
 
 
 def generate(framework: str, version: str, source: Path) -> Snapshot:
