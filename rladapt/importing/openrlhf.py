@@ -1,0 +1,1 @@
+"""OpenRLHF's native launch -> RLJob spec fields (not yet: see the import report)."""
