@@ -24,6 +24,8 @@ from rladapt.primitives.errors import UsageError, quote
 
 #: Where a value came from when the launch does not set it.
 DEFAULT = "default"
+#: The source of a default that is an interpolation of another key: this prefix, then the interpolation.
+INTERPOLATED = "= "
 
 
 @dataclass(frozen=True)
@@ -117,7 +119,11 @@ def verl_effective(
             value = item.text  # a mapping the grammar reader does not take apart: compared as written
         values[item.key] = value
         origin[item.key] = where
-    return Effective("verl", version, _resolved(values), origin)
+    resolved = _resolved(values)
+    for key, raw in values.items():
+        if key not in origin and isinstance(raw, str) and "${" in raw:
+            origin[key] = INTERPOLATED + raw
+    return Effective("verl", version, resolved, origin)
 
 
 def _resolved(values: dict[str, Any]) -> dict[str, Any]:
@@ -153,14 +159,3 @@ def _resolved(values: dict[str, Any]) -> dict[str, Any]:
         if resolved is not None or values[key] is None:
             out[key] = resolved
     return out
-
-
-def unflatten(values: Mapping[str, Any]) -> dict[str, Any]:
-    tree: dict[str, Any] = {}
-    for key, value in values.items():
-        node = tree
-        parts = key.split(".")
-        for part in parts[:-1]:
-            node = node.setdefault(part, {})
-        node[parts[-1]] = value
-    return tree

@@ -337,6 +337,7 @@ class _Shell:
     sets: Mapping[str, str]
     vars: dict[str, Value] = field(default_factory=dict)
     exported: dict[str, None] = field(default_factory=dict)  # ordered set
+    lenient: bool = False  # unknown values read as empty: only to recognise the launch line
 
     def lookup(self, name: str) -> Value | None:
         if name in self.sets:
@@ -354,6 +355,8 @@ class _Shell:
     def scalar(self, name: str) -> str | None:
         value = self.lookup(name)
         if isinstance(value, _Pending):
+            if self.lenient:
+                return ""
             raise _Unresolved(name, value.why)
         if isinstance(value, list):
             return value[0] if value else ""
@@ -427,7 +430,11 @@ class _Shell:
                 i += 2
                 continue
             if ch == "`" or text.startswith("$(", i) and not text.startswith("$((", i):
-                raise _Unresolved(text[i:].split()[0][:40], "a command substitution")
+                end = text.find("`", i + 1) if ch == "`" else _matching(text, i + 1)
+                if not self.lenient:
+                    raise _Unresolved(text[i : end + 1 if end > 0 else len(text)][:60], "a command substitution")
+                i = end + 1 if end > 0 else len(text)
+                continue
             if ch != "$" or i + 1 >= len(text):
                 lit += ch
                 i += 1
@@ -467,8 +474,10 @@ class _Shell:
 
     def _required(self, name: str) -> str:
         value = self.scalar(name)
+        if value is None and self.lenient:
+            return ""
         if value is None:
-            raise _Unresolved(name, "not set in the script (the caller's environment)")
+            raise _Unresolved(name, "it is not set in the script, so it comes from the caller's environment")
         return value
 
     def _braced(self, body: str, quoted: bool) -> str | list[str]:
@@ -498,9 +507,9 @@ class _Shell:
         value = self.scalar(name)
         if op is None:
             if value is None:
-                if name in _SPECIAL:
+                if name in _SPECIAL or self.lenient:
                     return ""
-                raise _Unresolved(name, "not set in the script (the caller's environment)")
+                raise _Unresolved(name, "it is not set in the script, so it comes from the caller's environment")
             return value
         unset = value is None or (op.startswith(":") and value == "")
         sub = op[-1]
@@ -588,7 +597,7 @@ def read_launch(
     source: str,
     match: Matcher,
     sets: Mapping[str, str] | None = None,
-    looking_for: str = "the launch command",
+    looking_for: str = "launch command",
 ) -> Launch:
     """The first command of ``text`` that ``match`` accepts, its words resolved (see the module docstring)."""
     shell = _Shell(source=source, sets=dict(sets or {}))
@@ -599,7 +608,7 @@ def read_launch(
             found = _statement(shell, command, line, depth, match)
             if found is not None:
                 return found
-    raise UsageError(f"{source}: no {looking_for} found (a command such as {looking_for.split(': ', 1)[-1]})")
+    raise UsageError(f"{source}: no {looking_for} found in it")
 
 
 def _track_blocks(command: list[RawWord | str], depth: int) -> int:
@@ -649,9 +658,9 @@ def _statement(
         argv = None
     if argv is None:
         # a line that is not the launch may use anything; the launch line is judged strictly below
-        lenient = _Shell(source=shell.source, sets=shell.sets, vars=dict(shell.vars))
+        lenient = _Shell(source=shell.source, sets=shell.sets, vars=dict(shell.vars), lenient=True)
         try:
-            argv = [w for raw in rest for w in _lenient_words(lenient, raw)]  # type: ignore[arg-type]
+            argv = [w for raw in rest for w in lenient.words(raw)]  # type: ignore[arg-type]
         except _Unresolved:
             return None
         if match(argv) is None:
@@ -669,16 +678,6 @@ def _statement(
     env = {name: _scalar_or_error(shell, name, line) for name in shell.exported}
     env.update(assigned)
     return Launch(source=shell.source, line=line, argv=tuple(argv), start=start, env=env)
-
-
-def _lenient_words(shell: _Shell, raw: RawWord) -> list[str]:
-    """Words with every unknown variable read as empty: only to recognise the launch line."""
-    names = {p for p in re.findall(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)", "".join(p.text for p in raw))}
-    for name in names:
-        value = shell.lookup(name)
-        if value is None or isinstance(value, _Pending):
-            shell.vars[name] = ""
-    return shell.words(raw)
 
 
 def _scalar_or_error(shell: _Shell, name: str, line: int) -> str:

@@ -19,7 +19,7 @@ from rladapt.adapters.verl.translate import (
 from rladapt.adapters.verl.validate import parse_argv
 from rladapt.adapters.verl.versions import keys
 
-from .effective import Effective, hydra_item, same, verl_effective
+from .effective import DEFAULT, INTERPOLATED, Effective, hydra_item, same, verl_effective
 
 FRAMEWORK = "verl"
 EXAMPLE = "python3 -m verl.trainer.main_ppo KEY=VALUE ..."
@@ -51,7 +51,7 @@ def unconsumed(argv: list[str], target: Effective, derived: Effective) -> list[s
         parsed = hydra_item(item, "launch")
         reproduced = (
             parsed.op in ("set", "force")
-            and derived.source(parsed.key) != "default"
+            and not derived.source(parsed.key).startswith((DEFAULT, INTERPOLATED))
             and parsed.key in derived.values
             and same(derived.values[parsed.key], target.values.get(parsed.key))
         )

@@ -1,1 +1,0 @@
-"""OpenRLHF's native launch -> RLJob spec fields (not yet: see the import report)."""
