@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import click
+import sys
 
-from rladapt.primitives.errors import UsageError, quote
+import click
 
 
 def register(cli: click.Group) -> None:
@@ -29,7 +29,9 @@ def _framework(text: str | None) -> tuple[str | None, str | None]:
     help="The framework of the launch: verl, openrlhf or nemo-rl, optionally pinned (verl==0.7.1).",
 )
 @click.argument("native", type=click.Path(dir_okay=False))
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the spec here (default: stdout).")
+@click.option(
+    "--output", "-o", type=click.Path(dir_okay=False), help="Write the spec here (default: stdout)."
+)
 @click.option(
     "--set",
     "sets",
@@ -85,7 +87,9 @@ def import_(framework: str, native: str, output: str | None, sets: tuple[str, ..
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option("--exit-code", is_flag=True, help="Exit 1 when A and B differ (for CI).")
-@click.option("--set", "sets", multiple=True, metavar="VAR=VALUE", help="A shell variable for a launch script.")
+@click.option(
+    "--set", "sets", multiple=True, metavar="VAR=VALUE", help="A shell variable for a launch script."
+)
 def diff(a: str, b: str, framework: str | None, fmt: str, exit_code: bool, sets: tuple[str, ...]) -> None:
     """Compare A and B (each an RLJob spec or a native launch) by their effective native configuration.
 
@@ -107,7 +111,4 @@ def diff(a: str, b: str, framework: str | None, fmt: str, exit_code: bool, sets:
     diffs = compare(left, right)
     click.echo(as_json(left, right, diffs) if fmt == "json" else as_text(left, right, diffs))
     if diffs and exit_code:
-        raise click.exceptions.Exit(1)
-
-
-__all__ = ["diff", "import_", "register", "UsageError", "quote"]
+        sys.exit(1)  # as `rladapt compat check` does: click's Exit is swallowed in non-standalone mode

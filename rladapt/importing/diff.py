@@ -58,16 +58,16 @@ def is_spec(text: str) -> bool:
     return isinstance(data, dict) and data.get("kind") == "RLJob"
 
 
-def side(
-    path: str, framework: str | None, version: str | None, sets: dict[str, str], registry: Any
-) -> Side:
+def side(path: str, framework: str | None, version: str | None, sets: dict[str, str], registry: Any) -> Side:
     """The effective config of the spec or native launch at ``path``."""
     from rladapt.pipeline import render_native
 
     text = read_text(path)
     if is_spec(text):
         if framework is None:
-            raise UsageError(f"{quote(path)} is an RLJob spec: name the framework to render it on with -f NAME[==VERSION]")
+            raise UsageError(
+                f"{quote(path)} is an RLJob spec: name the framework to render it on with -f NAME[==VERSION]"
+            )
         fw = framework_module(framework)
         job = load_job_text(text, [], path)
         target = f"{framework}=={version}" if version else framework
@@ -96,7 +96,9 @@ def side(
         eff = fw.effective(list(launch.argv), resolved)
         line = f"{path}:{launch.line}"
         return Side(path, eff, {k: s if s.startswith(INTERPOLATED) else line for k, s in eff.sources.items()})
-    raise UsageError(f"{quote(path)}: neither an RLJob spec nor a verl, OpenRLHF or NeMo-RL launch; give -f NAME")
+    raise UsageError(
+        f"{quote(path)}: neither an RLJob spec nor a verl, OpenRLHF or NeMo-RL launch; give -f NAME"
+    )
 
 
 @dataclass(frozen=True)

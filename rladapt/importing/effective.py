@@ -14,7 +14,7 @@ Two launches are the same run exactly when their effective configurations are eq
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,7 +83,9 @@ def hydra_item(item: str, where: str) -> HydraItem:
     else:
         op = "set"
     if not key or (op != "delete" and not sep):
-        raise UsageError(f"{where}: {quote(item)} is not a Hydra override; expected KEY=VALUE, +KEY=VALUE or ~KEY")
+        raise UsageError(
+            f"{where}: {quote(item)} is not a Hydra override; expected KEY=VALUE, +KEY=VALUE or ~KEY"
+        )
     return HydraItem(op=op, key=key.strip(), text=text, item=item)
 
 

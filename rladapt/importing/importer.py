@@ -129,7 +129,9 @@ def _placement(data: dict[str, Any], fields: Mapping[str, Any]) -> None:
     probe = validate_data(data)
     nodes, gpus = nodes_gpus
     data["spec"]["placement"] = {
-        "pools": [{"name": "default", "nodes": nodes, "gpus_per_node": gpus, "roles": probe.spec.required_roles}]
+        "pools": [
+            {"name": "default", "nodes": nodes, "gpus_per_node": gpus, "roles": probe.spec.required_roles}
+        ]
     }
 
 
@@ -195,7 +197,9 @@ def build(
     if left:
         raise UsageError(
             f"{source}: no RLJob spec renders the same {fw.FRAMEWORK} {version} run; it would change "
-            + ", ".join(f"{k} ({quote(target.values.get(k))} -> {quote(final.values.get(k))})" for k in left[:5])
+            + ", ".join(
+                f"{k} ({quote(target.values.get(k))} -> {quote(final.values.get(k))})" for k in left[:5]
+            )
         )
     return Imported(text=text, job=job, target=target, notes=tuple(notes))
 

@@ -429,10 +429,12 @@ class _Shell:
                 lit += text[i + 1]
                 i += 2
                 continue
-            if ch == "`" or text.startswith("$(", i) and not text.startswith("$((", i):
+            if ch == "`" or (text.startswith("$(", i) and not text.startswith("$((", i)):
                 end = text.find("`", i + 1) if ch == "`" else _matching(text, i + 1)
                 if not self.lenient:
-                    raise _Unresolved(text[i : end + 1 if end > 0 else len(text)][:60], "a command substitution")
+                    raise _Unresolved(
+                        text[i : end + 1 if end > 0 else len(text)][:60], "a command substitution"
+                    )
                 i = end + 1 if end > 0 else len(text)
                 continue
             if ch != "$" or i + 1 >= len(text):
@@ -509,7 +511,9 @@ class _Shell:
             if value is None:
                 if name in _SPECIAL or self.lenient:
                     return ""
-                raise _Unresolved(name, "it is not set in the script, so it comes from the caller's environment")
+                raise _Unresolved(
+                    name, "it is not set in the script, so it comes from the caller's environment"
+                )
             return value
         unset = value is None or (op.startswith(":") and value == "")
         sub = op[-1]
@@ -671,7 +675,7 @@ def _statement(
             raise _usage(shell.source, line, exc) from None
     start = match(argv)
     if start is None:
-        if argv and argv[0] == "set" or argv and argv[0] == "unset":
+        if (argv and argv[0] == "set") or (argv and argv[0] == "unset"):
             for name in argv[1:] if argv[0] == "unset" else []:
                 shell.vars.pop(name, None)
         return None

@@ -195,7 +195,9 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     if isinstance(save, int) and save > 0:
         out["spec.checkpoint.every_steps"] = save
     put("spec.checkpoint.dir", "trainer.default_local_dir")
-    resume = {"auto": "auto", "disable": "never", "resume_path": "path"}.get(str(t.get("trainer.resume_mode")))
+    resume = {"auto": "auto", "disable": "never", "resume_path": "path"}.get(
+        str(t.get("trainer.resume_mode"))
+    )
     if resume:
         out["spec.checkpoint.resume"] = resume
         if resume == "path":

@@ -38,7 +38,7 @@ def test_continuations_and_the_line_of_the_launch() -> None:
 def test_variables_export_and_prefix_assignments() -> None:
     text = (
         "MODEL=Qwen/Qwen2.5-7B\nexport VLLM_USE_V1=1\nN=8; TP=2\n"
-        "PYTHONUNBUFFERED=1 python3 -m verl.trainer.main_ppo m=$MODEL n=${N} tp=\"$TP\""
+        'PYTHONUNBUFFERED=1 python3 -m verl.trainer.main_ppo m=$MODEL n=${N} tp="$TP"'
     )
     launch = read_launch(text, "run.sh", _verl)
     assert launch.args == ("m=Qwen/Qwen2.5-7B", "n=8", "tp=2")
@@ -75,7 +75,12 @@ COMMON+=(x=1)
 EMPTY=()
 python3 -m verl.trainer.main_ppo "${COMMON[@]}" "${EMPTY[@]}" first=${COMMON[0]}
 """
-    assert args(text) == ["data.train_batch_size=256", "trainer.experiment_name=a b", "x=1", "first=data.train_batch_size=256"]
+    assert args(text) == [
+        "data.train_batch_size=256",
+        "trainer.experiment_name=a b",
+        "x=1",
+        "first=data.train_batch_size=256",
+    ]
 
 
 def test_dollar_at_is_nothing() -> None:
