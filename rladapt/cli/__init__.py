@@ -17,6 +17,7 @@ from rladapt.primitives.errors import RladaptError
 
 from . import compat as _compat
 from . import inspect as _inspect
+from . import migrate as _migrate
 from . import runs as _runs
 from . import spec as _spec
 
@@ -46,6 +47,7 @@ _spec.register(cli)
 _inspect.register(cli)
 _compat.register(cli)
 _runs.register(cli)
+_migrate.register(cli)
 
 
 def main(argv: list[str] | None = None) -> Any:

@@ -1,0 +1,238 @@
+"""``rladapt import``: a native launch -> an RLJob spec whose render is the same run.
+
+One mechanism for every framework:
+
+1. the launch's *effective* configuration (``effective``) is the target;
+2. the framework module maps it to spec fields (``fields``); a field whose value equals the rladapt default is
+   left out, so the spec stays short, and every other one is written, including framework defaults that differ
+   from rladapt's (the import changes nothing);
+3. the spec is rendered; every launch item the render does not reproduce goes to ``spec.native.<framework>``
+   verbatim and in order (nothing is dropped), then every key whose effective value still differs gets an
+   explicit item (a derived key rladapt emits differently, a key rladapt adds);
+4. the final text is loaded and rendered again and must give the target: an import that would change the run is
+   an error, never a file.
+
+A spec field the spec refuses (a value outside its type) is dropped and its key left to step 3.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import ModuleType
+from typing import Any
+
+import yaml
+
+from rladapt.primitives import Problem, RLJob, SpecError, UsageError, load_job_text, validate_data
+from rladapt.primitives.errors import one_line, quote
+
+from .effective import Effective, same
+
+_MAX_ROUNDS = 8
+_DNS = re.compile(r"[^a-z0-9-]+")
+#: Required spec parts with a stand-in when the launch has none (the residual pass restores the native value).
+_REQUIRED = ("spec.model.path", "spec.data.train")
+
+
+@dataclass(frozen=True)
+class Imported:
+    """The spec text written, the job it loads as, and the effective config both sides share."""
+
+    text: str
+    job: RLJob
+    target: Effective
+    notes: tuple[str, ...]
+
+
+def framework_module(name: str) -> ModuleType:
+    """The import module of framework ``name`` (verl today; OpenRLHF and NeMo-RL are not readable yet)."""
+    from . import verl
+
+    if name == "verl":
+        return verl
+    if name in ("openrlhf", "nemo-rl"):
+        raise UsageError(f"--framework {name}: import and diff read verl launches only in this release")
+    raise UsageError(f"--framework {quote(name)}: import reads verl launches (openrlhf, nemo-rl: not yet)")
+
+
+def rladapt_defaults() -> dict[str, Any]:
+    """Every spec field at its rladapt default, flattened to ``spec.a.b`` paths (aliases as the YAML spells them)."""
+    # the model alone (no cross-field checks): the defaults are what matters, not whether they make a job
+    job = RLJob.model_validate(
+        {
+            "apiVersion": "rladapt/v1alpha1",
+            "kind": "RLJob",
+            "metadata": {"name": "x"},
+            "spec": {"model": {"path": "x"}, "data": {"train": ["x"]}, "reward": {"function": {"path": "x"}}},
+        }
+    )
+    return _flatten(job.model_dump(by_alias=True)["spec"], "spec")
+
+
+def _flatten(node: Any, prefix: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if isinstance(node, dict) and node:
+        for key, value in node.items():
+            out.update(_flatten(value, f"{prefix}.{key}"))
+    else:
+        out[prefix] = node
+    return out
+
+
+def _put(tree: dict[str, Any], path: str, value: Any) -> None:
+    parts = path.split(".")
+    node = tree
+    for part in parts[:-1]:
+        node = node.setdefault(part, {})
+    node[parts[-1]] = value
+
+
+def _drop(tree: dict[str, Any], path: str) -> bool:
+    parts = [p for p in re.split(r"\.|\[\d+\]", path) if p]
+    node: Any = tree
+    for part in parts[:-1]:
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    if isinstance(node, dict) and parts and parts[-1] in node:
+        del node[parts[-1]]
+        return True
+    return False
+
+
+def job_name(text: str) -> str:
+    """A DNS label from an experiment name or a file stem."""
+    name = _DNS.sub("-", text.lower()).strip("-")[:63].strip("-")
+    return name or "imported"
+
+
+def spec_data(fields: Mapping[str, Any], name: str, roles: list[str] | None = None) -> dict[str, Any]:
+    """The spec mapping of ``fields`` (``spec.x.y`` -> value), with rladapt defaults left out."""
+    defaults = rladapt_defaults()
+    spec: dict[str, Any] = {}
+    for path, value in fields.items():
+        if path.startswith("("):
+            continue
+        if path in defaults and same(defaults[path], value) and path not in _REQUIRED:
+            continue
+        _put(spec, path.removeprefix("spec."), value)
+    return {"apiVersion": "rladapt/v1alpha1", "kind": "RLJob", "metadata": {"name": name}, "spec": spec}
+
+
+def _placement(data: dict[str, Any], fields: Mapping[str, Any]) -> None:
+    nodes_gpus = fields.get("(placement)")
+    if not nodes_gpus or tuple(nodes_gpus) == (1, 8):
+        return
+    probe = validate_data(data)
+    nodes, gpus = nodes_gpus
+    data["spec"]["placement"] = {
+        "pools": [
+            {"name": "default", "nodes": nodes, "gpus_per_node": gpus, "roles": probe.spec.required_roles}
+        ]
+    }
+
+
+def build(
+    fw: ModuleType,
+    version: str,
+    argv: list[str],
+    *,
+    source: str,
+    registry: Any,
+    env: Mapping[str, str] | None = None,
+    header: str = "",
+    name: str | None = None,
+) -> Imported:
+    """The spec that renders to the same effective config as ``argv`` (the whole launch command)."""
+    from rladapt.pipeline import render_native
+
+    target = fw.effective(argv, version)
+    fields = dict(fw.fields(target.values, version))
+    experiment = fields.get("spec.logging.experiment")
+    data = spec_data(fields, name or job_name(str(experiment or source.rsplit("/", 1)[-1].split(".")[0])))
+    data["spec"].setdefault("reward", fw.reward_standin(target.values))
+    if env:
+        data["spec"]["env"] = dict(env)
+    if argv[0] != "python3":
+        data["spec"].setdefault("runtime", {})["python"] = argv[0]
+    framework = f"{fw.FRAMEWORK}=={version}"
+    notes: list[str] = []
+
+    # spec fields the spec refuses (out of range, not expressible on this version): dropped, left to native items
+    for _ in range(_MAX_ROUNDS):
+        try:
+            trial = copy.deepcopy(data)
+            if "placement" not in data["spec"]:
+                _placement(trial, fields)
+            job = validate_data(trial, source)
+            rendered = render_native(job, framework, registry)
+            data = trial
+            break
+        except SpecError as exc:
+            dropped = [p.path for p in exc.problems if _drop(data, p.path) or _drop(data, _parent(p.path))]
+            if not dropped:
+                raise
+            notes.extend(f"{p} (left to spec.native.{fw.FRAMEWORK})" for p in exc.problems)
+    else:  # pragma: no cover - every round drops a field; the spec has finitely many
+        raise UsageError(f"{source}: could not build a spec that renders on {framework}")
+
+    native = fw.unconsumed(argv, target, fw.effective(list(rendered.native.argv), version))
+    for _ in range(_MAX_ROUNDS):
+        if native:
+            data["spec"]["native"] = {fw.FRAMEWORK: native}
+        job = validate_data(data, source)
+        rendered = render_native(job, framework, registry)
+        got = fw.effective(list(rendered.native.argv), version)
+        fixes = fw.fixups(target, got)
+        if not fixes:
+            break
+        native = [*native, *fixes]
+    text = to_yaml(data, header)
+    job = load_job_text(text, [], source)
+    final = fw.effective(list(render_native(job, framework, registry).native.argv), version)
+    left = differences(target, final)
+    if left:
+        raise UsageError(
+            f"{source}: no RLJob spec renders the same {fw.FRAMEWORK} {version} run; it would change "
+            + ", ".join(
+                f"{k} ({quote(target.values.get(k))} -> {quote(final.values.get(k))})" for k in left[:5]
+            )
+        )
+    return Imported(text=text, job=job, target=target, notes=tuple(notes))
+
+
+def _parent(path: str) -> str:
+    return path.rsplit(".", 1)[0] if "." in path else path
+
+
+def differences(a: Effective, b: Effective) -> list[str]:
+    keys = list(dict.fromkeys([*a.values, *b.values]))
+    return [
+        k for k in keys if (k in a.values) != (k in b.values) or not same(a.values.get(k), b.values.get(k))
+    ]
+
+
+class _Dumper(yaml.SafeDumper):
+    pass
+
+
+def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:
+    # rladapt's spec loader reads ${a.b} as a reference to a spec field; a native value's ${...} is the
+    # framework's own interpolation, kept literal with the loader's escape (rladapt.primitives._interpolation)
+    return dumper.represent_str(value.replace("${", "\\${"))
+
+
+_Dumper.add_representer(str, _str)
+
+
+def to_yaml(data: dict[str, Any], header: str) -> str:
+    head = "".join(f"# {one_line(line)}\n" for line in header.splitlines())
+    body = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=110)
+    return head + body
+
+
+def problems_text(problems: list[Problem]) -> str:
+    return "; ".join(str(p) for p in problems)
