@@ -306,7 +306,7 @@ def test_request_timeout_is_a_typed_option_recorded_in_the_request_and_intent(
     }
     for bad in ("0", "-1", "nan", "inf", "soon"):
         with pytest.raises(
-            UsageError, match=rf"ray launcher option request_timeout='{bad}': expected a number"
+            UsageError, match=rf"ray launcher option request_timeout='{bad}': expected a finite number"
         ):
             launcher.render(native, {"request_timeout": bad})
 
