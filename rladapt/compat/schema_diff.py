@@ -11,13 +11,14 @@ Everything else is reported as removed and added; a maintainer confirms the pair
 from __future__ import annotations
 
 import difflib
+import math
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from .schema import KeySpec, Snapshot
 
-__all__ = ["Change", "Rename", "SchemaDiff", "collapse", "diff_snapshots"]
+__all__ = ["Change", "Rename", "SchemaDiff", "collapse", "diff_snapshots", "jsonable"]
 
 
 @dataclass(frozen=True)
@@ -62,10 +63,23 @@ class SchemaDiff:
             "renamed": [{"old": r.old, "new": r.new, "why": r.why} for r in self.renamed],
             "moved_sections": [{"old": o, "new": n, "keys": c} for o, n, c in self.moved_sections],
             "types_changed": [{"key": c.key, "old": c.old, "new": c.new} for c in self.types],
-            "defaults_changed": [{"key": c.key, "old": c.old, "new": c.new} for c in self.defaults],
+            "defaults_changed": [
+                {"key": c.key, "old": jsonable(c.old), "new": jsonable(c.new)} for c in self.defaults
+            ],
             "configs_added": list(self.scopes_added),
             "configs_removed": list(self.scopes_removed),
         }
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` with non-finite floats as their text: a default of ``float('inf')`` (OpenRLHF) is not JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, dict):
+        return {k: jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v) for v in value]
+    return value
 
 
 def diff_snapshots(old: Snapshot, new: Snapshot) -> SchemaDiff:
