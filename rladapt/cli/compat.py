@@ -260,3 +260,48 @@ def onboard_cmd(
         dump_json(report.to_json(), what="the onboarding report") if fmt == "json" else report.to_text(),
         nl=fmt == "json",
     )
+
+
+@matrix.command("outdated")
+@click.option(
+    "--index",
+    default=None,
+    metavar="URL",
+    help="PyPI's JSON API base (default: $RLADAPT_PYPI_URL, else https://pypi.org/pypi).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1, max=300),
+    default=10.0,
+    show_default=True,
+    help="Seconds per request.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def outdated_cmd(index: str | None, timeout: float, fmt: str) -> None:
+    """Releases on PyPI newer than the newest pinned version of each framework (needs the network).
+
+    Exit 0 with the list (newer releases are news, not an error), 1 when PyPI cannot be asked.
+    """
+    from packaging.version import Version
+
+    from rladapt import compat
+    from rladapt.cli.output import dump_json
+    from rladapt.compat.pypi import outdated
+
+    newest = {
+        fw: max((e.version for e in compat.pinned(fw)), key=Version) for fw in ("verl", "openrlhf", "nemo-rl")
+    }
+    rows = outdated(newest, index=index, timeout=timeout)
+    if fmt == "json":
+        click.echo(dump_json([r.to_json() for r in rows], what="the outdated report"))
+    else:
+        for row in rows:
+            if row.note:
+                click.echo(f"{row.framework:<9} pinned {row.newest_pinned}: not checked: {row.note}")
+            elif row.newer:
+                click.echo(
+                    f"{row.framework:<9} pinned {row.newest_pinned}: newer on PyPI: {', '.join(row.newer)} "
+                    f"(rladapt matrix onboard -f {row.framework}=={row.newer[-1]})"
+                )
+            else:
+                click.echo(f"{row.framework:<9} pinned {row.newest_pinned}: current")
