@@ -19,6 +19,7 @@ from . import compat as _compat
 from . import inspect as _inspect
 from . import runs as _runs
 from . import spec as _spec
+from . import upgrade as _upgrade
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -46,6 +47,7 @@ _spec.register(cli)
 _inspect.register(cli)
 _compat.register(cli)
 _runs.register(cli)
+_upgrade.register(cli)
 
 
 def main(argv: list[str] | None = None) -> Any:
