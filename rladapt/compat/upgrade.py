@@ -8,6 +8,7 @@ patches applied, and the capabilities the matrix gives each version. The spec is
 from __future__ import annotations
 
 import difflib
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,13 +164,16 @@ def compare(
             raise UsageError(f"{option} {requested!r}: {exc.message}") from None
     old_v, new_v = versions["--from"].version, versions["--to"].version
     text = read_spec_text(spec)
+    _load(
+        spec, overrides, text
+    )  # a spec wrong on any version is the user's to fix first: exit 2 as validate does
     sides: dict[str, Rendered] = {}
     failures: dict[str, list[str]] = {}
     for version in (old_v, new_v):
         try:
             sides[version] = _render(spec, overrides, f"{name}=={version}", registry, text)
         except SpecError as exc:
-            failures[version] = [f"{p.path}: {p.message}" for p in exc.problems] or [exc.message]
+            failures[version] = [str(p) for p in exc.problems] or [exc.message]
         except PluginError:
             raise
         except RladaptError as exc:
@@ -188,6 +192,12 @@ def compare(
     if old_v not in sides or new_v not in sides:
         return report
     return _diff(report, sides[old_v], sides[new_v])
+
+
+def _load(spec: str | Path, overrides: Any, text: str) -> None:
+    from rladapt.primitives import load_job
+
+    load_job(spec, list(overrides), text=text)  # its errors name the spec file already
 
 
 def _render(spec: str | Path, overrides: Any, framework: str, registry: Registry, text: str) -> Rendered:
@@ -239,8 +249,11 @@ def _by_field(
 ) -> list[KeyChange]:
     """Pairs the schema did not make: keys set from the same spec field on both sides (the translation respelled
     them), then keys holding the same text value under alike names. A spec field may set several keys
-    (``spec.data``), so a pair also needs the same leaf, the same value or alike names; best pairs first."""
+    (``spec.data``), so a pair also needs the same leaf, the same value, alike names, or to be that field's only
+    key on each side; best pairs first."""
     scored: list[tuple[tuple[int, int, float], str, str, str]] = []
+    gone_from = Counter(a[k].where for k in gone)
+    came_from = Counter(b[k].where for k in came)
     for old in gone:
         for new in came:
             x, y = a[old], b[new]
@@ -248,7 +261,9 @@ def _by_field(
             same_leaf = old.rpartition(".")[2] == new.rpartition(".")[2]
             same_value = x.value == y.value
             if x.where == y.where and x.where.startswith(("spec.", "patch ")):
-                if same_leaf or same_value or ratio >= 0.6:
+                # the field's only key on each side (``--bf16`` -> ``--param_dtype``) is its respelling
+                alone = gone_from[x.where] == 1 and came_from[y.where] == 1
+                if same_leaf or same_value or ratio >= 0.6 or alone:
                     scored.append(((1, same_leaf + same_value, ratio), old, new, "field"))
             elif same_value and isinstance(x.value, (str, list)) and x.value and ratio >= 0.6:
                 scored.append(((0, same_leaf, ratio), old, new, "value"))
