@@ -136,6 +136,7 @@ def test_pins_from_the_wheel_metadata_are_the_matrix_entry(
     entry = tomllib.loads(report["matrix_entry"])["versions"][0]
     assert entry["version"] == new and entry["tested_with"] == matrix_pins(framework, new)
     pinned = next(e for e in compat.pinned(framework) if e.version == new)
+    assert pinned.python is not None
     assert SpecifierSet(entry["python"]) == SpecifierSet(pinned.python)
 
 
