@@ -20,6 +20,7 @@ from . import inspect as _inspect
 from . import migrate as _migrate
 from . import runs as _runs
 from . import spec as _spec
+from . import upgrade as _upgrade
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
@@ -48,6 +49,7 @@ _inspect.register(cli)
 _compat.register(cli)
 _runs.register(cli)
 _migrate.register(cli)
+_upgrade.register(cli)
 
 
 def main(argv: list[str] | None = None) -> Any:

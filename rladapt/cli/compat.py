@@ -191,3 +191,138 @@ def snapshot_cmd(framework: str, source: Path | None, output: Path | None, check
     click.echo(
         f"wrote {target}: {name} {version}, {len(snap.keys)} keys, {len(text.encode())} bytes", err=True
     )
+
+
+@matrix.command("onboard")
+@click.option(
+    "--framework",
+    "-f",
+    "framework",
+    required=True,
+    metavar="NAME==VERSION",
+    help="The new release, e.g. verl==0.10.0.",
+)
+@click.option(
+    "--source",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="The release to read (as for `matrix snapshot`); without it the wheel is downloaded (pip download "
+    "--no-deps).",
+)
+@click.option(
+    "--against",
+    default=None,
+    metavar="VERSION",
+    help="The pinned version to compare with (default: the newest pinned version older than the new one).",
+)
+@click.option(
+    "--against-source",
+    type=click.Path(exists=True, path_type=Path),
+    default=None,
+    help="The pinned version's release, to compare entrypoints (default: its wheel, downloaded).",
+)
+@click.option(
+    "--examples",
+    "examples_dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=Path("examples"),
+    show_default=True,
+    help="The example specs (*.yaml) whose native keys must survive the upgrade.",
+)
+@click.option(
+    "--output",
+    "-o",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Write the snapshot to DIR/<framework>/<version>.json (default: the snapshots bundled with this rladapt).",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def onboard_cmd(
+    framework: str,
+    source: Path | None,
+    against: str | None,
+    against_source: Path | None,
+    examples_dir: Path,
+    output: Path | None,
+    fmt: str,
+) -> None:
+    """Snapshot a new framework release and print the work list against a pinned version."""
+    from rladapt.cli.output import dump_json
+    from rladapt.compat.onboard import onboard
+    from rladapt.compat.schema import bundled_dir
+    from rladapt.files import write_text
+    from rladapt.plugins._manager import get_registry
+    from rladapt.primitives.errors import UsageError
+
+    name, sep, version = framework.partition("==")
+    if not sep or not name.strip() or not version.strip():
+        raise UsageError(f"--framework {framework!r}: expected NAME==VERSION, e.g. verl==0.10.0")
+    name, version = name.strip(), version.strip()
+    examples = sorted(examples_dir.glob("*.yaml")) if examples_dir.is_dir() else []
+    registry = get_registry()
+    report = onboard(
+        name,
+        version,
+        source,
+        against=against,
+        against_source=against_source,
+        examples=examples,
+        render=lambda spec, fw: render_spec(str(spec), (), fw, registry),
+    )
+    target = (output if output is not None else bundled_dir()) / name / f"{version}.json"
+    if not target.parent.is_dir():
+        target.parent.mkdir(parents=True, exist_ok=True)
+    text = report.snapshot.to_text()
+    write_text(target, text, what="schema snapshot")
+    click.echo(f"wrote {target}: {name} {version}, {len(report.snapshot.keys)} keys", err=True)
+    if not examples:
+        click.echo(f"warning: no example specs in {str(examples_dir)!r}: emitted keys not compared", err=True)
+    click.echo(
+        dump_json(report.to_json(), what="the onboarding report") if fmt == "json" else report.to_text(),
+        nl=fmt == "json",
+    )
+
+
+@matrix.command("outdated")
+@click.option(
+    "--index",
+    default=None,
+    metavar="URL",
+    help="PyPI's JSON API base (default: $RLADAPT_PYPI_URL, else https://pypi.org/pypi).",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0.1, max=300),
+    default=10.0,
+    show_default=True,
+    help="Seconds per request.",
+)
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def outdated_cmd(index: str | None, timeout: float, fmt: str) -> None:
+    """Releases on PyPI newer than the newest pinned version of each framework (needs the network).
+
+    Exit 0 with the list (newer releases are news, not an error), 1 when PyPI cannot be asked.
+    """
+    from packaging.version import Version
+
+    from rladapt import compat
+    from rladapt.cli.output import dump_json
+    from rladapt.compat.pypi import outdated
+
+    newest = {
+        fw: max((e.version for e in compat.pinned(fw)), key=Version) for fw in ("verl", "openrlhf", "nemo-rl")
+    }
+    rows = outdated(newest, index=index, timeout=timeout)
+    if fmt == "json":
+        click.echo(dump_json([r.to_json() for r in rows], what="the outdated report"))
+    else:
+        for row in rows:
+            if row.note:
+                click.echo(f"{row.framework:<9} pinned {row.newest_pinned}: not checked: {row.note}")
+            elif row.newer:
+                click.echo(
+                    f"{row.framework:<9} pinned {row.newest_pinned}: newer on PyPI: {', '.join(row.newer)} "
+                    f"(rladapt matrix onboard -f {row.framework}=={row.newer[-1]})"
+                )
+            else:
+                click.echo(f"{row.framework:<9} pinned {row.newest_pinned}: current")
