@@ -132,10 +132,10 @@ def render(
     registry = get_registry()
     rendered = render_spec(spec, overrides, framework, registry)
     native = rendered.native
-    explained = explain_render(rendered)
     if explain:
+        explained = explain_render(rendered)
         if fmt == "json":
-            document = {
+            document: dict[str, Any] = {
                 "framework": native.framework,
                 "version": native.version,
                 "job_name": native.job_name,
@@ -164,7 +164,7 @@ def render(
         click.echo(dump_json(native.to_dict(), what="the render"))
         return
     # a default that is not the framework's own changes the run: the text render says so, field by field
-    notes = differing_defaults(explained, native.framework, native.version)
+    notes = differing_defaults(explain_render(rendered), native.framework, native.version)
     click.echo(format_native_text(native.model_copy(update={"notes": (*native.notes, *notes)})))
 
 
