@@ -99,8 +99,8 @@ def explain_render(rendered: Rendered) -> list[Explained]:
         )
     emitted = {e.key for e in out}
     for spec_field, key in _left_to_framework(rendered):
-        if key in emitted:
-            continue
+        if key in emitted or (snap is not None and _default(snap, key) is NO_DEFAULT):
+            continue  # set after all (a native item), or a key this version does not have
         out.append(
             Explained(
                 key=key,
@@ -113,13 +113,18 @@ def explain_render(rendered: Rendered) -> list[Explained]:
     return out
 
 
+#: Fields whose default is a name or a place derived from the job (metadata.name), not a training setting: a
+#: framework's placeholder there (verl's experiment name "gsm8k") is no behaviour the run loses.
+_NAMING_FIELDS = frozenset({"spec.logging.experiment", "spec.logging.project", "spec.checkpoint.dir"})
+
+
 def differing_defaults(explained: list[Explained], framework: str, version: str) -> list[str]:
     """A note per native key an unset spec field sets to something else than the version's own default."""
     return [
         f"{e.origin} is unset: rladapt's default sets {e.key}={_show(e.value)}, "
         f"{framework} {version}'s own default is {_show(e.framework_default)}"
         for e in explained
-        if e.differs
+        if e.differs and e.origin not in _NAMING_FIELDS
     ]
 
 
@@ -198,7 +203,8 @@ def _left_to_framework(rendered: Rendered) -> Iterator[tuple[str, str]]:
         return
     keys: Mapping[str, tuple[str, ...]] = table(rendered.job, rendered.version.version)
     for spec_field, native_keys in keys.items():
-        if is_set(rendered.job, spec_field):
+        # a label that is no field path (it holds a space) names a setting the framework defines: always listed
+        if " " not in spec_field and is_set(rendered.job, spec_field):
             continue
         for key in native_keys:
             yield spec_field, key
