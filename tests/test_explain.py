@@ -195,3 +195,23 @@ def test_render_text_notes_each_default_that_differs(tmp_path: Path) -> None:
         "# note: spec.training.micro_batch_per_gpu is unset: rladapt's default sets "
         "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=2, verl 0.7.1's own default is null"
     ) in result.stdout
+
+
+def test_fields_left_to_the_framework_are_listed_with_its_value() -> None:
+    explained = _explain("verl==0.7.1")
+    seed = explained["data.seed"]
+    assert (seed.source, seed.value) == ("framework", None)
+    assert seed.origin == "spec.data.seed (unset: not emitted)"
+    warmup = explained["actor_rollout_ref.actor.optim.lr_warmup_steps"]
+    assert (warmup.source, warmup.value) == ("framework", -1)
+    assert explained["actor_rollout_ref.actor.strategy"].value == "fsdp"
+    # a field the user wrote is not listed as left to the framework
+    written = _explain("verl==0.7.1", data={"train": ["data/train.jsonl"], "seed": 3})
+    assert (written["data.seed"].source, written["data.seed"].value) == ("spec", 3)
+
+
+def test_nemo_rl_grpo_baseline_is_shown_as_nemo_rl_s_own() -> None:
+    explained = _explain("nemo-rl==0.4.0")
+    loo = explained["grpo.use_leave_one_out_baseline"]
+    assert (loo.source, loo.value) == ("framework", True)
+    assert "NeMo-RL's own baseline" in loo.origin
