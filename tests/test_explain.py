@@ -215,3 +215,21 @@ def test_nemo_rl_grpo_baseline_is_shown_as_nemo_rl_s_own() -> None:
     loo = explained["grpo.use_leave_one_out_baseline"]
     assert (loo.source, loo.value) == ("framework", True)
     assert "NeMo-RL's own baseline" in loo.origin
+
+
+def test_a_policy_modified_job_keeps_its_unset_fields_unset() -> None:
+    """Before: the pipeline re-validated a policy's job from a full dump, so every default looked user-written."""
+    import types
+
+    from rladapt.plugins import hookimpl
+
+    def modify(job: Any, framework: str) -> Any:
+        training = job.spec.training.model_copy(update={"global_batch": 32})
+        return job.model_copy(update={"spec": job.spec.model_copy(update={"training": training})})
+
+    policy = types.SimpleNamespace(rladapt_modify_job=hookimpl(modify))
+    registry = load_registry(extra=[("policy", policy)], use_entry_points=False)
+    explained = _by_key(explain_render(render_native(_job(), "verl==0.7.1", registry)))
+    assert explained["data.train_batch_size"].value == 32
+    assert explained["actor_rollout_ref.actor.optim.lr"].source == "default"
+    assert explained["data.seed"].source == "framework"
