@@ -56,6 +56,7 @@ class Explained:
         return (
             self.source == "default"
             and self.framework_default is not NO_DEFAULT
+            and not _interpolation(self.framework_default)
             and not _same(self.value, self.framework_default)
         )
 
@@ -310,6 +311,11 @@ def _typed(value: Any) -> Any:
         except ValueError:
             pass
     return value
+
+
+def _interpolation(value: Any) -> bool:
+    """An OmegaConf interpolation (``${policy.model_name}``): its value depends on other keys, not judged here."""
+    return isinstance(value, str) and "${" in value
 
 
 def _same(a: Any, b: Any) -> bool:
