@@ -52,8 +52,10 @@ def render_native(
 
     modified = registry.chain("rladapt_modify_job", job, framework=name)
     if modified is not job:  # policy output is user-facing spec too: it must still be a valid job
+        # exclude_unset keeps what the user (or the policy) wrote apart from defaults: unset fields stay unset,
+        # so a null default still means "the framework's own value" and explain can tell the two apart
         modified = validate_data(
-            modified.model_dump(by_alias=True, exclude_none=False), "<after rladapt_modify_job>"
+            modified.model_dump(by_alias=True, exclude_unset=True), "<after rladapt_modify_job>"
         )
 
     problems = _unknown_names("spec.native", modified.spec.native, registry.frameworks, "framework")

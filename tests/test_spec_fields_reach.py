@@ -118,6 +118,7 @@ NON_LITERAL: dict[str, str] = {
     "spec.training.mini_batch": "must divide the global batch: a power of two the base has elsewhere",
     "spec.training.micro_batch_per_gpu": "must divide the per-GPU batch: a power of two the base has elsewhere",
     "spec.training.critic_optimizer.warmup_steps": "OpenRLHF takes warmup as a ratio of the total steps",
+    "spec.data.max_response_length": "OpenRLHF (0.9.8+) takes it in --max_len, the prompt plus response length",
 }
 
 #: The value (and context) of every field the type alone does not give a valid, distinctive value for.

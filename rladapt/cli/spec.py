@@ -102,6 +102,13 @@ def schema() -> None:
     help="json is the stable NativeLaunch document (see README).",
 )
 @click.option("--launcher", "-l", default=None, help="Also render what this launcher would submit.")
+@click.option(
+    "--explain",
+    is_flag=True,
+    help="Print every native key with the source of its value: a spec field, an rladapt default (beside the "
+    "framework version's own default when they differ), a patch or a spec.native item (flagged when it "
+    "overrides a derived key).",
+)
 @launcher_options
 @deep_check_option
 def render(
@@ -110,16 +117,35 @@ def render(
     overrides: tuple[str, ...],
     fmt: str,
     launcher: str | None,
+    explain: bool,
     launcher_opts: tuple[str, ...],
 ) -> None:
     """Translate SPEC into FRAMEWORK's native launch and print it (nothing runs)."""
+    from rladapt.explain import differing_defaults, explain_render, format_text
     from rladapt.plugins._manager import get_registry
     from rladapt.primitives import UsageError
 
     if launcher_opts and launcher is None:
         raise UsageError("--launcher-opt needs --launcher: the options belong to a launcher")
+    if explain and launcher is not None:
+        raise UsageError("--explain explains the framework's native launch: it does not take --launcher")
     registry = get_registry()
-    native = render_spec(spec, overrides, framework, registry).native
+    rendered = render_spec(spec, overrides, framework, registry)
+    native = rendered.native
+    if explain:
+        explained = explain_render(rendered)
+        if fmt == "json":
+            document: dict[str, Any] = {
+                "framework": native.framework,
+                "version": native.version,
+                "job_name": native.job_name,
+                "keys": [e.to_dict() for e in explained],
+                "notes": list(native.notes),
+            }
+            click.echo(dump_json(document, what="the explanation"))
+        else:
+            click.echo(format_text(explained, native))
+        return
     if launcher is not None:
         plugin = registry.launcher(launcher)
         artifacts = plugin.render(native, plugin.merge_options(native, parse_launcher_opts(launcher_opts)))
@@ -137,7 +163,9 @@ def render(
     if fmt == "json":
         click.echo(dump_json(native.to_dict(), what="the render"))
         return
-    click.echo(format_native_text(native))
+    # a default that is not the framework's own changes the run: the text render says so, field by field
+    notes = differing_defaults(explain_render(rendered), native.framework, native.version)
+    click.echo(format_native_text(native.model_copy(update={"notes": (*native.notes, *notes)})))
 
 
 def format_native_text(native: object) -> str:

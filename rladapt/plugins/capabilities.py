@@ -71,9 +71,12 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         need("placement.separate", "spec.placement", "rollout in its own pool")
     else:
         need("placement.colocated", "spec.placement", "actor and rollout colocated")
-    need(f"rollout.{spec.rollout.mode}", "spec.rollout.mode", spec.rollout.mode)
+    # a null mode or backend is the framework's own, which it always has
+    if spec.rollout.mode is not None:
+        need(f"rollout.{spec.rollout.mode}", "spec.rollout.mode", spec.rollout.mode)
     need(f"rollout.engine.{spec.rollout.engine}", "spec.rollout.engine", spec.rollout.engine)
-    need(f"backend.{spec.training.backend}", "spec.training.backend", spec.training.backend)
+    if spec.training.backend is not None:
+        need(f"backend.{spec.training.backend}", "spec.training.backend", spec.training.backend)
     need(f"algorithm.{spec.algorithm.name}", "spec.algorithm.name", spec.algorithm.name)
     if spec.algorithm.kl.coef > 0:
         need(f"kl.{spec.algorithm.kl.in_}", "spec.algorithm.kl.in", spec.algorithm.kl.in_)

@@ -69,14 +69,26 @@ class ModelSpec(_Model):
     tokenizer: str | None = Field(None, description="Defaults to the model path.")
     dtype: Literal["bfloat16", "float16", "float32"] = "bfloat16"
     lora: Lora | None = None
-    gradient_checkpointing: bool = True
-    critic_path: str | None = Field(None, description="Critic initialisation; defaults to the policy model.")
+    gradient_checkpointing: bool | None = Field(
+        None,
+        description="Recompute activations in the backward pass; null: the framework's own default (verl FSDP: "
+        "on, Megatron: no recompute, OpenRLHF: off, NeMo-RL: its example config's).",
+    )
+    critic_path: str | None = Field(
+        None,
+        description="Critic initialisation; null: the framework's own choice (verl: the policy model, OpenRLHF: "
+        "the reward model, else the policy).",
+    )
 
 
 class KL(_Model):
     coef: Annotated[float, Field(ge=0.0)] = 0.0
     in_: Literal["loss", "reward"] = Field("loss", alias="in")
-    estimator: Literal["k1", "k2", "k3", "low_var_kl"] = "low_var_kl"
+    estimator: Literal["k1", "k2", "k3", "low_var_kl"] | None = Field(
+        None,
+        description="null: the framework's own estimator (verl: low_var_kl in the loss, k1 in the reward; "
+        "OpenRLHF: k1; NeMo-RL: k3).",
+    )
 
 
 class Clip(_Model):
@@ -101,7 +113,9 @@ class Algorithm(_Model):
     )
     kl: KL = Field(default_factory=KL)
     clip: Clip = Field(default_factory=Clip)
-    entropy_coef: Annotated[float, Field(ge=0.0)] = 0.0
+    entropy_coef: Annotated[float, Field(ge=0.0)] | None = Field(
+        None, description="null: the framework's own (no entropy bonus; OpenRLHF then skips computing it)."
+    )
     gamma: Annotated[float, Field(ge=0.0, le=1.0)] = 1.0
     lam: Annotated[float, Field(ge=0.0, le=1.0)] = Field(1.0, alias="lambda")
     ppo_epochs: PositiveInt = 1
@@ -122,13 +136,19 @@ class DataSpec(_Model):
     max_prompt_length: PositiveInt = 1024
     max_response_length: PositiveInt = 1024
     shuffle: bool = True
-    seed: int = 42
+    seed: int | None = Field(None, description="Data/shuffle seed; null: the framework's own (verl: none).")
 
 
 class Optimizer(_Model):
     lr: Annotated[float, Field(gt=0.0)] = 1.0e-6
-    warmup_steps: NonNegInt = 0
-    weight_decay: Annotated[float, Field(ge=0.0)] = 0.01
+    warmup_steps: NonNegInt | None = Field(
+        None,
+        description="Linear warmup steps; null: the framework's own schedule (verl: none, or its "
+        "lr_warmup_steps_ratio; OpenRLHF: 3% of the steps; NeMo-RL: its example config's).",
+    )
+    weight_decay: Annotated[float, Field(ge=0.0)] | None = Field(
+        None, description="null: the framework's own (verl 0.01, OpenRLHF 0, NeMo-RL its example config's)."
+    )
 
 
 class DynamicBatch(_Model):
@@ -153,7 +173,11 @@ class Training(_Model):
     dynamic_batch: DynamicBatch = Field(default_factory=DynamicBatch)
     optimizer: Optimizer = Field(default_factory=Optimizer)
     critic_optimizer: Optimizer | None = None
-    backend: Literal["fsdp", "fsdp2", "megatron", "deepspeed"] = "fsdp2"
+    backend: Literal["fsdp", "fsdp2", "megatron", "deepspeed"] | None = Field(
+        None,
+        description="null: the framework's own (verl: fsdp, OpenRLHF: DeepSpeed, NeMo-RL: its example "
+        "config's DTensor policy).",
+    )
     parallel: Parallelism = Field(default_factory=Parallelism)
 
     @model_validator(mode="after")
@@ -180,7 +204,9 @@ class Rollout(_Model):
     top_p: Fraction = 1.0
     top_k: int = Field(-1, ge=-1, description="-1 disables top-k.")
     max_tokens: PositiveInt | None = Field(None, description="Defaults to data.max_response_length.")
-    mode: Literal["sync", "async"] = "async"
+    mode: Literal["sync", "async"] | None = Field(
+        None, description="null: the framework version's own (verl: sync before 0.7, async from 0.7.1)."
+    )
     val: ValSampling = Field(default_factory=ValSampling)
 
 
@@ -290,7 +316,10 @@ class Checkpoint(_Model):
 
 class Eval(_Model):
     every_steps: NonNegInt = Field(0, description="0 = never during training.")
-    before_training: bool = False
+    before_training: bool | None = Field(
+        None,
+        description="null: the framework's own (verl: yes, NeMo-RL: its example config's, OpenRLHF: no).",
+    )
     datasets: list[str] = Field(default_factory=list, description="Extra eval files besides data.val.")
 
 

@@ -310,7 +310,7 @@ def _weight_sync(job: RLJob) -> list[Problem]:
     ws = job.spec.weight_sync
     colocated = job.placement.colocated("actor", "rollout")
     if ws.max_staleness > 0:
-        if job.spec.rollout.mode != "async":
+        if job.spec.rollout.mode == "sync":  # null: the adapter picks the framework's asynchronous trainer
             out.append(
                 Problem(
                     "spec.weight_sync.max_staleness",

@@ -100,7 +100,8 @@ def test_verl_renamed_key_points_at_the_new_name_and_the_versions_having_it() ->
 def test_verl_keys_from_spec_fields_and_patches_blame_them() -> None:
     """The 0.9.1 translation on 0.5.0: the keys verl renamed since are blamed on the spec fields (and the patch)
     that produced them, each with its 0.5.0 spelling."""
-    native = rendered("verl==0.9.1", "ppo-critic-rm.yaml")
+    # a seed the user sets (unset, data.seed is left to verl and not emitted)
+    native = rendered("verl==0.9.1", "ppo-critic-rm.yaml", "spec.data.seed=7")
     problems = verl_validate.check_native(native.model_copy(update={"version": "0.5.0"}))
     assert problems is not None
     assert "'reward_model.model.path'" in one(problems, "spec.reward.model.path").message

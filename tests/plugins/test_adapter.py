@@ -65,7 +65,7 @@ def test_versions_come_from_the_adapters_matrix_file(tmp_path: Path) -> None:
     ]
     plugin = types.SimpleNamespace(rladapt_register_frameworks=hookimpl(lambda: [adapter]))
     registry = load_registry(builtins={}, extra=[("toy", plugin)], use_entry_points=False)
-    job = load_job_text(MINIMAL, [])
+    job = load_job_text(MINIMAL, ["spec.rollout.mode=async"])
     assert render_native(job, "toy", registry).version.version == "2.0"
     with pytest.raises(
         UnsupportedError, match=r"toy 1.0 cannot express rollout.async \(first supported in toy 2.0\)"

@@ -88,7 +88,7 @@ def test_version_outside_matrix_is_usage_error() -> None:
 
 def test_capability_missing_names_field_version_and_first_supporting_version() -> None:
     with pytest.raises(UnsupportedError) as info:
-        render_native(JOB, "toy==1.0", registry())
+        render_native(load_job_text(MINIMAL, ["spec.rollout.mode=async"]), "toy==1.0", registry())
     assert [str(p) for p in info.value.problems] == [
         "spec.rollout.mode: toy 1.0 cannot express rollout.async (first supported in toy 2.0), found async"
     ]

@@ -40,7 +40,12 @@ def test_defaults_a_user_expects() -> None:
     assert (job.placement.pools[0].nodes, job.placement.pools[0].gpus_per_node) == (1, 8)
     assert job.checkpoint_dir == "checkpoints/tiny"
     assert job.experiment == "tiny"
-    assert job.spec.rollout.mode == "async"
+    # fields that can mean "what the framework does by itself" say so: null (see README, defaults policy)
+    assert job.spec.rollout.mode is None
+    assert job.spec.data.seed is None
+    assert job.spec.training.backend is None
+    assert job.spec.training.optimizer.warmup_steps is None
+    assert job.spec.eval.before_training is None
 
 
 def test_overrides_interpolation_and_yaml12_floats() -> None:

@@ -259,10 +259,8 @@ def _algorithm(b: _Builder) -> None:
     elif alg.name in ("reinforce_pp", "reinforce_pp_baseline"):
         b.set("grpo.use_leave_one_out_baseline", False, "spec.algorithm")
         b.set("grpo.normalize_rewards", False, "spec.algorithm")
-    else:
-        # GRPO (and DAPO / GSPO, which keep its advantage): group-mean baseline, std normalisation.
-        b.set("grpo.use_leave_one_out_baseline", False, "spec.algorithm")
-        b.set("grpo.normalize_rewards", True, "spec.algorithm")
+    # GRPO (and DAPO / GSPO, which keep its advantage) is NeMo-RL's own: its example config's baseline
+    # (leave-one-out) and normalisation apply, as in every upstream grpo_math_* launch.
     if k.has_adv_estimator:
         if alg.name in ("reinforce_pp", "reinforce_pp_baseline"):
             b.set("grpo.adv_estimator.name", "reinforce_plus_plus", "spec.algorithm")
@@ -286,7 +284,7 @@ def _algorithm(b: _Builder) -> None:
     b.set("loss_fn.reference_policy_kl_penalty", kl.coef, "spec.algorithm")
     if k.has_adv_estimator:
         b.set("loss_fn.use_kl_in_reward", in_reward, "spec.algorithm")
-    if kl.coef > 0:
+    if kl.coef > 0 and kl.estimator is not None:  # unset: NeMo-RL's own, k3
         if k.has_kl_type:
             b.set("loss_fn.reference_policy_kl_type", KL_TYPE[kl.estimator], "spec.algorithm")
         elif KL_TYPE[kl.estimator] != "k3":
@@ -298,7 +296,7 @@ def _algorithm(b: _Builder) -> None:
             )
     b.set("loss_fn.ratio_clip_min", alg.clip.low, "spec.algorithm.clip.low")
     b.set("loss_fn.ratio_clip_max", alg.clip.high, "spec.algorithm.clip.high")
-    if alg.entropy_coef > 0:
+    if alg.entropy_coef:
         b.unsupported("spec.algorithm.entropy_coef", "an entropy bonus", found=alg.entropy_coef)
     if alg.ppo_epochs != 1:
         b.unsupported(
@@ -347,9 +345,11 @@ def _batches(b: _Builder) -> None:
         else:
             b.set("grpo.max_num_epochs", epochs, "spec.training")
             b.set("grpo.max_num_steps", UNLIMITED, "spec.training")
-    if b.k.has_seed:
+    if spec.data.seed is None:
+        pass  # NeMo-RL's own grpo.seed
+    elif b.k.has_seed:
         b.set("grpo.seed", spec.data.seed, "spec.data.seed")
-    elif "seed" in spec.data.model_fields_set:
+    else:
         b.unsupported("spec.data.seed", "a data seed", "0.4.0", spec.data.seed)
 
 
@@ -379,11 +379,14 @@ def _backend(b: _Builder) -> None:
         b.set(f"{mc}.tensor_model_parallel_size", par.tp, "spec.training.parallel.tp")
         b.set(f"{mc}.pipeline_model_parallel_size", par.pp, "spec.training.parallel.pp")
         b.set(f"{mc}.context_parallel_size", par.cp, "spec.training.parallel.cp")
-        b.set(f"{mc}.activation_checkpointing", ckpt, "spec.training")
+        if ckpt is not None:
+            b.set(f"{mc}.activation_checkpointing", ckpt, "spec.model.gradient_checkpointing")
         b.set(f"{mc}.optimizer.lr", opt.lr, "spec.training.optimizer.lr")
         b.set(f"{mc}.optimizer.min_lr", opt.lr, "spec.training.optimizer.lr")
-        b.set(f"{mc}.optimizer.weight_decay", opt.weight_decay, "spec.training.optimizer.weight_decay")
-        b.set(f"{mc}.scheduler.lr_warmup_iters", opt.warmup_steps, "spec.training.optimizer.warmup_steps")
+        if opt.weight_decay is not None:
+            b.set(f"{mc}.optimizer.weight_decay", opt.weight_decay, "spec.training.optimizer.weight_decay")
+        if opt.warmup_steps is not None:
+            b.set(f"{mc}.scheduler.lr_warmup_iters", opt.warmup_steps, "spec.training.optimizer.warmup_steps")
         b.set(
             f"{mc}.scheduler.lr_warmup_init",
             opt.lr / 10 if opt.warmup_steps else opt.lr,
@@ -401,7 +404,8 @@ def _backend(b: _Builder) -> None:
     if tr.backend == "fsdp":
         # 0.2.1's HF policy (FSDP1); check_capabilities rejects it for later versions.
         b.set("policy.dtensor_cfg.enabled", False, "spec.training")
-        b.set("policy.activation_checkpointing_enabled", ckpt, "spec.training")
+        if ckpt is not None:
+            b.set("policy.activation_checkpointing_enabled", ckpt, "spec.model.gradient_checkpointing")
         if par.tp > 1:
             b.unsupported(
                 "spec.training.parallel.tp", "tensor parallelism with fsdp (use fsdp2)", found=par.tp
@@ -412,13 +416,19 @@ def _backend(b: _Builder) -> None:
         b.set(f"{dt}.tensor_parallel_size", par.tp, "spec.training.parallel.tp")
         if b.k.has_context_parallel:
             b.set(f"{dt}.context_parallel_size", par.cp, "spec.training.parallel.cp")
-        b.set(f"{dt}.activation_checkpointing", ckpt, "spec.training")
+        if ckpt is not None:
+            b.set(f"{dt}.activation_checkpointing", ckpt, "spec.model.gradient_checkpointing")
         if b.version >= V0_4_0:
             b.set("policy.megatron_cfg.enabled", False, "spec.training")
     b.set("policy.optimizer.kwargs.lr", opt.lr, "spec.training.optimizer.lr")
-    b.set("policy.optimizer.kwargs.weight_decay", opt.weight_decay, "spec.training.optimizer.weight_decay")
+    if opt.weight_decay is not None:
+        b.set(
+            "policy.optimizer.kwargs.weight_decay", opt.weight_decay, "spec.training.optimizer.weight_decay"
+        )
     constant = {"name": "torch.optim.lr_scheduler.ConstantLR", "kwargs": {"factor": 1.0, "total_iters": 1}}
-    if opt.warmup_steps:
+    if opt.warmup_steps is None:
+        pass  # NeMo-RL's own: its example config's scheduler (a linear warmup)
+    elif opt.warmup_steps:
         warmup = {
             "name": "torch.optim.lr_scheduler.LinearLR",
             "kwargs": {
@@ -434,7 +444,7 @@ def _backend(b: _Builder) -> None:
         )
     else:
         # A list, never null: the policy worker iterates whatever "scheduler" holds.
-        b.set("policy.scheduler", [constant, {"milestones": []}], "spec.training")
+        b.set("policy.scheduler", [constant, {"milestones": []}], "spec.training.optimizer.warmup_steps")
 
 
 def _rollout(b: _Builder) -> None:
@@ -456,8 +466,14 @@ def _rollout(b: _Builder) -> None:
             d.max_prompt_length + d.max_response_length,
             "spec.data.max_prompt_length",
         )
-        if b.version >= V0_4_0:
-            b.set(f"{engine_cfg}.async_engine", ro.mode == "async", "spec.rollout.mode")
+        staleness = b.job.spec.weight_sync.max_staleness
+        if b.version >= V0_4_0 and (ro.mode is not None or staleness > 0):
+            # unset: NeMo-RL's own engine, unless off-policy GRPO needs the async one (grpo.async_grpo)
+            b.set(
+                f"{engine_cfg}.async_engine",
+                ro.mode == "async" or (ro.mode is None and staleness > 0),
+                "spec.rollout.mode",
+            )
     elif ro.engine == "sglang" and b.version >= V0_6_0:
         _sglang(b, engine_cfg)
     b.set(f"{gen}.temperature", ro.temperature, "spec.rollout.temperature")
@@ -469,7 +485,7 @@ def _rollout(b: _Builder) -> None:
         d.max_prompt_length + d.max_response_length,
         "spec.data.max_prompt_length",
     )
-    if b.job.spec.weight_sync.max_staleness > 0 and ro.mode != "async":
+    if b.job.spec.weight_sync.max_staleness > 0 and ro.mode == "sync":
         b.unsupported(
             "spec.rollout.mode",
             "off-policy GRPO with a synchronous engine (grpo.async_grpo needs vllm_cfg.async_engine)",
@@ -516,7 +532,8 @@ def _sglang(b: _Builder, cfg: str) -> None:
     b.set(f"{cfg}.disable_piecewise_cuda_graph", True, "spec.rollout")
     if b.version >= V0_7_0:
         b.set(f"{cfg}.tp_size", ro.tensor_parallel, "spec.rollout")
-        b.set(f"{cfg}.random_seed", d.seed, "spec.data.seed")
+        if d.seed is not None:
+            b.set(f"{cfg}.random_seed", d.seed, "spec.data.seed")
         b.set(f"{cfg}.disable_cuda_graph", False, "spec.rollout")
         server = f"{cfg}.sglang_server_config"
         b.set(f"{server}.needs_offload", b.job.placement.colocated("actor", "rollout"), "spec.rollout")
@@ -536,7 +553,10 @@ def _data(b: _Builder) -> None:
     d = spec.data
     k = b.k
     val = [*d.val, *spec.eval.datasets]
-    b.set("data.max_input_seq_length", d.max_prompt_length, "spec.data.max_prompt_length")
+    if "max_prompt_length" in d.model_fields_set:
+        b.set("data.max_input_seq_length", d.max_prompt_length, "spec.data.max_prompt_length")
+    # unset: NeMo-RL's own, ${policy.max_total_sequence_length} (its example config): prompts are filtered at
+    # the whole sequence length, not at rladapt's default prompt share of it
     # Prompts are used as written: no math chain-of-thought template from the example config.
     prompt = "data.default" if k.dataset_blocks else "data"
     if k.custom_files:
@@ -657,14 +677,11 @@ def _checkpoint(b: _Builder) -> None:
     b.set(f"{c}.checkpoint_dir", job.checkpoint_dir, "spec.checkpoint")
     # 0 = only at the end: NeMo-RL also saves on the last step whatever the period.
     b.set(f"{c}.save_period", ck.every_steps or tr.steps or UNLIMITED, "spec.checkpoint.every_steps")
-    # keep_top_k is read unconditionally; a null metric makes the pruning keep the most recent checkpoints.
-    b.set(
-        f"{c}.keep_top_k",
-        ck.keep_last if ck.keep_last is not None else UNLIMITED,
-        "spec.checkpoint.keep_last",
-    )
-    b.set(f"{c}.metric_name", None, "spec.checkpoint")
-    b.set(f"{c}.higher_is_better", True, "spec.checkpoint")
+    if ck.keep_last is not None:
+        # keep_last means the most recent: a null metric makes NeMo-RL's pruning keep the newest keep_top_k.
+        b.set(f"{c}.keep_top_k", ck.keep_last, "spec.checkpoint.keep_last")
+        b.set(f"{c}.metric_name", None, "spec.checkpoint.keep_last")
+    # unset: NeMo-RL's own, the best keep_top_k by its example config's metric_name
     if ck.save_hf:
         if b.k.has_save_consolidated:
             b.set(f"{c}.save_consolidated", True, "spec.checkpoint")
@@ -684,7 +701,8 @@ def _eval_logging(b: _Builder) -> None:
     spec = job.spec
     ev = spec.eval
     b.set("grpo.val_period", ev.every_steps, "spec.eval.every_steps")
-    b.set("grpo.val_at_start", ev.before_training, "spec.eval.before_training")
+    if ev.before_training is not None:
+        b.set("grpo.val_at_start", ev.before_training, "spec.eval.before_training")
     lg = spec.logging
     backends = set(lg.backends)
     b.set("logger.log_dir", f"logs/{job.metadata.name}", "spec.logging")
@@ -702,6 +720,30 @@ def _eval_logging(b: _Builder) -> None:
 
 def _native_overrides(b: _Builder) -> list[str]:
     return hydra_passthrough(b.job, FRAMEWORK)
+
+
+def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...]]:
+    """Spec field -> the config keys it leaves to NeMo-RL when unset (null default): ``render --explain``."""
+    k = keys(version)
+    out: dict[str, tuple[str, ...]] = {
+        "spec.data.seed": ("grpo.seed",) if k.has_seed else (),
+        "spec.data.max_prompt_length": ("data.max_input_seq_length",),
+        "spec.training.optimizer.warmup_steps": ("policy.scheduler",),
+        "spec.training.optimizer.weight_decay": ("policy.optimizer.kwargs.weight_decay",),
+        "spec.model.gradient_checkpointing": ("policy.dtensor_cfg.activation_checkpointing",),
+        "spec.eval.before_training": ("grpo.val_at_start",),
+        "spec.checkpoint.keep_last": ("checkpointing.keep_top_k", "checkpointing.metric_name"),
+        "spec.rollout.mode": ("policy.generation.vllm_cfg.async_engine",),
+    }
+    if k.has_kl_type:
+        out["spec.algorithm.kl.estimator"] = ("loss_fn.reference_policy_kl_type",)
+    if job.spec.algorithm.name in ("grpo", "dapo", "gspo"):
+        # not a field left unset but an algorithm NeMo-RL defines itself: always listed
+        out[f"spec.algorithm.name {job.spec.algorithm.name}: NeMo-RL's own baseline"] = (
+            "grpo.use_leave_one_out_baseline",
+            "grpo.normalize_rewards",
+        )
+    return out
 
 
 def runtime_env(job: RLJob) -> dict[str, Any]:

@@ -101,6 +101,23 @@ def validate_native(native: NativeLaunch) -> list[Problem]:
                 )
             )
             continue
+        if prefix == "~" and key in emitted and (emitted[key] is None or sep):
+            # Hydra deletes only what OmegaConf.select finds non-null, and `~k=v` only when the value is v
+            # (hydra 1.3.8 _internal/config_loader_impl.py _apply_overrides_to_config, lines 348-360: "Could
+            # not delete from config"); NeMo-RL applies overrides with it (parse_hydra_overrides).
+            current = emitted[key]
+            if current is None or hydra_value(rhs) != current:
+                problems.append(
+                    Problem(
+                        where,
+                        f'~{key} fails in {FRAMEWORK}\'s loader ("Could not delete from config"): rladapt writes '
+                        f"{key}: {'null' if current is None else repr(current)} in the config"
+                        + (" and Hydra deletes no null key" if current is None else ""),
+                        f"{key}=<value> to replace it" + ("" if current is None else f", or ~{key}"),
+                        item,
+                    )
+                )
+                continue
         # NeMo-RL merges overrides without struct mode: a '+' key it does not know is still silently ignored
         op: Op = "delete" if prefix.startswith("~") else "set"
         value = hydra_value(rhs) if sep else UNKNOWN

@@ -252,8 +252,10 @@ def _models(job: RLJob, args: Args, files: dict[str, str]) -> None:
     args.set("pretrain", model.path, "spec.model.path")
     if model.tokenizer and model.tokenizer != model.path:
         args.cannot("spec.model.tokenizer", "a tokenizer other than the model's", model.tokenizer)
-    if spec.algorithm.needs_critic:
-        args.set("critic_pretrain", model.critic_path or model.path, "spec.model.critic_path")
+    if spec.algorithm.needs_critic and model.critic_path is not None:
+        # Unset: OpenRLHF's own choice, the reward model, else the policy (cli/train_ppo_ray.py, after parsing:
+        # 0.5.9.post1 line 392, 0.9.10 line 538).
+        args.set("critic_pretrain", model.critic_path, "spec.model.critic_path")
     reward = spec.reward
     sources = [name for name in ("function", "model", "remote") if getattr(reward, name) is not None]
     if len(sources) > 1:
@@ -374,7 +376,9 @@ def _algorithm(job: RLJob, args: Args) -> None:
             args.cannot("spec.algorithm.kl.in", "KL as a loss term", "loss", "reward")
     # verl's low_var_kl is k3 clamped to [-10, 10]; OpenRLHF's k3 is the same estimator without the clamp.
     estimator_name = "k3" if kl.estimator == "low_var_kl" else kl.estimator
-    if has_flag(args.version, "kl_estimator"):
+    if estimator_name is None:
+        pass  # OpenRLHF's own: k1
+    elif has_flag(args.version, "kl_estimator"):
         args.set("kl_estimator", estimator_name, "spec.algorithm.kl.estimator")
     elif estimator_name == "k3":
         args.set("use_kl_estimator_k3", True, "spec.algorithm.kl.estimator")
@@ -392,7 +396,9 @@ def _algorithm(job: RLJob, args: Args) -> None:
             args.set("eps_clip_low_high", (clip.low, clip.high), "spec.algorithm.clip.high")
         else:
             args.cannot("spec.algorithm.clip.high", "an asymmetric clip range", clip.high, f"{clip.low}")
-    if has_flag(args.version, "entropy_loss_coef"):
+    if alg.entropy_coef is None:
+        pass  # OpenRLHF's own: None, the entropy is not even computed
+    elif has_flag(args.version, "entropy_loss_coef"):
         args.set("entropy_loss_coef", alg.entropy_coef, "spec.algorithm.entropy_coef")
     elif alg.entropy_coef > 0:
         args.cannot("spec.algorithm.entropy_coef", "an entropy bonus", alg.entropy_coef, "0")
@@ -437,8 +443,13 @@ def _batches(job: RLJob, args: Args) -> None:
     ro = spec.rollout
     response = ro.max_tokens or data.max_response_length
     if has_flag(args.version, "max_new_tokens"):
-        args.set("max_len", data.max_prompt_length + response, "spec.data.max_prompt_length")
-        args.set("max_new_tokens", response, "spec.data.max_response_length")
+        args.set(
+            "max_len", data.max_prompt_length + data.max_response_length, "spec.data.max_response_length"
+        )
+        if ro.max_tokens is not None:
+            args.set("max_new_tokens", ro.max_tokens, "spec.rollout.max_tokens")
+        # Unset: OpenRLHF's own, "max_len - prompt_len per sample" (--max_new_tokens, default None, in
+        # cli/train_ppo_ray.py of 0.9.10): a short prompt leaves room for a longer response, as upstream runs.
     else:
         args.set("prompt_max_len", data.max_prompt_length, "spec.data.max_prompt_length")
         args.set("generate_max_len", response, "spec.data.max_response_length")
@@ -463,7 +474,8 @@ def _data_and_eval(job: RLJob, args: Args) -> None:
     args.set("prompt_data", data.train[0], "spec.data.train")
     args.set("input_key", data.prompt_key, "spec.data.prompt_key")
     args.set("apply_chat_template", True, "spec.data.prompt_key")
-    args.set("seed", data.seed, "spec.data.seed")
+    if data.seed is not None:
+        args.set("seed", data.seed, "spec.data.seed")
     if not data.shuffle:
         args.cannot("spec.data.shuffle", "unshuffled prompts", False, "true")
 
@@ -486,8 +498,11 @@ def _optimizer(job: RLJob, args: Args) -> None:
     tr = job.spec.training
     opt = tr.optimizer
     args.set("actor_learning_rate", opt.lr, "spec.training.optimizer.lr")
-    args.set("l2", opt.weight_decay, "spec.training.optimizer.weight_decay")
-    if tr.steps is not None:
+    if opt.weight_decay is not None:  # unset: OpenRLHF's own --l2, 0
+        args.set("l2", opt.weight_decay, "spec.training.optimizer.weight_decay")
+    if opt.warmup_steps is None:
+        pass  # OpenRLHF's own --lr_warmup_ratio, 0.03
+    elif tr.steps is not None:
         args.set("lr_warmup_ratio", opt.warmup_steps / tr.steps, "spec.training.optimizer.warmup_steps")
     elif opt.warmup_steps:
         args.cannot(
@@ -507,8 +522,11 @@ def _optimizer(job: RLJob, args: Args) -> None:
     decay = critic.weight_decay if "weight_decay" in given else opt.weight_decay
     warmup = critic.warmup_steps if "warmup_steps" in given else opt.warmup_steps
     if has_flag(args.version, "critic_l2"):
-        args.set("critic_l2", decay, "spec.training.critic_optimizer.weight_decay")
-        if tr.steps is not None:
+        if decay is not None:
+            args.set("critic_l2", decay, "spec.training.critic_optimizer.weight_decay")
+        if warmup is None:
+            pass
+        elif tr.steps is not None:
             args.set(
                 "critic_lr_warmup_ratio", warmup / tr.steps, "spec.training.critic_optimizer.warmup_steps"
             )
@@ -540,6 +558,8 @@ def _deepspeed(job: RLJob, args: Args) -> None:
             tr.backend,
             "deepspeed, fsdp or fsdp2",
         )
+    elif tr.backend is None:
+        pass  # OpenRLHF's own: DeepSpeed at its default --zero_stage (2)
     elif tr.backend == "deepspeed":
         args.set(
             "zero_stage",
@@ -574,7 +594,10 @@ def _deepspeed(job: RLJob, args: Args) -> None:
         args.set("bf16", dtype == "bfloat16", "spec.model.dtype")
     if has_flag(args.version, "flash_attn"):
         args.set("flash_attn", True, "spec.model")  # default off before 0.8.10; every upstream script sets it
-    args.set("gradient_checkpointing", spec.model.gradient_checkpointing, "spec.model.gradient_checkpointing")
+    if spec.model.gradient_checkpointing is not None:  # unset: OpenRLHF's own, off
+        args.set(
+            "gradient_checkpointing", spec.model.gradient_checkpointing, "spec.model.gradient_checkpointing"
+        )
 
 
 def _checkpoint(job: RLJob, args: Args) -> None:
@@ -634,6 +657,28 @@ def _relative(path: str) -> str | None:
         return None
     norm = posixpath.normpath(path)
     return None if norm == ".." or norm.startswith("../") else norm
+
+
+def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...]]:
+    """Spec field -> the flags it leaves to OpenRLHF when unset (null default): ``render --explain`` lists them."""
+    v = Version(version)
+    out: dict[str, tuple[str, ...]] = {
+        "spec.data.seed": ("seed",),
+        "spec.algorithm.kl.estimator": (
+            "kl_estimator" if has_flag(v, "kl_estimator") else "use_kl_estimator_k3",
+        ),
+        "spec.training.optimizer.warmup_steps": ("lr_warmup_ratio",),
+        "spec.training.optimizer.weight_decay": ("l2",),
+        "spec.model.gradient_checkpointing": ("gradient_checkpointing",),
+        "spec.training.backend": ("zero_stage",),
+    }
+    if has_flag(v, "entropy_loss_coef"):
+        out["spec.algorithm.entropy_coef"] = ("entropy_loss_coef",)
+    if has_flag(v, "max_new_tokens"):
+        out["spec.rollout.max_tokens"] = ("max_new_tokens",)
+    if job.spec.algorithm.needs_critic:
+        out["spec.model.critic_path"] = ("critic_pretrain",)
+    return {field: tuple(spell(version, flat) for flat in flats) for field, flats in out.items()}
 
 
 def runtime_env(job: RLJob, env: dict[str, str]) -> dict[str, Any]:

@@ -260,9 +260,11 @@ def _data(b: _Builder) -> None:
     b.set("data.max_prompt_length", d.max_prompt_length, "spec.data.max_prompt_length")
     b.set("data.max_response_length", d.max_response_length, "spec.data.max_response_length")
     b.set("data.shuffle", d.shuffle, "spec.data.shuffle")
-    if b.k.has_data_seed:
+    if d.seed is None:
+        pass  # verl's own: no seed (each run shuffles differently)
+    elif b.k.has_data_seed:
         b.set("data.seed", d.seed, "spec.data.seed")
-    elif "seed" in d.model_fields_set:
+    else:
         b.notes.append(f"verl {b.version} has no data.seed; spec.data.seed={d.seed} is not applied")
 
 
@@ -276,7 +278,7 @@ def _model(b: _Builder) -> None:
         else:
             b.set("data.tokenizer", m.tokenizer, "spec.model.tokenizer")
     megatron = spec.training.backend == "megatron"
-    if not megatron:
+    if not megatron and m.gradient_checkpointing is not None:
         b.set(
             f"{ARR}.model.enable_gradient_checkpointing",
             m.gradient_checkpointing,
@@ -305,7 +307,7 @@ def _model(b: _Builder) -> None:
         b.set("critic.model.path", m.critic_path or m.path, "spec.model.critic_path")
         if m.tokenizer:
             b.set("critic.model.tokenizer_path", m.tokenizer, "spec.model.tokenizer")
-        if not megatron:
+        if not megatron and m.gradient_checkpointing is not None:
             b.set(
                 "critic.model.enable_gradient_checkpointing",
                 m.gradient_checkpointing,
@@ -324,14 +326,17 @@ def _algorithm(b: _Builder) -> None:
     b.set(f"{ARR}.actor.use_kl_loss", in_loss, "spec.algorithm.kl.in")
     if in_loss:
         b.set(f"{ARR}.actor.kl_loss_coef", alg.kl.coef, "spec.algorithm.kl.coef")
-        b.set(f"{ARR}.actor.kl_loss_type", KL_TYPE[alg.kl.estimator], "spec.algorithm.kl.estimator")
+        if alg.kl.estimator is not None:
+            b.set(f"{ARR}.actor.kl_loss_type", KL_TYPE[alg.kl.estimator], "spec.algorithm.kl.estimator")
     b.set("algorithm.use_kl_in_reward", in_reward, "spec.algorithm.kl.in")
     if in_reward:
         b.set("algorithm.kl_ctrl.kl_coef", alg.kl.coef, "spec.algorithm.kl.coef")
-        b.set("algorithm.kl_penalty", KL_TYPE[alg.kl.estimator], "spec.algorithm.kl.estimator")
+        if alg.kl.estimator is not None:
+            b.set("algorithm.kl_penalty", KL_TYPE[alg.kl.estimator], "spec.algorithm.kl.estimator")
     b.set(f"{ARR}.actor.clip_ratio_low", alg.clip.low, "spec.algorithm.clip.low")
     b.set(f"{ARR}.actor.clip_ratio_high", alg.clip.high, "spec.algorithm.clip.high")
-    b.set(f"{ARR}.actor.entropy_coeff", alg.entropy_coef, "spec.algorithm.entropy_coef")
+    if alg.entropy_coef is not None:
+        b.set(f"{ARR}.actor.entropy_coeff", alg.entropy_coef, "spec.algorithm.entropy_coef")
     b.set(f"{ARR}.actor.ppo_epochs", alg.ppo_epochs, "spec.algorithm.ppo_epochs")
     if alg.name == "gspo":
         b.set(f"{ARR}.actor.policy_loss.loss_mode", "gspo", "spec.algorithm.name")
@@ -375,8 +380,12 @@ def _batches(b: _Builder) -> None:
         )
     opt = tr.optimizer
     b.set(f"{ARR}.actor.optim.lr", opt.lr, "spec.training.optimizer.lr")
-    b.set(f"{ARR}.actor.optim.lr_warmup_steps", opt.warmup_steps, "spec.training.optimizer.warmup_steps")
-    b.set(f"{ARR}.actor.optim.weight_decay", opt.weight_decay, "spec.training.optimizer.weight_decay")
+    # verl reads lr_warmup_steps_ratio only while lr_warmup_steps < 0 (its default -1): an unset warmup emits
+    # nothing, so the ratio of a native override still applies
+    if opt.warmup_steps is not None:
+        b.set(f"{ARR}.actor.optim.lr_warmup_steps", opt.warmup_steps, "spec.training.optimizer.warmup_steps")
+    if opt.weight_decay is not None:
+        b.set(f"{ARR}.actor.optim.weight_decay", opt.weight_decay, "spec.training.optimizer.weight_decay")
     if spec.algorithm.needs_critic:
         b.set(
             "critic.ppo_micro_batch_size_per_gpu", tr.micro_batch_per_gpu, "spec.training.micro_batch_per_gpu"
@@ -389,7 +398,9 @@ def _batches(b: _Builder) -> None:
             )
         copt = tr.critic_optimizer or opt
         b.set("critic.optim.lr", copt.lr, "spec.training.critic_optimizer.lr")
-        if b.k.fsdp_critic_warmup_steps or tr.backend == "megatron":
+        if copt.warmup_steps is None:
+            pass  # verl's own critic schedule
+        elif b.k.fsdp_critic_warmup_steps or tr.backend == "megatron":
             b.set(
                 "critic.optim.lr_warmup_steps",
                 copt.warmup_steps,
@@ -409,17 +420,21 @@ def _batches(b: _Builder) -> None:
                 "0.6.1",
                 copt.warmup_steps,
             )
-        b.set("critic.optim.weight_decay", copt.weight_decay, "spec.training.critic_optimizer.weight_decay")
+        if copt.weight_decay is not None:
+            b.set(
+                "critic.optim.weight_decay", copt.weight_decay, "spec.training.critic_optimizer.weight_decay"
+            )
 
 
 def _backend(b: _Builder) -> None:
     spec = b.job.spec
     tr = spec.training
     critic = spec.algorithm.needs_critic
-    if tr.backend in ("fsdp", "fsdp2"):
-        b.set(f"{ARR}.actor.strategy", tr.backend, "spec.training.backend")
-        if critic:
-            b.set("critic.strategy", tr.backend, "spec.training.backend")
+    if tr.backend in ("fsdp", "fsdp2", None):
+        if tr.backend is not None:  # null: verl's own strategy (fsdp in every pinned version)
+            b.set(f"{ARR}.actor.strategy", tr.backend, "spec.training.backend")
+            if critic:
+                b.set("critic.strategy", tr.backend, "spec.training.backend")
         b.set(f"{ARR}.actor.ulysses_sequence_parallel_size", tr.parallel.sp, "spec.training.parallel.sp")
         if critic:
             b.set("critic.ulysses_sequence_parallel_size", tr.parallel.sp, "spec.training.parallel.sp")
@@ -453,7 +468,14 @@ def _rollout(b: _Builder) -> None:
     alg = b.job.spec.algorithm
     r = f"{ARR}.rollout"
     b.set(f"{r}.name", ro.engine, "spec.rollout.engine")  # mandatory (no default) from 0.6.1
-    b.set(f"{r}.mode", ro.mode, "spec.rollout.mode")
+    if ro.mode is not None:
+        b.set(f"{r}.mode", ro.mode, "spec.rollout.mode")
+    if ro.mode == "async" and not b.k.raw_chat_default:
+        # The agent loop reads the batch's raw_prompt (verl 0.5.0 wheel: experimental/agent_loop/agent_loop.py
+        # line 276; 0.6.1: experimental/agent_loop/single_turn_agent_loop.py line 38), which RLHFDataset adds
+        # only with return_raw_chat (utils/dataset/rl_dataset.py: 0.5.0 line 311, 0.6.1 line 434); its default
+        # is false there (trainer/config/data/legacy_data.yaml) and true from 0.7.1.
+        b.set("data.return_raw_chat", True, "spec.rollout.mode")
     b.set(f"{r}.tensor_model_parallel_size", ro.tensor_parallel, "spec.rollout.tensor_parallel")
     b.set(f"{r}.gpu_memory_utilization", ro.gpu_memory_utilization, "spec.rollout.gpu_memory_utilization")
     b.set(f"{r}.n", alg.group_size, "spec.algorithm.group_size")
@@ -531,7 +553,8 @@ def _trainer(b: _Builder) -> None:
     b.set(f"{ARR}.actor.checkpoint.save_contents", contents, "spec.checkpoint.save_hf")
     ev = spec.eval
     b.set("trainer.test_freq", ev.every_steps or -1, "spec.eval.every_steps")
-    b.set("trainer.val_before_train", ev.before_training, "spec.eval.before_training")
+    if ev.before_training is not None:
+        b.set("trainer.val_before_train", ev.before_training, "spec.eval.before_training")
     lg = spec.logging
     b.set("trainer.logger", list(lg.backends), "spec.logging.backends")
     b.set("trainer.project_name", lg.project, "spec.logging.project")
@@ -540,11 +563,81 @@ def _trainer(b: _Builder) -> None:
         b.notes.append("Ulysses sequence parallelism also applies to the critic")
 
 
+#: key -> (the key that decides whether verl reads it, the values of that key under which it is read, why).
+#: verl derives the warmup from the ratio only ``if num_warmup_steps < 0`` (workers/fsdp_workers.py, actor and
+#: critic optimizers: verl 0.5.0 wheel lines 430 and 1152, 0.6.1 550 and 1426, 0.7.1 657 and 1585): a ratio
+#: beside lr_warmup_steps >= 0 is dead. A key nobody sets keeps verl's default, -1 (the ratio is read).
+READ_ONLY_WHEN: dict[str, tuple[str, Any, str]] = {
+    f"{ARR}.actor.optim.lr_warmup_steps_ratio": (
+        f"{ARR}.actor.optim.lr_warmup_steps",
+        lambda steps: isinstance(steps, (int, float)) and steps < 0,
+        "verl reads lr_warmup_steps_ratio only while lr_warmup_steps < 0",
+    ),
+    "critic.optim.lr_warmup_steps_ratio": (
+        "critic.optim.lr_warmup_steps",
+        lambda steps: isinstance(steps, (int, float)) and steps < 0,
+        "verl reads lr_warmup_steps_ratio only while lr_warmup_steps < 0",
+    ),
+}
+
+
 def _native_overrides(b: _Builder) -> list[str]:
+    from rladapt.compat.schema._values import hydra_value
+
     items = hydra_passthrough(b.job, "verl")
     keys = [(i, item.split("=", 1)[0].lstrip("+~")) for i, item in enumerate(items)]
     b.notes.extend(override_notes("verl", keys, b.overrides))
+    # the value each key ends with (Hydra applies overrides in order) and the spec field or item that set it
+    final: dict[str, tuple[Any, str]] = {}
+    for item in b.overrides:
+        key, _, rhs = item.partition("=")
+        final[key] = (hydra_value(rhs), b.origins.get(key, key))
+    for i, item in enumerate(items):
+        lhs, sep, rhs = item.partition("=")
+        final[lhs.lstrip("+~")] = (hydra_value(rhs) if sep else None, f"spec.native.verl[{i}]")
+    for i, (_, key) in enumerate(keys):
+        rule = READ_ONLY_WHEN.get(key)
+        if rule is None or items[i].startswith("~"):
+            continue
+        decider, read, why = rule
+        if decider not in final:
+            continue
+        value, source = final[decider]
+        if not read(value):
+            b.problems.append(
+                Problem(
+                    f"spec.native.verl[{i}]",
+                    f"would be silently ignored: {why}, and {source} sets {decider}={value!r}",
+                    f"{key} without {source}, or {decider} < 0",
+                    items[i],
+                )
+            )
     return items
+
+
+def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...]]:
+    """Spec field -> the verl keys it leaves to verl when unset (null default): ``render --explain`` lists them."""
+    kl = job.spec.algorithm.kl
+    megatron = job.spec.training.backend == "megatron"
+    otc = f"{ARR}.actor.megatron.override_transformer_config"
+    return {
+        "spec.data.seed": ("data.seed",),
+        "spec.model.gradient_checkpointing": (
+            (f"{otc}.recompute_granularity",) if megatron else (f"{ARR}.model.enable_gradient_checkpointing",)
+        ),
+        "spec.algorithm.kl.estimator": (
+            (f"{ARR}.actor.kl_loss_type",) if kl.in_ == "loss" else ("algorithm.kl_penalty",)
+        ),
+        "spec.algorithm.entropy_coef": (f"{ARR}.actor.entropy_coeff",),
+        "spec.training.optimizer.warmup_steps": (
+            f"{ARR}.actor.optim.lr_warmup_steps",
+            f"{ARR}.actor.optim.lr_warmup_steps_ratio",
+        ),
+        "spec.training.optimizer.weight_decay": (f"{ARR}.actor.optim.weight_decay",),
+        "spec.training.backend": (f"{ARR}.actor.strategy",),
+        "spec.rollout.mode": (f"{ARR}.rollout.mode",),
+        "spec.eval.before_training": ("trainer.val_before_train",),
+    }
 
 
 def runtime_env(job: RLJob) -> dict[str, Any]:

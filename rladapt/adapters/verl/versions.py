@@ -90,6 +90,11 @@ class Keys:
         return self.version >= V0_6_1
 
     @property
+    def raw_chat_default(self) -> bool:
+        """``data.return_raw_chat`` defaults to true from 0.7.1 (false in 0.5.0 and 0.6.1: legacy_data.yaml)."""
+        return self.version >= V0_7_1
+
+    @property
     def has_tokenizer_path(self) -> bool:
         return self.version >= V0_6_1
 

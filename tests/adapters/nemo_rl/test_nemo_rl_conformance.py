@@ -92,6 +92,14 @@ def merged(native: NativeLaunch, t: Tag) -> Any:
     return OmegaConf.merge(OmegaConf.create(base), OmegaConf.create(child))
 
 
+#: Expected where the spec leaves a key to NeMo-RL: the value of the tag's own example config.
+OWN: Any = object()
+
+
+def _own(value: Any) -> Any:
+    return OWN if value is None else value
+
+
 def expected(job: RLJob, version: str) -> dict[str, Any]:
     """NeMo-RL key -> the value the spec asks for, on ``version``."""
     v = V(version)
@@ -119,14 +127,17 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         "grpo.num_prompts_per_step": tr.global_batch,
         "grpo.num_generations_per_prompt": s.algorithm.group_size,
         "grpo.val_period": s.eval.every_steps,
-        "grpo.val_at_start": s.eval.before_training,
+        "grpo.val_at_start": _own(s.eval.before_training),
         "loss_fn.reference_policy_kl_penalty": s.algorithm.kl.coef,
         "loss_fn.ratio_clip_min": s.algorithm.clip.low,
         "loss_fn.ratio_clip_max": s.algorithm.clip.high,
-        "data.max_input_seq_length": d.max_prompt_length,
+        # unset max_prompt_length: NeMo-RL's own, the whole sequence length (${policy.max_total_sequence_length})
+        "data.max_input_seq_length": (
+            d.max_prompt_length if "max_prompt_length" in d.model_fields_set else total_len
+        ),
         "checkpointing.enabled": True,
         "checkpointing.checkpoint_dir": job.checkpoint_dir,
-        "checkpointing.metric_name": None,
+        "checkpointing.metric_name": None if s.checkpoint.keep_last is not None else OWN,
         "logger.wandb_enabled": "wandb" in s.logging.backends,
         "logger.tensorboard_enabled": "tensorboard" in s.logging.backends,
     }
@@ -145,7 +156,9 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         out["policy.generation.vllm_cfg.tensor_parallel_size"] = s.rollout.tensor_parallel
         out["policy.generation.vllm_cfg.gpu_memory_utilization"] = s.rollout.gpu_memory_utilization
         out["policy.generation.vllm_cfg.max_model_len"] = total_len
-        out["policy.generation.vllm_cfg.async_engine"] = s.rollout.mode == "async"
+        out["policy.generation.vllm_cfg.async_engine"] = (
+            OWN if s.rollout.mode is None and not s.weight_sync.max_staleness else s.rollout.mode != "sync"
+        )
     else:
         out["policy.generation.sglang_cfg.mem_fraction_static"] = s.rollout.gpu_memory_utilization
     separate = not job.placement.colocated("actor", "rollout")
@@ -168,9 +181,9 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
     else:
         out["policy.dtensor_cfg.enabled"] = True
         out["policy.dtensor_cfg.tensor_parallel_size"] = tr.parallel.tp
-        out["policy.dtensor_cfg.activation_checkpointing"] = s.model.gradient_checkpointing
+        out["policy.dtensor_cfg.activation_checkpointing"] = _own(s.model.gradient_checkpointing)
         out["policy.optimizer.kwargs.lr"] = tr.optimizer.lr
-        out["policy.optimizer.kwargs.weight_decay"] = tr.optimizer.weight_decay
+        out["policy.optimizer.kwargs.weight_decay"] = _own(tr.optimizer.weight_decay)
     if tr.dynamic_batch.enabled:
         out["policy.dynamic_batching.train_mb_tokens"] = tr.dynamic_batch.max_tokens_per_gpu
         out["policy.sequence_packing.enabled"] = False
@@ -195,11 +208,12 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         if v >= V("0.5.0"):
             out["data.env_name"] = "reward_model" if s.reward.model else "math"
     if v >= V("0.4.0"):
-        out["grpo.seed"] = d.seed
+        out["grpo.seed"] = _own(d.seed)
         out["data.shuffle"] = d.shuffle
     if v >= V("0.5.0") and s.algorithm.kl.coef > 0:
-        out["loss_fn.reference_policy_kl_type"] = {"low_var_kl": "k3"}.get(
-            s.algorithm.kl.estimator, s.algorithm.kl.estimator
+        estimator = s.algorithm.kl.estimator
+        out["loss_fn.reference_policy_kl_type"] = (
+            OWN if estimator is None else {"low_var_kl": "k3"}.get(estimator, estimator)
         )
     if s.reward.model is not None:
         rm_pool = job.placement.pool_of("reward")
@@ -208,8 +222,10 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         out["env.reward_model.resources.num_nodes"] = rm_pool.nodes
         out["env.reward_model.resources.gpus_per_node"] = rm_pool.gpus_per_node
     name = s.algorithm.name
-    out["grpo.use_leave_one_out_baseline"] = name == "rloo"
-    out["grpo.normalize_rewards"] = name in ("grpo", "dapo", "gspo")
+    # GRPO and its variants keep NeMo-RL's own baseline and normalisation (its example config's)
+    own_baseline = name in ("grpo", "dapo", "gspo")
+    out["grpo.use_leave_one_out_baseline"] = OWN if own_baseline else name == "rloo"
+    out["grpo.normalize_rewards"] = OWN if own_baseline else False
     if name == "dapo":
         out["grpo.use_dynamic_sampling"] = True
     if name == "gspo":
@@ -227,11 +243,14 @@ def check_conforms(job: RLJob, native: NativeLaunch, t: Tag) -> Any:
     foreign = sorted(k for k in flatten(generated(native)) if not t.allows(k) and k != "data._override_")
     assert not foreign, f"keys nemo-rl {t.version} does not have: {foreign}"
     cfg = merged(native, t)
+    base = OmegaConf.create(t.base())
     assert not OmegaConf.missing_keys(cfg), sorted(OmegaConf.missing_keys(cfg))
     resolved = OmegaConf.to_container(cfg, resolve=True)  # every interpolation resolves
     wrong = {}
     for key, want in expected(job, native.version).items():
         got = OmegaConf.select(cfg, key, throw_on_missing=True)
+        if want is OWN:
+            want = OmegaConf.select(base, key, throw_on_missing=True)
         if got != want:
             wrong[key] = (want, got)
     assert not wrong, "merged value differs from the spec (key: (spec, nemo-rl)): " + repr(wrong)

@@ -80,14 +80,21 @@ def expected(job: RLJob) -> dict[str, Any]:
         "save_steps": spec.checkpoint.every_steps or -1,
         "temperature": spec.rollout.temperature,
         "max_epochs": spec.algorithm.ppo_epochs,
-        "zero_stage": (spec.training.parallel.zero_stage or 2) if tr.backend == "deepspeed" else 3,
-        "gradient_checkpointing": spec.model.gradient_checkpointing,
-        "seed": spec.data.seed,
+        "zero_stage": (
+            OWN
+            if tr.backend is None
+            else (spec.training.parallel.zero_stage or 2)
+            if tr.backend == "deepspeed"
+            else 3
+        ),
+        "gradient_checkpointing": _own(spec.model.gradient_checkpointing),
+        "seed": _own(spec.data.seed),
         # version-dependent spellings: only checked where the version has the dest
         "prompt_max_len": spec.data.max_prompt_length,
         "generate_max_len": response,
-        "max_new_tokens": response,
-        "max_len": spec.data.max_prompt_length + response,
+        # unset max_tokens: OpenRLHF's own "max_len - prompt_len" per sample
+        "max_new_tokens": _own(spec.rollout.max_tokens),
+        "max_len": spec.data.max_prompt_length + spec.data.max_response_length,
         "use_kl_loss": spec.algorithm.kl.in_ == "loss" and spec.algorithm.kl.coef > 0,
     }
     if tr.steps is not None:
@@ -101,7 +108,7 @@ def expected(job: RLJob) -> dict[str, Any]:
         out["async_train"] = True
         out["async_queue_size"] = spec.weight_sync.max_staleness
     if spec.algorithm.needs_critic:
-        out["critic_pretrain"] = spec.model.critic_path or spec.model.path
+        out["critic_pretrain"] = _own(spec.model.critic_path)
         out["critic_learning_rate"] = (tr.critic_optimizer or tr.optimizer).lr
     if spec.reward.model is not None:
         out["reward_pretrain"] = spec.reward.model.path
@@ -125,6 +132,14 @@ def expected(job: RLJob) -> dict[str, Any]:
     return out
 
 
+#: Expected where the spec field is null: the flag is not emitted and OpenRLHF reads its own default.
+OWN: Any = object()
+
+
+def _own(value: Any) -> Any:
+    return OWN if value is None else value
+
+
 def assert_values(version: str, argv: tuple[str, ...], job: RLJob) -> int:
     """Parse ``argv`` with the real parser and compare every expected value OpenRLHF has a flag for."""
     assert argv[:3] == ("python3", "-m", "openrlhf.cli.train_ppo_ray")
@@ -139,6 +154,8 @@ def assert_values(version: str, argv: tuple[str, ...], job: RLJob) -> int:
         if name not in known or (flat == "max_len" and "prompt_max_len" in known):
             continue  # before 0.9.8 --max_len is an optional override of prompt + generate lengths
         got = getattr(namespace, name)
+        if want is OWN:  # a null spec field leaves the flag to OpenRLHF: its own default is what it reads
+            want = real_parser(version).get_default(name)
         if isinstance(want, float) or isinstance(got, float):
             assert got is not None and math.isclose(float(got), float(want)), (
                 f"{version} {name}: {got} != {want}"

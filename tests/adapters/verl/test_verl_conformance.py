@@ -21,6 +21,7 @@ from packaging.version import Version
 from rladapt.adapters.verl import patches as verl_patches
 from rladapt.adapters.verl import validate as verl_validate
 from rladapt.adapters.verl.translate import translate
+from rladapt.compat.schema import snapshot
 from rladapt.pipeline import render_native
 from rladapt.plugins import NativeLaunch
 from rladapt.plugins._manager import Registry
@@ -60,6 +61,12 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
     arr = "actor_rollout_ref"
     pool = job.placement.pool_of("actor")
     assert pool is not None
+    snap = snapshot("verl", version)
+
+    def own(key: str, value: Any) -> Any:
+        """A null spec field leaves ``key`` to verl: the composed value is that version's own default."""
+        return snap.default(key) if value is None else value
+
     out: dict[str, Any] = {
         "trainer.nnodes": pool.nodes,
         "trainer.n_gpus_per_node": pool.gpus_per_node,
@@ -77,12 +84,14 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         f"{arr}.ref.log_prob_micro_batch_size_per_gpu": s.training.micro_batch_per_gpu,
         f"{arr}.actor.use_dynamic_bsz": s.training.dynamic_batch.enabled,
         f"{arr}.actor.optim.lr": s.training.optimizer.lr,
-        f"{arr}.actor.optim.weight_decay": s.training.optimizer.weight_decay,
+        f"{arr}.actor.optim.weight_decay": own(
+            f"{arr}.actor.optim.weight_decay", s.training.optimizer.weight_decay
+        ),
         f"{arr}.actor.clip_ratio_low": s.algorithm.clip.low,
         f"{arr}.actor.clip_ratio_high": s.algorithm.clip.high,
         f"{arr}.actor.ppo_epochs": s.algorithm.ppo_epochs,
         f"{arr}.rollout.name": s.rollout.engine,
-        f"{arr}.rollout.mode": s.rollout.mode,
+        f"{arr}.rollout.mode": own(f"{arr}.rollout.mode", s.rollout.mode),
         f"{arr}.rollout.n": s.algorithm.group_size,
         f"{arr}.rollout.tensor_model_parallel_size": s.rollout.tensor_parallel,
         f"{arr}.rollout.gpu_memory_utilization": s.rollout.gpu_memory_utilization,
@@ -104,7 +113,7 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         "trainer.project_name": s.logging.project,
         "trainer.experiment_name": job.experiment,
         "trainer.logger": list(s.logging.backends),
-        "trainer.val_before_train": s.eval.before_training,
+        "trainer.val_before_train": own("trainer.val_before_train", s.eval.before_training),
         "trainer.test_freq": s.eval.every_steps or -1,
         "trainer.hybrid_engine" if False else f"{arr}.hybrid_engine": job.placement.colocated(
             "actor", "rollout"
@@ -125,11 +134,13 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
     if s.algorithm.kl.coef > 0 and s.algorithm.kl.in_ == "reward":
         out["algorithm.kl_ctrl.kl_coef"] = s.algorithm.kl.coef
     if v >= Version("0.6.1"):
-        out["data.seed"] = s.data.seed
+        out["data.seed"] = own("data.seed", s.data.seed)
     backend = s.training.backend
     if backend != "megatron":
-        out[f"{arr}.model.enable_gradient_checkpointing"] = s.model.gradient_checkpointing
-    out[f"{arr}.actor.strategy"] = backend
+        out[f"{arr}.model.enable_gradient_checkpointing"] = own(
+            f"{arr}.model.enable_gradient_checkpointing", s.model.gradient_checkpointing
+        )
+    out[f"{arr}.actor.strategy"] = own(f"{arr}.actor.strategy", backend)
     if backend == "megatron":
         if s.model.gradient_checkpointing:
             out[f"{arr}.actor.megatron.override_transformer_config.recompute_granularity"] = "full"

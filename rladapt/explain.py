@@ -1,0 +1,343 @@
+"""``rladapt render --explain``: every native key of a render with where its value comes from.
+
+A value comes from a spec field the user wrote (its path), an rladapt default (the field was left unset; the
+framework version's own default is shown beside it when they differ, from the bundled schema snapshot), a patch
+(its id) or a ``spec.native.<fw>[i]`` item. A native item that sets a key rladapt also derived is flagged: it
+wins, and the derived value is lost. Fields whose default is null ("what the framework does by itself") emit
+nothing; they are listed with the key they leave to the framework and that key's own default.
+
+"User wrote it" is pydantic's ``model_fields_set`` followed along the field path: a field the loader never saw
+is a default even when its value happens to equal one the user could have written.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from rladapt.compat.schema import Snapshot
+    from rladapt.pipeline import Rendered
+    from rladapt.plugins import NativeLaunch
+    from rladapt.primitives import RLJob
+
+Source = Literal["spec", "default", "patch", "native", "adapter", "framework"]
+
+#: Shown where a snapshot has no such key or there is no snapshot of the version.
+NO_DEFAULT: Any = type("_NoDefault", (), {"__repr__": lambda self: "<none>"})()
+
+#: The built-in adapters' translate modules: each may declare ``FRAMEWORK_DEFAULT_KEYS`` (spec field -> the
+#: native keys an unset field leaves to the framework, per version).
+_TRANSLATE_MODULES = {
+    "verl": "rladapt.adapters.verl.translate",
+    "openrlhf": "rladapt.adapters.openrlhf.translate",
+    "nemo-rl": "rladapt.adapters.nemo_rl.translate",
+}
+
+
+@dataclass(frozen=True)
+class Explained:
+    """One native key of the render and where its value comes from."""
+
+    key: str
+    value: Any
+    source: Source
+    origin: str
+    framework_default: Any = NO_DEFAULT
+    flags: tuple[str, ...] = field(default=())
+
+    @property
+    def differs(self) -> bool:
+        """An rladapt default that is not what the framework version would do by itself."""
+        return (
+            self.source == "default"
+            and self.framework_default is not NO_DEFAULT
+            and not _interpolation(self.framework_default)
+            and not _same(self.value, self.framework_default)
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"key": self.key, "value": self.value, "source": self.source}
+        out["origin"] = self.origin
+        if self.framework_default is not NO_DEFAULT:
+            out["framework_default"] = self.framework_default
+        out["differs_from_framework"] = self.differs
+        if self.flags:
+            out["flags"] = list(self.flags)
+        return out
+
+
+def explain_render(rendered: Rendered) -> list[Explained]:
+    """Every native key of ``rendered`` in launch order, then the keys unset fields leave to the framework."""
+    from rladapt.compat.schema import find_snapshot
+
+    native = rendered.native
+    snap = find_snapshot(native.framework, native.version)
+    entries = list(_entries(native))
+    derived = {key for key, _, origin in entries if not origin.startswith("spec.native.")}
+    passthrough_keys = {key for key, _, origin in entries if origin.startswith("spec.native.")}
+    out: list[Explained] = []
+    for key, value, origin in entries:
+        source, label = _classify(rendered.job, origin)
+        flags: list[str] = []
+        if source == "native" and key in derived:
+            flags.append(f"overrides the value rladapt derived for {key!r}; the derived value is lost")
+        elif source != "native" and key in passthrough_keys:
+            flags.append(f"overridden by spec.native.{native.framework}")
+        out.append(
+            Explained(
+                key=key,
+                value=value,
+                source=source,
+                origin=label,
+                framework_default=_default(snap, key),
+                flags=tuple(flags),
+            )
+        )
+    emitted = {e.key for e in out}
+    for spec_field, key in _left_to_framework(rendered):
+        if key in emitted or (snap is not None and _default(snap, key) is NO_DEFAULT):
+            continue  # set after all (a native item), or a key this version does not have
+        out.append(
+            Explained(
+                key=key,
+                value=_default(snap, key),
+                source="framework",
+                origin=f"{spec_field} (unset: not emitted)",
+                framework_default=_default(snap, key),
+            )
+        )
+    return out
+
+
+#: Fields whose default is a name or a place derived from the job (metadata.name), not a training setting: a
+#: framework's placeholder there (verl's experiment name "gsm8k") is no behaviour the run loses.
+_NAMING_FIELDS = frozenset({"spec.logging.experiment", "spec.logging.project", "spec.checkpoint.dir"})
+
+
+def differing_defaults(explained: list[Explained], framework: str, version: str) -> list[str]:
+    """A note per native key an unset spec field sets to something else than the version's own default."""
+    return [
+        f"{e.origin} is unset: rladapt's default sets {e.key}={_show(e.value)}, "
+        f"{framework} {version}'s own default is {_show(e.framework_default)}"
+        for e in explained
+        if e.differs and e.origin not in _NAMING_FIELDS
+    ]
+
+
+def format_text(explained: list[Explained], native: NativeLaunch) -> str:
+    """One line per key: key = value  <- source, with the framework's default and the flags beside it."""
+    lines = [f"# {native.framework} {native.version}: {native.job_name} (explain)"]
+    width = max((len(e.key) for e in explained), default=0)
+    for e in explained:
+        where = {
+            "spec": f"spec field {e.origin}",
+            "default": f"rladapt default of {e.origin}",
+            "patch": f"patch {e.origin}",
+            "native": e.origin,
+            "adapter": f"rladapt ({e.origin})",
+            "framework": f"{native.framework}'s own default; {e.origin}",
+        }[e.source]
+        line = f"{e.key.ljust(width)} = {_show(e.value)}  <- {where}"
+        if e.differs:
+            line += f" [{native.framework} {native.version} default: {_show(e.framework_default)}]"
+        for flag in e.flags:
+            line += f" [!] {flag}"
+        lines.append(_one_line(line))
+    return "\n".join(lines)
+
+
+# --- where a key comes from ----------------------------------------------------------------------------------
+
+
+def _classify(job: RLJob, origin: str) -> tuple[Source, str]:
+    if origin.startswith("patch "):
+        return "patch", origin.removeprefix("patch ")
+    if origin.startswith("spec.native."):
+        return "native", origin
+    if origin.startswith("spec."):
+        return ("spec" if is_set(job, origin) else "default"), origin
+    return "adapter", origin or "derived"
+
+
+def is_set(job: RLJob, path: str) -> bool:
+    """Whether the user wrote the field at ``path`` (``spec.a.b``, aliases as written, ``[i]`` ignored)."""
+    node: Any = job
+    parts = path.split(".")
+    for part in parts:
+        part = part.split("[", 1)[0]
+        if not isinstance(node, BaseModel):
+            return True  # below a mapping or list the user wrote
+        name = _field_name(type(node), part)
+        if name is None or name not in node.model_fields_set:
+            return False
+        node = getattr(node, name)
+    return True
+
+
+def _field_name(model: type[BaseModel], part: str) -> str | None:
+    for name, info in model.model_fields.items():
+        if part in (name, info.alias):
+            return name
+    return None
+
+
+def _default(snap: Snapshot | None, key: str) -> Any:
+    if snap is None:
+        return NO_DEFAULT
+    spec = snap.get(key)
+    return NO_DEFAULT if spec is None else spec.default
+
+
+def _left_to_framework(rendered: Rendered) -> Iterator[tuple[str, str]]:
+    """(spec field, native key) for each unset null-default field the adapter leaves to the framework."""
+    module_name = _TRANSLATE_MODULES.get(rendered.native.framework)
+    if module_name is None:
+        return
+    module = importlib.import_module(module_name)
+    table = getattr(module, "framework_default_keys", None)
+    if table is None:
+        return
+    keys: Mapping[str, tuple[str, ...]] = table(rendered.job, rendered.version.version)
+    for spec_field, native_keys in keys.items():
+        # a label that is no field path (it holds a space) names a setting the framework defines: always listed
+        if " " not in spec_field and is_set(rendered.job, spec_field):
+            continue
+        for key in native_keys:
+            yield spec_field, key
+
+
+# --- the native keys of a launch, per framework --------------------------------------------------------------
+
+
+def _entries(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
+    """(native key, value, origin) in launch order; origin is the spec field, ``patch X`` or spec.native item."""
+    if native.framework == "verl":
+        yield from _verl(native)
+    elif native.framework == "openrlhf":
+        yield from _openrlhf(native)
+    elif native.framework == "nemo-rl":
+        yield from _nemo_rl(native)
+    else:  # an external adapter: what it recorded
+        for key, origin in native.origins.items():
+            yield key, NO_DEFAULT, origin
+
+
+def _hydra_items(items: tuple[str, ...] | list[str], native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
+    from rladapt.compat.schema._values import UNKNOWN, hydra_value
+
+    fw = native.framework
+    passthrough = list(native.passthrough)
+    for item in items:
+        lhs, sep, rhs = item.partition("=")
+        key = lhs.lstrip("+~")
+        value: Any = hydra_value(rhs) if sep else ("<deleted>" if lhs.startswith("~") else None)
+        if value is UNKNOWN:
+            value = rhs
+        if item in passthrough:
+            origin = f"spec.native.{fw}[{passthrough.index(item)}]"
+        else:
+            origin = native.origins.get(key, "")
+        yield key, value, origin
+
+
+def _verl(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
+    from rladapt.adapters.verl.validate import parse_argv
+
+    yield from _hydra_items(parse_argv(native.argv).overrides, native)
+
+
+def _nemo_rl(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
+    import yaml
+
+    from rladapt.adapters.nemo_rl.validate import config_file, leaves, overrides
+
+    path = config_file(native)
+    if path is not None and path in native.files:
+        document = yaml.safe_load(native.files[path]) or {}
+        body = {k: v for k, v in document.items() if k != "defaults"}
+        for key, value in leaves(body):
+            yield key, value, native.origins.get(key, "")
+    # NeMo-RL applies overrides in order after loading the file; they are all spec.native items
+    native = native.model_copy(update={"passthrough": tuple(overrides(native))})
+    yield from _hydra_items(native.passthrough, native)
+
+
+def _openrlhf(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
+    from rladapt.adapters.openrlhf.parser import split_native
+
+    args = list(native.argv[3:])
+    entries = list(native.passthrough)
+    sizes = [len(split_native([e])) for e in entries]
+    first_user = len(args) - sum(sizes)
+    entry_at: dict[int, int] = {}
+    at = first_user
+    for index, size in enumerate(sizes):
+        for _ in range(size):
+            entry_at[at] = index
+            at += 1
+    i = 0
+    while i < len(args):
+        token = args[i]
+        start = i
+        i += 1
+        if not token.startswith("--"):
+            continue
+        flag, eq, inline = token.partition("=")
+        values = [inline] if eq else []
+        while not eq and i < len(args) and not args[i].startswith("--"):
+            values.append(args[i])
+            i += 1
+        value: Any = True if not values else values[0] if len(values) == 1 else values
+        if start in entry_at:
+            origin = f"spec.native.openrlhf[{entry_at[start]}]"
+        else:
+            origin = native.origins.get(flag, "")
+        yield flag, _typed(value), origin
+
+
+def _typed(value: Any) -> Any:
+    if isinstance(value, list):
+        return [_typed(v) for v in value]
+    if not isinstance(value, str):
+        return value
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            pass
+    return value
+
+
+def _interpolation(value: Any) -> bool:
+    """An OmegaConf interpolation (``${policy.model_name}``): its value depends on other keys, not judged here."""
+    return isinstance(value, str) and "${" in value
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, bool) or isinstance(b, bool):
+        return type(a) is type(b) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return float(a) == float(b)
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
+
+
+def _show(value: Any) -> str:
+    import json
+
+    if value is NO_DEFAULT:
+        return "<none>"
+    try:
+        return json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        return repr(value)
+
+
+def _one_line(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r")
