@@ -33,19 +33,21 @@ CASES = {
     "nemo-rl==0.7.0": NEMO_OVERRIDES,
 }
 #: Never imported by a render: the frameworks themselves and the heavy optional dependencies.
-HEAVY = (
-    "verl",
-    "openrlhf",
-    "nemo_rl",
-    "torch",
-    "vllm",
-    "transformers",
-    "hydra",
-    "omegaconf",
-    "ray",
-    "kubernetes",
+HEAVY = frozenset(
+    {
+        "verl",
+        "openrlhf",
+        "nemo_rl",
+        "torch",
+        "vllm",
+        "transformers",
+        "hydra",
+        "omegaconf",
+        "ray",
+        "kubernetes",
+        "rich",
+    }
 )
-HEAVY += ("rich",)
 #: Start-up that only other verbs (or --debug, or a maintainer command) need.
 NOT_AT_START = (
     "rladapt.cli.runs",
