@@ -39,8 +39,11 @@ class _LazyGroup(click.Group):
     """A group whose verbs are imported on first use (``LAZY_VERBS``)."""
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands and cmd_name in LAZY_VERBS:
-            self._load(LAZY_VERBS[cmd_name])
+        if cmd_name not in self.commands:
+            if cmd_name in LAZY_VERBS:
+                self._load(LAZY_VERBS[cmd_name])
+            else:  # a typo: click's "Did you mean" picks from the loaded verbs, so load them all
+                self.list_commands(ctx)
         return super().get_command(ctx, cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:

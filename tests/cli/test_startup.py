@@ -115,6 +115,18 @@ def test_lazy_verb_table_matches_what_each_module_registers() -> None:
         assert sorted(group.commands) == listed, module
 
 
+def test_a_misspelled_verb_still_gets_a_suggestion() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rladapt.cli", "rendr"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "No such command 'rendr'. Did you mean 'render'?" in done.stderr
+
+
 def test_help_lists_every_verb() -> None:
     with click.Context(cli) as ctx:
         assert set(LAZY_VERBS) <= set(cli.list_commands(ctx))
