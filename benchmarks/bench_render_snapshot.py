@@ -1,24 +1,32 @@
 """Render with the offline schema-snapshot check vs `python -c pass` and vs the deep check it replaces, same run.
 
-For each framework: median wall time of `rladapt render` (snapshot check only, the default), its overhead over a
-bare interpreter, and which framework modules it imported (none expected). Where the framework's own schema is
-given (verl: an unpacked wheel for Hydra composition; OpenRLHF: its wheel for the real parser), also
-`rladapt render --deep-check` and the ratio deep / snapshot. The check alone is timed in process as well.
+For each framework: median wall time and median CPU time (user + system, of the child process) of `rladapt
+render` (snapshot check only, the default), its overhead over a bare interpreter and the ratio to it, and which
+framework modules it imported (none expected). Where the framework's own schema is given (verl: an unpacked wheel
+for Hydra composition; OpenRLHF: its wheel for the real parser), also `rladapt render --deep-check` and the
+ratio deep / snapshot, for the whole command and for the check alone in a fresh process. The commands run
+interleaved (one round of every command, N rounds), so a change in the machine's load hits them all alike; on a
+shared machine the CPU figures are the steadier ones (wall time also counts waiting for a core).
 Targets: overhead < 0.3 s for every framework, snapshot >= 3x faster than the Hydra-composition check.
 
     .venv/bin/python benchmarks/bench_render_snapshot.py [--runs 9] [--verl-package DIR] [--openrlhf-wheel WHL]
+        [--against-tree DIR]
 
 Without --verl-package / --openrlhf-wheel the wheels are taken from the test cache (downloaded once with pip).
+--against-tree DIR also times the render of another rladapt source tree in the same rounds (before/after),
+e.g. DIR made with `git archive main | tar -x -C DIR`; it runs with this interpreter and PYTHONPATH=DIR.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -52,14 +60,37 @@ BASE_ENV = {
 }
 
 
-def timed(argv: list[str], runs: int, env: dict[str, str]) -> float:
-    subprocess.run(argv, check=True, capture_output=True, env=env, cwd=REPO)  # warm-up: bytecode caches
-    samples = []
+@dataclass(frozen=True)
+class Timing:
+    wall: float  # median seconds
+    cpu: float  # median seconds of user + system time of the child
+
+
+@dataclass(frozen=True)
+class Command:
+    argv: list[str]
+    env: dict[str, str]
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def timed_together(commands: dict[str, Command], runs: int) -> dict[str, Timing]:
+    """Median wall and CPU time of each command, run in ``runs`` interleaved rounds after one warm-up round."""
+    for command in commands.values():  # warm-up: bytecode caches, the page cache
+        subprocess.run(command.argv, check=True, capture_output=True, env=command.env, cwd=REPO)
+    wall: dict[str, list[float]] = {name: [] for name in commands}
+    cpu: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(argv, check=True, capture_output=True, env=env, cwd=REPO)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples)
+        for name, command in commands.items():
+            cpu_before = _children_cpu()
+            start = time.perf_counter()
+            subprocess.run(command.argv, check=True, capture_output=True, env=command.env, cwd=REPO)
+            wall[name].append(time.perf_counter() - start)
+            cpu[name].append(_children_cpu() - cpu_before)
+    return {name: Timing(statistics.median(wall[name]), statistics.median(cpu[name])) for name in commands}
 
 
 def render_argv(framework: str, deep: bool = False) -> list[str]:
@@ -180,32 +211,60 @@ def main() -> int:
     parser.add_argument("--runs", type=int, default=9)
     parser.add_argument("--verl-package", type=Path, default=None, help="an unpacked verl package directory")
     parser.add_argument("--openrlhf-wheel", type=Path, default=None, help="the openrlhf wheel of the version")
+    parser.add_argument(
+        "--against-tree",
+        type=Path,
+        default=None,
+        help="another rladapt source tree to time in the same rounds",
+    )
     args = parser.parse_args()
 
-    bare = timed([sys.executable, "-c", "pass"], args.runs, BASE_ENV)
-    print(f"python -c pass: {bare:.3f} s (median of {args.runs})")
+    commands = {"pass": Command([sys.executable, "-c", "pass"], BASE_ENV)}
+    deep_envs: dict[str, dict[str, str]] = {}
+    for framework in CASES:
+        commands[framework] = Command(render_argv(framework), BASE_ENV)
+        if args.against_tree is not None:
+            other = {**BASE_ENV, "PYTHONPATH": str(args.against_tree.resolve())}
+            commands[f"{framework} against"] = Command(render_argv(framework), other)
+        env = deep_env(framework, args)
+        if env is not None:
+            deep_envs[framework] = env
+            commands[f"{framework} deep"] = Command(render_argv(framework, deep=True), env)
+    times = timed_together(commands, args.runs)
+
+    bare = times["pass"]
+    print(f"python -c pass: wall {bare.wall:.3f} s, cpu {bare.cpu:.3f} s (medians of {args.runs} rounds)")
     failed = False
     for framework in CASES:
-        snap = timed(render_argv(framework), args.runs, BASE_ENV)
-        overhead = snap - bare
+        snap = times[framework]
+        overhead, cpu_overhead = snap.wall - bare.wall, snap.cpu - bare.cpu
         heavy = imported(framework)
         alone = check_alone(framework, args.runs)
         load = load_alone(framework, args.runs)
         ok = overhead < TARGET_OVERHEAD_S and not heavy
         line = (
-            f"{framework:18} render {snap:.3f} s, overhead {overhead:.3f} s "
-            f"({'ok' if overhead < TARGET_OVERHEAD_S else 'OVER'} < {TARGET_OVERHEAD_S} s); "
-            f"snapshot load {load * 1000:.1f} ms + check {alone * 1000:.1f} ms; framework modules imported: {', '.join(heavy) or 'none'}"
+            f"{framework:18} render wall {snap.wall:.3f} s = python -c pass + {overhead:.3f} s "
+            f"({'ok' if overhead < TARGET_OVERHEAD_S else 'OVER'} < {TARGET_OVERHEAD_S} s), "
+            f"{snap.wall / bare.wall:.1f}x python -c pass; "
+            f"cpu {snap.cpu:.3f} s = + {cpu_overhead:.3f} s, {snap.cpu / bare.cpu:.1f}x"
+            f"\n{'':18} snapshot load {load * 1000:.1f} ms + check {alone * 1000:.1f} ms; "
+            f"framework modules imported: {', '.join(heavy) or 'none'}"
         )
-        env = deep_env(framework, args)
-        if env is not None:
-            deep = timed(render_argv(framework, deep=True), args.runs, env)
+        if args.against_tree is not None:
+            against = times[f"{framework} against"]
+            line += (
+                f"\n{'':18} {args.against_tree.name} (same rounds): wall {against.wall:.3f} s "
+                f"(+ {against.wall - bare.wall:.3f} s), cpu {against.cpu:.3f} s (+ {against.cpu - bare.cpu:.3f} s)"
+            )
+        if framework in deep_envs:
+            deep = times[f"{framework} deep"]
             snap_cold = cold_check(framework, False, BASE_ENV, args.runs)
-            deep_cold = cold_check(framework, True, env, args.runs)
+            deep_cold = cold_check(framework, True, deep_envs[framework], args.runs)
             ratio = deep_cold / snap_cold
             line += (
-                f"\n{'':18} render --deep-check {deep:.3f} s; the check alone in a fresh process: snapshot "
-                f"{snap_cold * 1000:.1f} ms, deep {deep_cold * 1000:.1f} ms: {ratio:.0f}x"
+                f"\n{'':18} render --deep-check wall {deep.wall:.3f} s, cpu {deep.cpu:.3f} s: "
+                f"{deep.wall / snap.wall:.1f}x the snapshot render; the check alone in a fresh process: "
+                f"snapshot {snap_cold * 1000:.1f} ms, deep {deep_cold * 1000:.1f} ms: {ratio:.0f}x"
             )
             if framework.startswith("verl"):
                 ok = ok and ratio >= TARGET_RATIO

@@ -6,8 +6,8 @@ Exit codes: 0 ok, 2 spec or usage error, 1 anything else. Messages go to stderr;
 
 from __future__ import annotations
 
+import importlib
 import sys
-import traceback
 from typing import Any
 
 import click
@@ -15,15 +15,54 @@ import click
 from rladapt import __version__
 from rladapt.primitives.errors import RladaptError
 
-from . import compat as _compat
-from . import inspect as _inspect
-from . import migrate as _migrate
-from . import runs as _runs
-from . import spec as _spec
-from . import upgrade as _upgrade
+#: Verb -> the module of this package that defines it (its ``register(cli)`` adds the module's verbs). A verb's
+#: module is imported only when that verb runs, or when help lists every verb: ``render`` does not pay for
+#: the run store, the launchers' verbs or the matrix tools (start-up time, benchmarks/bench_render_snapshot.py).
+#: A module may also register eagerly (``_module.register(cli)`` below the group); both ways work.
+LAZY_VERBS: dict[str, str] = {
+    "validate": "spec",
+    "schema": "spec",
+    "render": "spec",
+    "plugins": "inspect",
+    "pin": "compat",
+    "check": "compat",
+    "matrix": "compat",
+    "launch": "runs",
+    "status": "runs",
+    "logs": "runs",
+    "stop": "runs",
+    "runs": "runs",
+    "import": "migrate",
+    "diff": "migrate",
+    "upgrade": "upgrade",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110})
+class _LazyGroup(click.Group):
+    """A group whose verbs are imported on first use (``LAZY_VERBS``)."""
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands:
+            if cmd_name in LAZY_VERBS:
+                self._load(LAZY_VERBS[cmd_name])
+            else:  # a typo: click's "Did you mean" picks from the loaded verbs, so load them all
+                self.list_commands(ctx)
+        return super().get_command(ctx, cmd_name)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        for module in sorted(set(LAZY_VERBS.values())):
+            self._load(module)
+        return super().list_commands(ctx)
+
+    def _load(self, module: str) -> None:
+        loaded = importlib.import_module(f"{__name__}.{module}")
+        if not all(name in self.commands for name, owner in LAZY_VERBS.items() if owner == module):
+            loaded.register(self)
+
+
+@click.group(
+    cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}
+)
 @click.version_option(__version__, "--version", prog_name="rladapt")
 @click.option(
     "--debug", is_flag=True, help="Show a traceback on errors and trace plugin hook calls on stderr."
@@ -44,14 +83,6 @@ def cli(ctx: click.Context, debug: bool) -> None:
         trace_hooks()
 
 
-_spec.register(cli)
-_inspect.register(cli)
-_compat.register(cli)
-_runs.register(cli)
-_migrate.register(cli)
-_upgrade.register(cli)
-
-
 def main(argv: list[str] | None = None) -> Any:
     args = sys.argv[1:] if argv is None else argv
     debug = "--debug" in args
@@ -67,7 +98,7 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(exc.exit_code)
     except RladaptError as exc:
         if debug:
-            traceback.print_exc()
+            _print_traceback()
         click.echo(f"error: {exc.message}", err=True)
         sys.exit(exc.exit_code)
     except KeyboardInterrupt:
@@ -77,10 +108,16 @@ def main(argv: list[str] | None = None) -> Any:
         sys.exit(1)
     except Exception as exc:
         if debug:
-            traceback.print_exc()
+            _print_traceback()
         hint = "" if debug else " (rerun with --debug for a traceback)"
         click.echo(f"internal error: {type(exc).__name__}: {exc}{hint}", err=True)
         sys.exit(1)
+
+
+def _print_traceback() -> None:
+    import traceback  # only with --debug: it pulls in linecache, tokenize and textwrap at every start otherwise
+
+    traceback.print_exc()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -25,8 +25,6 @@ import os
 import re
 import shlex
 import time
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -243,6 +241,10 @@ def _http_address(address: str) -> str | None:
 
 def _probe(address: str, timeout: float) -> None:
     """Fail fast with a clear message: Ray's own client waits forever on an address that drops packets."""
+    # here, not at the top: every render loads this plugin, and urllib.request brings http.client and ssl
+    import urllib.error
+    import urllib.request
+
     url = _http_address(address)
     if url is None:
         return

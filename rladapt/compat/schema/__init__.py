@@ -10,12 +10,28 @@ from __future__ import annotations
 
 from functools import cache
 from importlib import resources
+from typing import TYPE_CHECKING, Any
 
 from rladapt.primitives.errors import PluginError
 
 from ._check import NativeItem, Op, check
 from ._format import FORMAT, KeySpec, Snapshot
-from ._generate import GENERATORS, bundled_dir, generate, make_snapshot
+
+if TYPE_CHECKING:
+    from ._generate import GENERATORS, bundled_dir, generate, make_snapshot
+
+#: Generating a snapshot (subprocess, wheel download) is a maintainer's command: a render's check does not
+#: import it; these names are read from ``_generate`` when first used (PEP 562 module ``__getattr__``).
+_GENERATOR_NAMES = frozenset({"GENERATORS", "bundled_dir", "generate", "make_snapshot"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _GENERATOR_NAMES:
+        from . import _generate
+
+        return getattr(_generate, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "FORMAT",

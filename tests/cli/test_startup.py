@@ -1,0 +1,132 @@
+"""What `rladapt render` imports, through the real CLI in a fresh process: no framework, nothing heavy, and only
+the start-up it needs (the verb's own CLI module, not the run store's or the matrix tools'; no snapshot
+generator, no HTTP client, no traceback machinery). The time it takes is benchmarks/bench_render_snapshot.py's
+business; this pins the import structure the figures depend on, so a stray top-level import shows up here.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import click
+import pytest
+
+from rladapt.cli import LAZY_VERBS, cli
+from tests.conftest import REPO
+
+GSM8K = str(REPO / "examples" / "grpo-gsm8k.yaml")
+#: NeMo-RL has no reward function: the GRPO example with a reward model on its own node (as in the benchmark).
+NEMO_OVERRIDES = [
+    "spec.reward.function=null",
+    "spec.reward.model={path: Skywork/Skywork-Reward-V2-Qwen3-0.6B, micro_batch_per_gpu: 2}",
+    "spec.data.train=[data/gsm8k/train.jsonl]",
+    "spec.data.val=[data/gsm8k/test.jsonl]",
+    "spec.placement.pools=[{name: all, nodes: 1, gpus_per_node: 8, roles: [actor, rollout, ref]},"
+    "{name: rm, nodes: 1, gpus_per_node: 8, roles: [reward]}]",
+]
+CASES = {
+    "verl==0.9.1": [],
+    "openrlhf==0.11.2": [],
+    "nemo-rl==0.7.0": NEMO_OVERRIDES,
+}
+#: Never imported by a render: the frameworks themselves and the heavy optional dependencies.
+HEAVY = frozenset(
+    {
+        "verl",
+        "openrlhf",
+        "nemo_rl",
+        "torch",
+        "vllm",
+        "transformers",
+        "hydra",
+        "omegaconf",
+        "ray",
+        "kubernetes",
+        "rich",
+    }
+)
+#: Start-up that only other verbs (or --debug, or a maintainer command) need.
+NOT_AT_START = (
+    "rladapt.cli.runs",
+    "rladapt.cli.compat",
+    "rladapt.cli.inspect",
+    "rladapt.compat.schema._generate",
+    "urllib.request",
+    "http.client",
+    "ssl",
+    "traceback",
+)
+
+PROBE = """
+import json, sys
+from rladapt.cli import main
+try:
+    main(json.loads(sys.argv[1]))
+except SystemExit as exc:
+    if exc.code:
+        raise
+print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+"""
+
+
+def _render_modules(framework: str, overrides: list[str]) -> set[str]:
+    env = {k: v for k, v in os.environ.items() if k != "RLADAPT_DEEP_CHECK"}
+    argv = ["render", "-f", framework, GSM8K, *overrides]
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(argv)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=REPO,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith(f"# {framework.replace('==', ' ')}"), done.stdout[:200]
+    return set(json.loads(done.stderr.strip().splitlines()[-1]))
+
+
+@pytest.mark.parametrize("framework", sorted(CASES))
+def test_render_imports_no_framework_and_nothing_heavy(framework: str) -> None:
+    modules = _render_modules(framework, CASES[framework])
+    heavy = sorted(m for m in modules if m.split(".")[0] in HEAVY)
+    assert heavy == [], f"render -f {framework} imported {heavy}"
+
+
+@pytest.mark.parametrize("framework", sorted(CASES))
+def test_render_starts_without_other_verbs_modules(framework: str) -> None:
+    modules = _render_modules(framework, CASES[framework])
+    eager = sorted(m for m in NOT_AT_START if m in modules)
+    assert eager == [], f"render -f {framework} imported {eager} at start-up"
+    assert "rladapt.cli.spec" in modules  # the verb's own module: the probe ran the real command
+
+
+def test_lazy_verb_table_matches_what_each_module_registers() -> None:
+    """A verb missing from LAZY_VERBS (or mapped to the wrong module) would vanish from the CLI."""
+    import importlib
+
+    for module in sorted(set(LAZY_VERBS.values())):
+        group = click.Group()
+        importlib.import_module(f"rladapt.cli.{module}").register(group)
+        listed = sorted(verb for verb, owner in LAZY_VERBS.items() if owner == module)
+        assert sorted(group.commands) == listed, module
+
+
+def test_a_misspelled_verb_still_gets_a_suggestion() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "rladapt.cli", "rendr"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "No such command 'rendr'. Did you mean 'render'?" in done.stderr
+
+
+def test_help_lists_every_verb() -> None:
+    with click.Context(cli) as ctx:
+        assert set(LAZY_VERBS) <= set(cli.list_commands(ctx))
