@@ -145,12 +145,15 @@ def test_framework_defaults_that_rladapt_would_change_are_written_out(
     _, imported = _imported(registry, version)
     # verl validates before training by default; rladapt's default is false
     assert imported.job.spec.eval.before_training is True
-    # verl's lr_warmup_steps default -1 (use the ratio) is kept: the spec cannot say it, so a native item does
-    assert "actor_rollout_ref.actor.optim.lr_warmup_steps=-1" in imported.job.spec.native["verl"]
-    if version != "0.5.0":  # data.seed from 0.6.1: verl's null is kept (rladapt would shuffle with 42)
+    # verl's lr_warmup_steps default -1 (use the ratio) is what an unset spec.training.optimizer.warmup_steps
+    # means now (null: the framework's own), so the import needs neither a field nor a native item for it
+    assert imported.job.spec.training.optimizer.warmup_steps is None
+    assert not any("lr_warmup_steps=" in item for item in imported.job.spec.native["verl"])
+    if version != "0.5.0":  # data.seed from 0.6.1: verl's null is what an unset spec.data.seed means
         target = fw.effective(list(read_launch(SCRIPT, "s", fw.match).argv), version)
         assert target.values["data.seed"] is None
-        assert "data.seed=null" in imported.job.spec.native["verl"]
+        assert imported.job.spec.data.seed is None
+        assert not any(item.startswith("data.seed=") for item in imported.job.spec.native["verl"])
 
 
 def test_header_and_framework_interpolations_stay_literal(registry: Registry) -> None:
