@@ -70,6 +70,9 @@ class Timing:
 class Command:
     argv: list[str]
     env: dict[str, str]
+    #: ``python -m`` puts the working directory first on sys.path, ahead of PYTHONPATH: a tree's own render
+    #: must run from that tree, or every command imports this checkout's rladapt.
+    cwd: Path = REPO
 
 
 def _children_cpu() -> float:
@@ -80,14 +83,14 @@ def _children_cpu() -> float:
 def timed_together(commands: dict[str, Command], runs: int) -> dict[str, Timing]:
     """Median wall and CPU time of each command, run in ``runs`` interleaved rounds after one warm-up round."""
     for command in commands.values():  # warm-up: bytecode caches, the page cache
-        subprocess.run(command.argv, check=True, capture_output=True, env=command.env, cwd=REPO)
+        subprocess.run(command.argv, check=True, capture_output=True, env=command.env, cwd=command.cwd)
     wall: dict[str, list[float]] = {name: [] for name in commands}
     cpu: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(runs):
         for name, command in commands.items():
             cpu_before = _children_cpu()
             start = time.perf_counter()
-            subprocess.run(command.argv, check=True, capture_output=True, env=command.env, cwd=REPO)
+            subprocess.run(command.argv, check=True, capture_output=True, env=command.env, cwd=command.cwd)
             wall[name].append(time.perf_counter() - start)
             cpu[name].append(_children_cpu() - cpu_before)
     return {name: Timing(statistics.median(wall[name]), statistics.median(cpu[name])) for name in commands}
@@ -224,8 +227,9 @@ def main() -> int:
     for framework in CASES:
         commands[framework] = Command(render_argv(framework), BASE_ENV)
         if args.against_tree is not None:
-            other = {**BASE_ENV, "PYTHONPATH": str(args.against_tree.resolve())}
-            commands[f"{framework} against"] = Command(render_argv(framework), other)
+            tree = args.against_tree.resolve()
+            other = {**BASE_ENV, "PYTHONPATH": str(tree)}
+            commands[f"{framework} against"] = Command(render_argv(framework), other, cwd=tree)
         env = deep_env(framework, args)
         if env is not None:
             deep_envs[framework] = env

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rladapt.pipeline import render_spec
 from rladapt.plugins.launcher import (
     RUN_ID_OPTION,
     TERMINAL_STATES,
@@ -33,7 +34,7 @@ from rladapt.plugins.launcher import (
     RunStatus,
     stop_requested,
 )
-from rladapt.primitives.errors import LaunchError, OutputError, RladaptError, SpecError, UsageError
+from rladapt.primitives.errors import LaunchError, OutputError, RladaptError, UsageError
 from rladapt.processes import alive, this_process
 from rladapt.runs import Run, RunStore, new_run_id, spec_hash
 
@@ -48,24 +49,6 @@ _STOPPED_BEFORE = "stopped by `rladapt stop` during its submission, before the j
 
 #: Wraps a call that waits on a launcher; gets a message saying what is awaited (the CLI shows a spinner).
 Progress = Callable[[str], AbstractContextManager[object]]
-
-
-def render_spec(
-    spec: str | Path, overrides: Sequence[str], framework: str, registry: Registry, text: str | None = None
-) -> Rendered:
-    """Load SPEC with OVERRIDES and render it for FRAMEWORK; a problem found after loading names the spec file.
-
-    ``text`` is SPEC's text when the caller has read it already (``read_spec_text``): a pipe reads only once.
-    """
-    from rladapt.pipeline import render_native
-    from rladapt.primitives import load_job
-
-    job = load_job(spec, list(overrides), text=text)
-    try:
-        return render_native(job, framework, registry)
-    except SpecError as exc:
-        source = f"{spec}: {exc.source}" if exc.source else str(spec)
-        raise type(exc)(exc.problems, source) from None
 
 
 @dataclass(frozen=True)

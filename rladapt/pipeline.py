@@ -14,12 +14,13 @@ from __future__ import annotations
 
 import difflib
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch
 from rladapt.plugins._manager import Registry
-from rladapt.primitives import Problem, RLJob, SpecError, UsageError, validate_data
+from rladapt.primitives import Problem, RLJob, SpecError, UsageError, load_job, validate_data
 
 #: Set to 1 to run the deep native check (the framework's own schema, where installed) on every render.
 DEEP_CHECK_ENV = "RLADAPT_DEEP_CHECK"
@@ -133,3 +134,18 @@ def _blame_patch(native: NativeLaunch, before: set[str], patch_id: str) -> Nativ
         key = item.split("=", 1)[0].lstrip("+~")
         origins[key] = f"patch {patch_id}"
     return native.model_copy(update={"origins": origins})
+
+
+def render_spec(
+    spec: str | Path, overrides: Sequence[str], framework: str, registry: Registry, text: str | None = None
+) -> Rendered:
+    """Load SPEC with OVERRIDES and render it for FRAMEWORK; a problem found after loading names the spec file.
+
+    ``text`` is SPEC's text when the caller has read it already (``read_spec_text``): a pipe reads only once.
+    """
+    job = load_job(spec, list(overrides), text=text)
+    try:
+        return render_native(job, framework, registry)
+    except SpecError as exc:
+        source = f"{spec}: {exc.source}" if exc.source else str(spec)
+        raise type(exc)(exc.problems, source) from None

@@ -60,7 +60,7 @@ def parse_launcher_opts(items: tuple[str, ...]) -> dict[str, str]:
 
 
 def render_spec(spec: str, overrides: tuple[str, ...], framework: str, registry: Registry) -> Rendered:
-    """The runner's ``render_spec``, imported when a verb needs it (the CLI starts without loading the runner)."""
-    from rladapt.launch import render_spec as render
+    """The pipeline's ``render_spec``, imported when a verb needs it (render never loads the runner or run store)."""
+    from rladapt.pipeline import render_spec as render
 
     return render(spec, overrides, framework, registry)

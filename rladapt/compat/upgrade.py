@@ -201,7 +201,7 @@ def _load(spec: str | Path, overrides: Any, text: str) -> None:
 
 
 def _render(spec: str | Path, overrides: Any, framework: str, registry: Registry, text: str) -> Rendered:
-    from rladapt.launch import render_spec
+    from rladapt.pipeline import render_spec
 
     return render_spec(spec, list(overrides), framework, registry, text=text)
 

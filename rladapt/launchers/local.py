@@ -51,7 +51,6 @@ from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookim
 from rladapt.plugins.launcher import STOP_REQUEST_FILE, Command, Option, stop_requested
 from rladapt.primitives.errors import LaunchError
 from rladapt.processes import alive, group_alive, start_time
-from rladapt.runs import DamagedRecord, run_path, write_atomic
 
 SCRIPT = "run.sh"
 LOG_FILE = "output.log"
@@ -223,6 +222,8 @@ class LocalLauncher(Launcher):
         return {"pid_file": PID_FILE, "stop_grace": float(artifacts.request.get("stop_grace", DEFAULT_GRACE))}
 
     def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
+        from rladapt.runs import write_atomic  # the run store: only once a run exists
+
         if SCRIPT not in artifacts.files:
             raise LaunchError(
                 f"the local launcher needs {SCRIPT} in the artifacts (render with --launcher local)"
@@ -269,6 +270,8 @@ class LocalLauncher(Launcher):
         A wrapper writes the file first thing; the output log is opened just before the wrapper is started, so
         a log without a pid file is a wrapper that may be a moment away from writing it: wait for it briefly.
         """
+        from rladapt.runs import DamagedRecord, run_path  # the run store: only once a run exists
+
         pid_file = run_path(run_dir, intent.get("pid_file", PID_FILE), "intent.pid_file")
         grace = intent.get("stop_grace", DEFAULT_GRACE)
         grace = (
@@ -346,6 +349,8 @@ class LocalLauncher(Launcher):
                 yield pending
 
     def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        from rladapt.runs import write_atomic  # the run store: only once a run exists
+
         job = _read_handle(handle, run_dir)
         current = self.status(handle, run_dir)
         if current.terminal:
@@ -396,6 +401,8 @@ def _handle(pid: int, started: int | None, cwd: str | None, grace: float) -> dic
 
 def _read_handle(handle: dict[str, Any], run_dir: Path) -> _Job:
     """The handle's fields, each of its type, and the log confined to the run directory; else DamagedRecord."""
+    from rladapt.runs import DamagedRecord, run_path  # the run store: only once a run exists
+
     problems = []
 
     def positive(name: str) -> int:

@@ -21,7 +21,9 @@ NATIVE_FORMAT_VERSION = 2
 
 
 class _Frozen(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # defer_build: NativeLaunch's validator (with its nested models') is built on first use, not one per class
+    # at import, as for the spec models (pydantic docs, "Model config: defer_build")
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class RolePlacement(_Frozen):

@@ -54,11 +54,27 @@ NOT_AT_START = (
     "rladapt.cli.compat",
     "rladapt.cli.inspect",
     "rladapt.compat.schema._generate",
+    "rladapt.launch",  # the runner: render_spec lives in rladapt.pipeline
+    "rladapt.runs",  # the run store: built-in launchers import it once a run exists
+    "rladapt.launchers.kubernetes.cluster",  # the kubernetes launcher's client and renderer: on first use
+    "rladapt.launchers.kubernetes.manifest",
     "urllib.request",
     "http.client",
     "ssl",
     "traceback",
 )
+
+#: Each adapter's package -> the modules that only its own framework's render needs (imported on first use).
+ADAPTER_MODULES = {
+    "verl": ("rladapt.adapters.verl.translate", "rladapt.adapters.verl.validate"),
+    "openrlhf": (
+        "rladapt.adapters.openrlhf.translate",
+        "rladapt.adapters.openrlhf.validate",
+        "rladapt.adapters.openrlhf.parser",
+        "rladapt.adapters.openrlhf.checks",
+    ),
+    "nemo-rl": ("rladapt.adapters.nemo_rl.translate", "rladapt.adapters.nemo_rl.validate"),
+}
 
 PROBE = """
 import json, sys
@@ -102,6 +118,54 @@ def test_render_starts_without_other_verbs_modules(framework: str) -> None:
     eager = sorted(m for m in NOT_AT_START if m in modules)
     assert eager == [], f"render -f {framework} imported {eager} at start-up"
     assert "rladapt.cli.spec" in modules  # the verb's own module: the probe ran the real command
+
+
+@pytest.mark.parametrize("framework", sorted(CASES))
+def test_render_loads_only_its_own_adapter(framework: str) -> None:
+    modules = _render_modules(framework, CASES[framework])
+    name = framework.split("==")[0]
+    others = sorted(
+        m for other, lazy in ADAPTER_MODULES.items() if other != name for m in lazy if m in modules
+    )
+    assert others == [], f"render -f {framework} imported other adapters' modules {others}"
+    assert f"{ADAPTER_MODULES[name][0]}" in modules  # its own translator did run
+
+
+def test_lazy_adapter_modules_stay_reachable_as_attributes() -> None:
+    """``rladapt.adapters.<name>.translate`` / ``.validate`` load on first attribute access, as when eager."""
+    probe = (
+        "import rladapt.adapters.openrlhf as pkg, sys\n"
+        "assert 'rladapt.adapters.openrlhf.translate' not in sys.modules\n"
+        "print(pkg.translate.__name__, pkg.validate.__name__)\n"
+        "try:\n    pkg.nope\nexcept AttributeError as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        "rladapt.adapters.openrlhf.translate rladapt.adapters.openrlhf.validate",
+        "module 'rladapt.adapters.openrlhf' has no attribute 'nope'",
+    ]
+
+
+def test_lazy_kubernetes_reexports_resolve() -> None:
+    """Every public name of the kubernetes launcher resolves, though its client and renderer load lazily."""
+    probe = (
+        "import rladapt.launchers.kubernetes as k, sys\n"
+        "assert 'rladapt.launchers.kubernetes.manifest' not in sys.modules\n"
+        "from rladapt.launchers.kubernetes import manifest, cluster\n"
+        "for name in k.__all__:\n"
+        "    value = getattr(k, name)\n"
+        "    owner = getattr(manifest, name, getattr(cluster, name, value))\n"
+        "    assert value is owner, name\n"
+        "print(len(k.__all__))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "12"
 
 
 def test_lazy_verb_table_matches_what_each_module_registers() -> None:

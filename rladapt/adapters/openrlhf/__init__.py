@@ -6,19 +6,21 @@ with ``ray job submit --runtime-env-json ... -- <argv>`` (``NativeLaunch.runtime
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 from rladapt.compat import bundled
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
 
-from . import translate as _translate
-from . import validate as _validate
 from . import versions
 from .patches import PATCHES
 
 if TYPE_CHECKING:
     from rladapt.plugins.native import NativeLaunch
     from rladapt.primitives import Problem, RLJob
+
+_LAZY_SUBMODULES = frozenset({"translate", "validate"})
 
 
 class OpenRLHFAdapter(FrameworkAdapter):
@@ -32,12 +34,18 @@ class OpenRLHFAdapter(FrameworkAdapter):
         return versions.capabilities(version)
 
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
+        from . import translate as _translate
+
         return _translate.translate(job, version)
 
     def check_native(self, native: NativeLaunch) -> list[Problem] | None:
+        from . import validate as _validate
+
         return _validate.check_native(native)
 
     def validate_native(self, native: NativeLaunch) -> list[Problem] | None:
+        from . import validate as _validate
+
         return _validate.validate_native(native)
 
     def checkpoint_layout(self, native: NativeLaunch) -> CheckpointLayout:
@@ -67,3 +75,11 @@ def rladapt_register_frameworks() -> list[FrameworkAdapter]:
 @hookimpl
 def rladapt_register_patches() -> list[Patch]:
     return list(PATCHES)
+
+
+def __getattr__(name: str) -> ModuleType:
+    # translate and validate load on first use (a render of another framework never needs them); this keeps
+    # ``rladapt.adapters.openrlhf.translate`` / ``.validate`` reachable as attributes, as when they were eager
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from rladapt.plugins.patches import Patch
 
-from .translate import FULLY_ASYNC_MODULE, ONE_STEP_OFF_MODULE
+from .entrypoints import FULLY_ASYNC_MODULE, ONE_STEP_OFF_MODULE
 from .versions import keys
 
 if TYPE_CHECKING:

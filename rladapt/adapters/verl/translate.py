@@ -24,6 +24,7 @@ from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import CRITIC_ALGORITHMS
 
+from .entrypoints import FULLY_ASYNC_MODULE, MAIN_MODULE, ONE_STEP_OFF_MODULE
 from .versions import Keys, keys
 
 if TYPE_CHECKING:
@@ -31,9 +32,6 @@ if TYPE_CHECKING:
     from rladapt.primitives import RLJob
 
 ARR = "actor_rollout_ref"
-MAIN_MODULE = "verl.trainer.main_ppo"
-ONE_STEP_OFF_MODULE = "verl.experimental.one_step_off_policy.main_ppo"
-FULLY_ASYNC_MODULE = "verl.experimental.fully_async_policy.fully_async_main"
 
 #: module -> (default config name, Megatron config name); the package-relative config dir is in ``CONFIG_DIRS``.
 CONFIG_NAMES: dict[str, tuple[str, str]] = {

@@ -22,37 +22,30 @@ literal through both:
 from __future__ import annotations
 
 import contextlib
+import importlib
 import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from rladapt.plugins import TERMINAL_STATES, Artifacts, Launcher, NativeLaunch, RunState, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError
-from rladapt.runs import write_atomic
 
-from .cluster import API_TIMEOUT, Cluster, kubeconfig_path, log_lines, map_status, newest_pod
-from .manifest import (
-    CONFIGMAP_FILE,
-    GROUP,
-    HEAD_CONTAINER,
-    KIND,
-    MANAGED_BY_LABEL,
-    PLURAL,
-    RAYJOB_FILE,
-    RUN_ID_LABEL,
-    SIDECAR_SUBMITTER,
-    VERSION,
-    Renderer,
-    dump_manifest,
-    kubelet_literal,
-    kubernetes_module,
-    rayjob_name,
-)
 from .options import OPTIONS, PLUGIN_NAME, SUBMISSION_MODES, KubernetesOptions
+
+if TYPE_CHECKING:  # at run time these load on first use: module __getattr__ below
+    from .cluster import Cluster, map_status
+    from .manifest import (
+        CONFIGMAP_FILE,
+        MANAGED_BY_LABEL,
+        RAYJOB_FILE,
+        dump_manifest,
+        kubelet_literal,
+        rayjob_name,
+    )
 
 __all__ = [
     "CONFIGMAP_FILE",
@@ -80,6 +73,8 @@ class KubernetesLauncher(Launcher):
     OPTIONS = OPTIONS
 
     def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+        from .manifest import CONFIGMAP_FILE, GROUP, KIND, RAYJOB_FILE, VERSION, Renderer, dump_manifest
+
         opts = KubernetesOptions.parse(self.merge_options(native, options))
         rayjob, configmap = Renderer(native, opts, self.command(native)).render()
         files = {RAYJOB_FILE: dump_manifest(rayjob)}
@@ -99,6 +94,9 @@ class KubernetesLauncher(Launcher):
     # --- side effects ---
 
     def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
+        from .cluster import Cluster
+        from .manifest import CONFIGMAP_FILE, GROUP, KIND, PLURAL, RAYJOB_FILE, VERSION
+
         request = artifacts.request
         rayjob = yaml.safe_load(artifacts.files[RAYJOB_FILE])
         configmap = (
@@ -180,6 +178,9 @@ class KubernetesLauncher(Launcher):
         return handle
 
     def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
+        from .cluster import kubeconfig_path
+        from .manifest import CONFIGMAP_FILE
+
         request = artifacts.request
         intent: dict[str, Any] = {
             "namespace": request.get("namespace"),  # None: the context's, resolved as submit resolves it
@@ -194,6 +195,9 @@ class KubernetesLauncher(Launcher):
         return intent
 
     def find(self, intent: dict[str, Any], run_dir: Path) -> dict[str, Any] | None:
+        from .cluster import Cluster
+        from .manifest import RUN_ID_LABEL
+
         cluster = Cluster.connect(intent.get("kubeconfig"), intent.get("context"))
         namespace = intent.get("namespace") or cluster.namespace
         name = str(intent["name"])
@@ -228,9 +232,13 @@ class KubernetesLauncher(Launcher):
         return handle
 
     def _connect(self, handle: dict[str, Any]) -> Cluster:
+        from .cluster import Cluster
+
         return Cluster.connect(handle.get("kubeconfig"), handle.get("context"))
 
     def _get(self, cluster: Cluster, handle: dict[str, Any]) -> dict[str, Any] | None:
+        from .manifest import GROUP, KIND, PLURAL, VERSION
+
         ns, name = handle["namespace"], handle["name"]
         obj = cluster.call(
             f"reading RayJob {ns}/{name}",
@@ -251,6 +259,8 @@ class KubernetesLauncher(Launcher):
         return dict(obj)
 
     def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        from .cluster import map_status
+
         cluster = self._connect(handle)
         obj = self._get(cluster, handle)
         if obj is None:
@@ -268,6 +278,9 @@ class KubernetesLauncher(Launcher):
         return current
 
     def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        from .cluster import map_status
+        from .manifest import GROUP, PLURAL, VERSION, kubernetes_module
+
         client = kubernetes_module().client
         cluster = self._connect(handle)
         ns, name = handle["namespace"], handle["name"]
@@ -314,6 +327,8 @@ class KubernetesLauncher(Launcher):
         return result
 
     def logs(self, handle: dict[str, Any], run_dir: Path, follow: bool = False) -> Iterator[str]:
+        from .cluster import API_TIMEOUT, log_lines, map_status
+
         cluster = self._connect(handle)
         ns = handle["namespace"]
         core = cluster.core()
@@ -349,6 +364,9 @@ class KubernetesLauncher(Launcher):
         self, cluster: Cluster, handle: dict[str, Any], head_ok: bool
     ) -> tuple[Any | None, str | None]:
         """The pod whose log is the job's: KubeRay's submitter (it tails the Ray job), else the Ray head."""
+        from .cluster import newest_pod
+        from .manifest import HEAD_CONTAINER, SIDECAR_SUBMITTER
+
         ns, name = handle["namespace"], handle["name"]
         core = cluster.core()
         mode = handle.get("submissionMode", "K8sJobMode")
@@ -382,6 +400,8 @@ class KubernetesLauncher(Launcher):
 def _remember(run_dir: Path, status: RunStatus) -> None:
     """Keep the final state in the run directory: the RayJob that holds it may be deleted later."""
     if run_dir.is_dir():
+        from rladapt.runs import write_atomic  # the run store: only once a run exists
+
         data = {"state": status.state, "message": status.message}
         write_atomic(run_dir / FINAL_STATUS_FILE, json.dumps(data))
 
@@ -399,3 +419,24 @@ def _recalled(run_dir: Path) -> RunStatus | None:
 @hookimpl
 def rladapt_register_launchers() -> list[Launcher]:
     return [KubernetesLauncher()]
+
+
+#: Public names of the cluster client and the manifest renderer, re-exported here; their modules load on first
+#: use, so that registering the launcher (on every render) does not import them.
+_LAZY_NAMES = {"map_status": "cluster"} | {
+    name: "manifest"
+    for name in (
+        "CONFIGMAP_FILE",
+        "MANAGED_BY_LABEL",
+        "RAYJOB_FILE",
+        "dump_manifest",
+        "kubelet_literal",
+        "rayjob_name",
+    )
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY_NAMES:
+        return getattr(importlib.import_module(f"{__name__}.{_LAZY_NAMES[name]}"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -32,7 +32,6 @@ from rladapt.files import write_text
 from rladapt.launchers._common import complete_lines, nothing_to_stop, script_secret_plan, unreadable_secrets
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError
-from rladapt.runs import write_atomic
 
 from .scheduler import job_id_of, jobs_named, sbatch, scancel, show_job, status_from_scontrol
 from .script import (
@@ -206,6 +205,8 @@ class SlurmLauncher(Launcher):
         if current.terminal:
             return nothing_to_stop(current)
         job_id = job_id_of(handle)
+        from rladapt.runs import write_atomic  # the run store: only once a run exists
+
         write_atomic(run_dir / STOP_FILE, f"{time.time()}\n")
         scancel(job_id)
         deadline = time.monotonic() + STOP_WAIT

@@ -18,9 +18,8 @@ from rladapt.launchers._common import (
     secret_lines,
 )
 from rladapt.plugins import NativeLaunch
-from rladapt.plugins.launcher import STOP_REQUEST_FILE, Command, Option
+from rladapt.plugins.launcher import RUN_ID_OPTION, STOP_REQUEST_FILE, Command, Option
 from rladapt.primitives.errors import UsageError
-from rladapt.runs import RUN_ID_OPTION
 
 PLUGIN_NAME = "slurm"
 SCRIPT = "job.sbatch"
