@@ -131,6 +131,16 @@ def matrix(ctx: click.Context, frameworks: tuple[str, ...], write: str | None) -
     write_text(write, text, what="matrix report")
 
 
+def _exact_version(framework: str, example: str) -> tuple[str, str]:
+    """``NAME==VERSION`` of a maintainer command, both parts required (``pipeline.parse_framework`` allows NAME)."""
+    from rladapt.primitives.errors import UsageError
+
+    name, sep, version = framework.partition("==")
+    if not sep or not name.strip() or not version.strip():
+        raise UsageError(f"--framework {framework!r}: expected NAME==VERSION, e.g. {example}")
+    return name.strip(), version.strip()
+
+
 @matrix.command("snapshot")
 @click.option(
     "--framework",
@@ -164,12 +174,9 @@ def snapshot_cmd(framework: str, source: Path | None, output: Path | None, check
     """Generate the schema snapshot of one framework version from its own release."""
     from rladapt.compat.schema import bundled_dir, make_snapshot
     from rladapt.files import write_text
-    from rladapt.primitives.errors import OutputError, UsageError
+    from rladapt.primitives.errors import OutputError
 
-    name, sep, version = framework.partition("==")
-    if not sep or not name.strip() or not version.strip():
-        raise UsageError(f"--framework {framework!r}: expected NAME==VERSION, e.g. verl==0.9.1")
-    name, version = name.strip(), version.strip()
+    name, version = _exact_version(framework, "verl==0.9.1")
     snap = make_snapshot(name, version, source)
     target = (output if output is not None else bundled_dir()) / name / f"{version}.json"
     text = snap.to_text()
@@ -185,9 +192,7 @@ def snapshot_cmd(framework: str, source: Path | None, output: Path | None, check
             sys.exit(1)
         click.echo(f"ok   {target} is current ({len(snap.keys)} keys)")
         return
-    if not target.parent.is_dir():
-        target.parent.mkdir(parents=True, exist_ok=True)
-    write_text(target, text, what="schema snapshot")
+    write_text(target, text, what="schema snapshot", make_parents=True)
     click.echo(
         f"wrote {target}: {name} {version}, {len(snap.keys)} keys, {len(text.encode())} bytes", err=True
     )
@@ -252,12 +257,8 @@ def onboard_cmd(
     from rladapt.compat.schema import bundled_dir
     from rladapt.files import write_text
     from rladapt.plugins._manager import get_registry
-    from rladapt.primitives.errors import UsageError
 
-    name, sep, version = framework.partition("==")
-    if not sep or not name.strip() or not version.strip():
-        raise UsageError(f"--framework {framework!r}: expected NAME==VERSION, e.g. verl==0.10.0")
-    name, version = name.strip(), version.strip()
+    name, version = _exact_version(framework, "verl==0.10.0")
     examples = sorted(examples_dir.glob("*.yaml")) if examples_dir.is_dir() else []
     registry = get_registry()
     report = onboard(
