@@ -141,6 +141,17 @@ PROBES: dict[str, Probe] = {
     ),
     "spec.reward.function.name": Probe(TEXT, needs={"spec.reward": {"function": {"path": "rewards/r.py"}}}),
     "spec.model.lora.target_modules": Probe([TEXT], literals=(TEXT,)),
+    # builtin is the whole reward: the context replaces the example's function with a built-in scorer
+    # (and drops NeMo-RL's reward-model pool, which only a reward model uses)
+    "spec.reward.builtin.name": Probe(
+        "math_dapo",
+        needs={
+            "spec.reward": {"builtin": {"name": "math"}},
+            "spec.placement.pools": [
+                {"name": "all", "nodes": 1, "gpus_per_node": 8, "roles": ["actor", "rollout", "ref"]}
+            ],
+        },
+    ),
     "spec.reward.model.path": Probe(TEXT, base="ppo"),
     "spec.reward.model.micro_batch_per_gpu": Probe(INT, base="ppo"),
     "spec.model.critic_path": Probe(TEXT, base="ppo"),

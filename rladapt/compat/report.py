@@ -32,6 +32,10 @@ def markdown_report(registry: Registry, frameworks: list[str] | None = None) -> 
             label = f"`{cap}`" + (f" ({KNOWN_CAPABILITIES[cap]})" if cap in KNOWN_CAPABILITIES else "")
             cells = ("yes" if cap in v.capabilities else "-" for v in versions)
             out.append(f"| {label} | " + " | ".join(cells) + " |\n")
+        if adapter.WHY_NOT:
+            out.append("\n| capability no version has | why |\n| --- | --- |\n")
+            for cap, why in sorted(adapter.WHY_NOT.items()):
+                out.append(f"| `{cap}` | {why} |\n")
         patches = sorted(
             (r.obj for r in registry.patches.values() if r.obj.framework == name), key=lambda p: p.id
         )

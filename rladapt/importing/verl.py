@@ -75,9 +75,10 @@ def fixups(target: Effective, got: Effective) -> list[str]:
 
 def reward_standin(values: dict[str, Any]) -> dict[str, Any]:
     """spec.reward when the launch names none: verl then scores with its built-in rule-based
-    ``default_compute_score`` (verl 0.7.1 verl/utils/reward_score/__init__.py); the spec has no built-in reward
-    yet (issue 11), so it names that function and the residual pass keeps verl's own setting."""
-    return {"function": {"path": "verl/utils/reward_score/__init__.py", "name": "default_compute_score"}}
+    ``default_compute_score``, chosen by each sample's data_source (verl/workers/reward_manager/naive.py and
+    verl/utils/reward_score/__init__.py, 0.5.0 to 0.9.1): the spec's ``builtin: by_data_source``, which renders
+    no custom_reward_function."""
+    return {"builtin": {"name": "by_data_source"}}
 
 
 def fields(t: dict[str, Any], version: str) -> dict[str, Any]:

@@ -92,6 +92,8 @@ class FrameworkAdapter(ABC):
 
     PLUGIN_NAME: ClassVar[str]
     DESCRIPTION: ClassVar[str] = ""
+    #: capability -> why no version of this framework has it, appended to the refusal of a job that needs it.
+    WHY_NOT: ClassVar[dict[str, str]] = {}
     #: The PyPI distribution that installs the framework (``rladapt pin`` pins it); None when there is none.
     DISTRIBUTION: ClassVar[str | None] = None
     #: The compatibility matrix file the default ``versions`` reads (format: ``rladapt/compat/matrix/*.toml``).
@@ -211,11 +213,12 @@ class FrameworkAdapter(ABC):
             having = [v for v in self.versions() if req.capability in v.capabilities]
             later = [v.version for v in having if v.parsed > version.parsed]
             earlier = [v.version for v in having if v.parsed < version.parsed]
+            why = self.WHY_NOT.get(req.capability)
             problems.append(
                 self.unsupported(
                     req.field,
                     version,
-                    req.capability,
+                    f"{req.capability}: {why}" if why else req.capability,
                     first=later[0] if later else None,
                     last=earlier[-1] if earlier else None,
                     nowhere="any",

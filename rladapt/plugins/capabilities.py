@@ -39,6 +39,10 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "reward.function": "custom reward function",
     "reward.model": "reward model",
     "reward.remote": "remote reward endpoint",
+    "reward.builtin.by_data_source": "built-in scorer chosen by each sample's data_source",
+    "reward.builtin.math": "built-in math-verify answer check",
+    "reward.builtin.math_dapo": "built-in DAPO math answer check",
+    "reward.builtin.gsm8k": "built-in GSM8K answer check",
     "lora": "LoRA",
     "dynamic_batch": "token-based dynamic batching",
     "weight_sync.off_policy": "bounded staleness (max_staleness > 0)",
@@ -80,6 +84,9 @@ def job_requirements(job: RLJob) -> list[Requirement]:
     need(f"algorithm.{spec.algorithm.name}", "spec.algorithm.name", spec.algorithm.name)
     if spec.algorithm.kl.coef > 0:
         need(f"kl.{spec.algorithm.kl.in_}", "spec.algorithm.kl.in", spec.algorithm.kl.in_)
+    if spec.reward.builtin is not None:
+        name = spec.reward.builtin.name
+        need(f"reward.builtin.{name}", "spec.reward.builtin.name", name)
     if spec.reward.function is not None:
         need("reward.function", "spec.reward.function", spec.reward.function.path)
     if spec.reward.model is not None:

@@ -246,15 +246,50 @@ class RemoteReward(_Model):
         return value
 
 
+#: The built-in, rule-based scorers by name: what each computes (the adapters map them to each framework's own).
+BUILTIN_REWARDS: dict[str, str] = {
+    "by_data_source": "the framework's default scorer, chosen for each sample by its data_source column "
+    "(verl's default_compute_score: GSM8K, MATH, DAPO/AIME, Numina, code, geometry3k, search-R1 sources)",
+    "math": "1.0 when the response's final answer equals the sample's ground truth under Hugging Face "
+    "math-verify (the ground truth read as \\boxed{...}; LaTeX or plain expressions in the response), else 0.0",
+    "math_dapo": "DAPO's math check (verl's math_dapo, which NeMo-RL copies): the answer after 'Answer:' "
+    "normalised as in Minerva and compared with the ground truth, 1.0 when equal, else -1.0 (verl 0.9.1 also "
+    "falls back to the last \\boxed{})",
+    "gsm8k": "GSM8K's strict format: the number after '#### ' in the response equals the ground truth, "
+    "1.0 when equal, else 0.0",
+}
+BuiltinRewardName = Literal["by_data_source", "math", "math_dapo", "gsm8k"]
+
+
+class BuiltinReward(_Model):
+    """A rule-based scorer that ships with the framework: no Python file of the user's."""
+
+    name: BuiltinRewardName = Field(
+        description="; ".join(f"{name}: {what}" for name, what in BUILTIN_REWARDS.items()) + "."
+    )
+
+
 class Reward(_Model):
+    builtin: BuiltinReward | None = Field(
+        None,
+        description="A built-in rule-based scorer, the whole reward: not combined with function, model or "
+        "remote (no framework adds it to another source: verl returns a reward model's scores without calling "
+        "its scorer, NeMo-RL scores each dataset with one environment, OpenRLHF takes one reward source).",
+    )
     function: RewardFunction | None = None
     model: RewardModel | None = None
     remote: RemoteReward | None = None
 
     @model_validator(mode="after")
     def _one_source(self) -> Reward:
-        if self.function is None and self.model is None and self.remote is None:
-            raise ValueError("at least one of function, model or remote")
+        others = [name for name in ("function", "model", "remote") if getattr(self, name) is not None]
+        if self.builtin is None and not others:
+            raise ValueError("at least one of builtin, function, model or remote")
+        if self.builtin is not None and others:
+            raise ValueError(
+                f"builtin is the whole reward and cannot be combined with {', '.join(others)} "
+                "(no framework adds a built-in scorer to another reward source)"
+            )
         return self
 
 

@@ -205,3 +205,19 @@ def test_deep_round_trip_with_verls_own_hydra_composition(registry: Registry, ve
     mine = OmegaConf.to_container(compose(package, parse_argv(list(launch.argv))), resolve=True)
     theirs = OmegaConf.to_container(compose(package, parse_argv(list(rendered.argv))), resolve=True)
     assert mine == theirs
+
+
+@pytest.mark.parametrize("version", VERSIONS)
+def test_launch_without_a_custom_reward_imports_verls_builtin_scorer(
+    registry: Registry, version: str
+) -> None:
+    """No custom_reward_function in the launch: verl scores by data_source, the spec's builtin by_data_source,
+    and nothing about the reward goes to spec.native (it renders no custom_reward_function either)."""
+    launch, imported = _imported(registry, version)
+    assert not any("custom_reward_function" in a for a in launch.argv)
+    reward = imported.job.spec.reward
+    assert reward.builtin is not None and reward.builtin.name == "by_data_source"
+    assert reward.function is None
+    assert not any("reward" in item for item in imported.job.spec.native.get("verl", []))
+    rendered = render_native(imported.job, f"verl=={version}", registry).native
+    assert not any("custom_reward_function" in a for a in rendered.argv) and rendered.files == {}

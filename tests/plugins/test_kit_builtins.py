@@ -71,7 +71,8 @@ class TestNemoRL(AdapterConformance):
     framework = "nemo-rl"
     specs = NEMO_RL_SPECS
     known_gaps = {
-        "0.2.1": "nemo-rl 0.2.1 declares no reward source (function, model or remote): no job translates"
+        # its built-in math reward (reward.builtin.math) is there, but it trains only on its own HF datasets
+        "0.2.1": "nemo-rl 0.2.1 reads no local data files (spec.data.train, first in 0.4.0): no job translates"
     }
 
 
@@ -124,3 +125,17 @@ def test_check_patches() -> None:
     assert PATCHES, "the built-ins register patches"
     failures = check_patches([REGISTRY.patches[p].obj for p in PATCHES], REGISTRY)
     assert not failures, "\n".join(failures)
+
+
+def test_kit_refuses_a_reason_for_a_capability_the_adapter_has() -> None:
+    """WHY_NOT (the reason shown when no version can) must not explain a capability some version declares."""
+    adapter = REGISTRY.framework("openrlhf")
+    assert not [f for f in check_adapter(adapter, []) if "WHY_NOT" in f]
+
+    class Contradicting(type(adapter)):  # type: ignore[misc]
+        WHY_NOT = {**adapter.WHY_NOT, "reward.model": "a wrong reason"}  # every version has a reward model
+
+    failures = [f for f in check_adapter(Contradicting(), []) if "WHY_NOT" in f]
+    assert failures == [
+        f"WHY_NOT explains 'reward.model', which {', '.join(v.version for v in adapter.versions())} declare"
+    ]

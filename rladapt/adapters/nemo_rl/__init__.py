@@ -32,6 +32,13 @@ class NemoRLAdapter(FrameworkAdapter):
     )
 
     MATRIX = bundled("nemo-rl")
+    #: ENV_REGISTRY (nemo_rl/environments/utils.py, 0.5.0 to 0.7.0; 0.2.1 and 0.4.0 wire the environment in the
+    #: script) has no environment for these: one environment scores a whole dataset, and none checks GSM8K's format.
+    WHY_NOT = {
+        "reward.builtin.by_data_source": "NeMo-RL scores each dataset with one environment, not by a sample's "
+        "data source",
+        "reward.builtin.gsm8k": "no NeMo-RL environment checks GSM8K's '#### ' answer format",
+    }
 
     def capabilities(self, version: str) -> frozenset[str]:
         return capabilities(version)

@@ -40,6 +40,9 @@ UNLIMITED = 2**31 - 1
 #: The ground-truth column NeMo-RL's ResponseDataset reads (``output_key`` default); the spec has no such field.
 ANSWER_KEY = "output"
 
+#: spec.reward.builtin name -> the math environment's ``math_verify_impl`` (math_environment.py, 0.4.0+).
+MATH_VERIFY_IMPL: dict[str, str] = {"math": "hf_math_verify", "math_dapo": "dapo_math_verify"}
+
 #: spec KL estimator -> ``loss_fn.reference_policy_kl_type`` (0.5.0+; before that always k3).
 KL_TYPE: dict[str, str] = {"k1": "k1", "k2": "k2", "k3": "k3", "low_var_kl": "k3"}
 
@@ -635,6 +638,17 @@ def _reward(b: _Builder) -> None:
     if rw.model is None:
         if env_key is not None:
             b.set(env_key, "math", "spec.reward")
+        if rw.builtin is not None:
+            # math and math_dapo are both the math environment (ENV_REGISTRY "math", MathEnvironment); the
+            # verifier is its math_verify_impl (nemo_rl/environments/math_environment.py from 0.4.0). Set even
+            # where it is grpo_math_1B.yaml's own value, so a different base config cannot change the scorer.
+            name = rw.builtin.name
+            impl = MATH_VERIFY_IMPL.get(name)
+            if impl is None or (name != "math" and not b.k.has_math_verify_impl):
+                # check_capabilities reports it first; kept for direct translate() callers
+                b.unsupported("spec.reward.builtin.name", f"reward.builtin.{name}", found=name)
+            elif b.k.has_math_verify_impl:
+                b.set("env.math.math_verify_impl", impl, "spec.reward.builtin.name")
         return
     if b.version < V0_4_0:
         return  # check_capabilities reports it

@@ -32,6 +32,9 @@ _BASE = frozenset(
         "eval.before_training",
         "logging.wandb",
         "logging.tensorboard",
+        # MathEnvironment (nemo_rl/environments/math_environment.py, every tag): math-verify on the boxed
+        # ground truth; the environment of run_grpo_math.py and of grpo_math_1B.yaml's data config
+        "reward.builtin.math",
     }
 )
 
@@ -44,7 +47,9 @@ def capabilities(version: str) -> frozenset[str]:
     """The capability set of one NeMo-RL version (see ``rladapt.plugins.capabilities.KNOWN_CAPABILITIES``).
 
     Never in any version, so never listed: PPO with a critic (``run_ppo.py`` of 0.7.0 is not mapped yet), ReMax,
-    reward functions and remote rewards (NeMo-RL scores rollouts with environments registered in code), DeepSpeed,
+    reward functions and remote rewards (NeMo-RL scores rollouts with environments registered in code), the built-in
+    ``by_data_source`` and ``gsm8k`` scorers (no environment of any tag chooses a scorer per sample or checks GSM8K's
+    ``####`` format; ENV_REGISTRY in nemo_rl/environments/utils.py), DeepSpeed,
     HF rollout, and resuming from a chosen path (NeMo-RL always resumes from the newest ``step_N``).
     """
     v = Version(version)
@@ -60,6 +65,8 @@ def capabilities(version: str) -> frozenset[str]:
             "algorithm.gspo",  # loss_fn.sequence_level_importance_ratios
             "weight_sync.off_policy",  # grpo.async_grpo
             "reward.model",  # env.reward_model (RewardModelEnvironment)
+            # env.math.math_verify_impl: dapo_math_verify (math_environment.py, dapo_math_verifier.py from 0.4.0)
+            "reward.builtin.math_dapo",
             "logging.mlflow",
         }
     if v >= V0_5_0:
@@ -135,6 +142,11 @@ class Keys:
         if self.version >= V0_5_0:
             return "data.env_name"
         return None
+
+    @property
+    def has_math_verify_impl(self) -> bool:
+        """``env.math.math_verify_impl`` (hf_math_verify | dapo_math_verify) from 0.4.0."""
+        return self.version >= V0_4_0
 
     @property
     def reward_model_enabled_key(self) -> bool:

@@ -29,6 +29,17 @@ class OpenRLHFAdapter(FrameworkAdapter):
     DESCRIPTION = "OpenRLHF: python3 -m openrlhf.cli.train_ppo_ray <flags>, submitted as a Ray job"
 
     MATRIX = bundled("openrlhf")
+    #: The built-in scorers are refused rather than generated: a reward function rladapt writes (as it does for
+    #: spec.reward.function, --remote_rm_url on a .py) would have to call a scorer present where OpenRLHF runs,
+    #: and none is. No pinned wheel requires math-verify (Requires-Dist of 0.5.9.post1 to 0.11.2), none ships
+    #: verl's gsm8k / DAPO checks or a per-data_source dispatcher; openrlhf.utils.math_utils (0.9.10+) is a
+    #: different grader (PRM800K's sympy grade_answer), which would change the scores.
+    WHY_NOT = {
+        "reward.builtin.by_data_source": "OpenRLHF has no default scorer chosen by a sample's data source",
+        "reward.builtin.math": "OpenRLHF neither requires math-verify nor ships a math-verify scorer",
+        "reward.builtin.math_dapo": "OpenRLHF ships no DAPO math check",
+        "reward.builtin.gsm8k": "OpenRLHF ships no GSM8K answer check",
+    }
 
     def capabilities(self, version: str) -> frozenset[str]:
         return versions.capabilities(version)

@@ -96,6 +96,7 @@ class _Builder:
     notes: list[str] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     origins: dict[str, str] = field(default_factory=dict)
+    files: dict[str, str] = field(default_factory=dict)
 
     def set(self, key: str, value: Any, source: str) -> None:
         """Override ``key``; ``source`` is the spec field it comes from (native validation blames it)."""
@@ -147,6 +148,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         framework="verl",
         version=fv.version,
         argv=argv,
+        files=b.files,
         runtime_env=runtime_env(job),
         notes=b.notes,
         passthrough=native,
@@ -488,8 +490,48 @@ def _rollout(b: _Builder) -> None:
     b.set(f"{r}.val_kwargs.do_sample", ro.val.temperature > 0 or ro.val.n > 1, "spec.rollout.val.temperature")
 
 
+#: Where rladapt writes the reward function of a fixed built-in scorer (relative to the working directory).
+BUILTIN_REWARD_FILE = ".rladapt/verl_builtin_reward.py"
+#: Built-in name -> (module of verl.utils.reward_score, the call on its compute_score). verl calls a custom reward
+#: function with keywords (data_source, solution_str, ground_truth, extra_info, ...: workers/reward_manager/
+#: naive.py of every pinned wheel), which these scorers do not take, so a generated function adapts the call.
+#: Read in verl/utils/reward_score/ of 0.5.0 to 0.9.1: gsm8k.compute_score(solution_str, ground_truth) (strict
+#: "#### " format), math_verify.compute_score(model_output, ground_truth) (math-verify, ground truth boxed; needs
+#: verl's `math` extra), math_dapo.compute_score(solution_str, ground_truth) -> {"score", "acc", "pred"}.
+BUILTIN_SCORERS: dict[str, str] = {
+    "math": "math_verify",
+    "math_dapo": "math_dapo",
+    "gsm8k": "gsm8k",
+}
+
+
+def builtin_reward_source(name: str, version: str) -> str:
+    """The generated custom reward function that calls verl's own scorer ``name`` from the installed wheel."""
+    module = BUILTIN_SCORERS[name]
+    return (
+        f'"""Written by rladapt for verl {version}: spec.reward.builtin {name} is verl\'s own '
+        f'verl.utils.reward_score.{module}."""\n\n'
+        f"from verl.utils.reward_score import {module}\n\n\n"
+        "def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kwargs):\n"
+        f"    return {module}.compute_score(solution_str, ground_truth)\n"
+    )
+
+
 def _reward(b: _Builder) -> None:
     rw = b.job.spec.reward
+    if rw.builtin is not None and rw.builtin.name != "by_data_source":
+        # by_data_source is verl's own default: with no custom_reward_function the reward manager scores with
+        # default_compute_score(data_source, ...) (workers/reward_manager/naive.py, utils/reward_score/__init__.py
+        # of every pinned wheel), so nothing is emitted for it.
+        name = rw.builtin.name
+        b.files[BUILTIN_REWARD_FILE] = builtin_reward_source(name, str(b.version))
+        b.set(f"{b.k.custom_reward_function}.path", BUILTIN_REWARD_FILE, "spec.reward.builtin.name")
+        b.set(f"{b.k.custom_reward_function}.name", "compute_score", "spec.reward.builtin.name")
+        if name == "math":
+            b.notes.append(
+                "spec.reward.builtin math calls verl.utils.reward_score.math_verify: install verl's `math` "
+                "extra (math-verify) where the reward runs"
+            )
     if rw.function is not None:
         b.set(f"{b.k.custom_reward_function}.path", rw.function.path, "spec.reward.function.path")
         b.set(f"{b.k.custom_reward_function}.name", rw.function.name, "spec.reward.function.name")

@@ -36,6 +36,11 @@ _BASE = frozenset(
         "kl.reward",
         "reward.function",
         "reward.model",
+        # verl/utils/reward_score/ of every pinned wheel: default_compute_score, gsm8k, math_verify, math_dapo
+        "reward.builtin.by_data_source",
+        "reward.builtin.math",
+        "reward.builtin.math_dapo",
+        "reward.builtin.gsm8k",
         "lora",
         "dynamic_batch",
         "checkpoint.resume_path",

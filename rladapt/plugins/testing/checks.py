@@ -76,6 +76,12 @@ def check_declaration(adapter: FrameworkAdapter) -> list[str]:
             failures.append(f"version {v.version!r} is not PEP 440")
         if not isinstance(v.capabilities, frozenset):
             failures.append(f"{v.version}: capabilities must be a frozenset")
+    # WHY_NOT explains a capability no version has (e.g. a spec.reward.builtin scorer the framework lacks):
+    # a reason given for one some version declares would be shown for a job that version does run.
+    for capability in getattr(adapter, "WHY_NOT", {}):
+        having = [v.version for v in versions if capability in v.capabilities]
+        if having:
+            failures.append(f"WHY_NOT explains {capability!r}, which {', '.join(having)} declare")
     try:
         adapter.resolve_version("0.0.0.dev0")
         failures.append("resolve_version accepted 0.0.0.dev0, which is outside any matrix")

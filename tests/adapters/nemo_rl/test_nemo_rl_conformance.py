@@ -221,6 +221,11 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         out["env.reward_model.model_name"] = s.reward.model.path
         out["env.reward_model.resources.num_nodes"] = rm_pool.nodes
         out["env.reward_model.resources.gpus_per_node"] = rm_pool.gpus_per_node
+    if s.reward.builtin is not None and v >= V("0.4.0"):
+        # the math environment's verifier (nemo_rl/environments/math_environment.py, math_verify_impl)
+        out["env.math.math_verify_impl"] = {"math": "hf_math_verify", "math_dapo": "dapo_math_verify"}[
+            s.reward.builtin.name
+        ]
     name = s.algorithm.name
     # GRPO and its variants keep NeMo-RL's own baseline and normalisation (its example config's)
     own_baseline = name in ("grpo", "dapo", "gspo")

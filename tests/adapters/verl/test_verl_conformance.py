@@ -151,6 +151,11 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         out["critic.ppo_micro_batch_size_per_gpu"] = s.training.micro_batch_per_gpu
         out["critic.optim.lr"] = (s.training.critic_optimizer or s.training.optimizer).lr
     rw = s.reward
+    crf = "reward.custom_reward_function" if v >= Version("0.7.1") else "custom_reward_function"
+    if rw.builtin is not None:
+        # by_data_source: verl's own default_compute_score (no custom function); a fixed name: rladapt's file
+        fixed = rw.builtin.name != "by_data_source"
+        out[f"{crf}.path"] = ".rladapt/verl_builtin_reward.py" if fixed else None
     if v >= Version("0.7.1"):
         if rw.function:
             out["reward.custom_reward_function.path"] = rw.function.path
