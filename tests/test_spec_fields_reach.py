@@ -160,6 +160,8 @@ PROBES: dict[str, Probe] = {
     "spec.training.critic_optimizer.lr": Probe(FLOAT, base="ppo"),
     "spec.training.critic_optimizer.warmup_steps": Probe(INT, base="ppo"),
     "spec.training.critic_optimizer.weight_decay": Probe(FLOAT, base="ppo"),
+    "spec.training.critic_optimizer.warmup_ratio": Probe(FLOAT, base="ppo"),
+    "spec.training.critic_optimizer.max_grad_norm": Probe(FLOAT, base="ppo"),
     "spec.checkpoint.resume_path": Probe(
         f"/ckpt/{TEXT}", needs={"spec.checkpoint.resume": "path", "spec.checkpoint.resume_path": "/ckpt/base"}
     ),

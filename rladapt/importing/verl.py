@@ -18,6 +18,7 @@ from rladapt.adapters.verl.translate import (
 )
 from rladapt.adapters.verl.validate import parse_argv
 from rladapt.adapters.verl.versions import keys
+from rladapt.compat.schema import snapshot
 
 from .effective import DEFAULT, INTERPOLATED, Effective, hydra_item, same, verl_effective
 
@@ -79,6 +80,16 @@ def reward_standin(values: dict[str, Any]) -> dict[str, Any]:
     verl/utils/reward_score/__init__.py, 0.5.0 to 0.9.1): the spec's ``builtin: by_data_source``, which renders
     no custom_reward_function."""
     return {"builtin": {"name": "by_data_source"}}
+
+
+def _grad_clip(t: dict[str, Any], version: str, role: str, megatron: bool) -> float | None:
+    """The role's gradient clip when every key this version reads agrees and it is not verl's default."""
+    names = [f"{role}.{key}" for key in keys(version).grad_clip_keys(megatron)]
+    values = {float(t[n]) for n in names if isinstance(t.get(n), (int, float)) and not isinstance(t[n], bool)}
+    if len(values) != 1:
+        return None
+    value = values.pop()
+    return None if same(value, snapshot("verl", version).default(names[0])) else value
 
 
 def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
@@ -147,6 +158,13 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     if isinstance(warmup, int) and warmup >= 0:
         out["spec.training.optimizer.warmup_steps"] = warmup
     put("spec.training.optimizer.weight_decay", f"{ARR}.actor.optim.weight_decay")
+    ratio = t.get(f"{ARR}.actor.optim.lr_warmup_steps_ratio")
+    # verl reads the ratio only while lr_warmup_steps < 0; a zero ratio is verl's own (no warmup)
+    if "spec.training.optimizer.warmup_steps" not in out and isinstance(ratio, (int, float)) and ratio > 0:
+        out["spec.training.optimizer.warmup_ratio"] = float(ratio)
+    clip = _grad_clip(t, version, f"{ARR}.actor", megatron)
+    if clip is not None:
+        out["spec.training.optimizer.max_grad_norm"] = clip
     if megatron:
         out["spec.training.backend"] = "megatron"
         put("spec.training.parallel.tp", f"{ARR}.actor.megatron.tensor_model_parallel_size")

@@ -45,6 +45,7 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "reward.builtin.gsm8k": "built-in GSM8K answer check",
     "lora": "LoRA",
     "dynamic_batch": "token-based dynamic batching",
+    "optimizer.warmup_ratio": "learning-rate warmup as a ratio of the total steps",
     "weight_sync.off_policy": "bounded staleness (max_staleness > 0)",
     "checkpoint.resume_path": "resume from a given checkpoint path",
     "checkpoint.keep_last": "keep only the last N checkpoints",
@@ -97,6 +98,12 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         need("lora", "spec.model.lora", f"rank {spec.model.lora.rank}")
     if spec.training.dynamic_batch.enabled:
         need("dynamic_batch", "spec.training.dynamic_batch.enabled", True)
+    for role, opt in (
+        ("optimizer", spec.training.optimizer),
+        ("critic_optimizer", spec.training.critic_optimizer),
+    ):
+        if opt is not None and opt.warmup_ratio is not None:
+            need("optimizer.warmup_ratio", f"spec.training.{role}.warmup_ratio", opt.warmup_ratio)
     if spec.weight_sync.max_staleness > 0:
         need("weight_sync.off_policy", "spec.weight_sync.max_staleness", spec.weight_sync.max_staleness)
     if spec.checkpoint.resume == "path":

@@ -153,9 +153,26 @@ class Optimizer(_Model):
         description="Linear warmup steps; null: the framework's own schedule (verl: none, or its "
         "lr_warmup_steps_ratio; OpenRLHF: 3% of the steps; NeMo-RL: its example config's).",
     )
+    warmup_ratio: Annotated[float, Field(ge=0.0, lt=1.0)] | None = Field(
+        None,
+        description="Linear warmup as a fraction of the total steps, exclusive with warmup_steps; each "
+        "framework rounds the step count its own way (verl down, OpenRLHF up). null: the framework's own. "
+        "NeMo-RL has no ratio (its warmup is a number of iterations): use warmup_steps.",
+    )
     weight_decay: Annotated[float, Field(ge=0.0)] | None = Field(
         None, description="null: the framework's own (verl 0.01, OpenRLHF 0, NeMo-RL its example config's)."
     )
+    max_grad_norm: Annotated[float, Field(gt=0.0)] | None = Field(
+        None,
+        description="Clip the gradients' global L2 norm to this before each optimizer step; null: the "
+        "framework's own (1.0 in verl, OpenRLHF and NeMo-RL's example configs).",
+    )
+
+    @model_validator(mode="after")
+    def _one_warmup(self) -> Optimizer:
+        if self.warmup_steps is not None and self.warmup_ratio is not None:
+            raise ValueError("set either warmup_steps or warmup_ratio, not both")
+        return self
 
 
 class DynamicBatch(_Model):

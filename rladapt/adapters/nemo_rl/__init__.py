@@ -38,6 +38,9 @@ class NemoRLAdapter(FrameworkAdapter):
         "reward.builtin.by_data_source": "NeMo-RL scores each dataset with one environment, not by a sample's "
         "data source",
         "reward.builtin.gsm8k": "no NeMo-RL environment checks GSM8K's '#### ' answer format",
+        "optimizer.warmup_ratio": "NeMo-RL's warmup is a number of iterations (policy.scheduler, "
+        "megatron_cfg.scheduler.lr_warmup_iters), never a ratio of the total steps: use "
+        "training.optimizer.warmup_steps",
     }
 
     def capabilities(self, version: str) -> frozenset[str]:

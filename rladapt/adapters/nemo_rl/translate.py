@@ -362,6 +362,10 @@ def _backend(b: _Builder) -> None:
     par = tr.parallel
     opt = tr.optimizer
     ckpt = spec.model.gradient_checkpointing
+    # PolicyConfig.max_grad_norm (nemo_rl/models/policy/__init__.py, every pinned tag); the Megatron optimizer's
+    # clip_grad interpolates it (examples/configs/grpo_math_1B.yaml: clip_grad: ${policy.max_grad_norm}, 0.4.0+)
+    if opt.max_grad_norm is not None:
+        b.set("policy.max_grad_norm", opt.max_grad_norm, "spec.training.optimizer.max_grad_norm")
     if par.sp > 1:
         b.unsupported(
             "spec.training.parallel.sp", "Ulysses sequence parallelism (use tp or cp)", found=par.sp
@@ -744,6 +748,7 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
         "spec.data.max_prompt_length": ("data.max_input_seq_length",),
         "spec.training.optimizer.warmup_steps": ("policy.scheduler",),
         "spec.training.optimizer.weight_decay": ("policy.optimizer.kwargs.weight_decay",),
+        "spec.training.optimizer.max_grad_norm": ("policy.max_grad_norm",),
         "spec.model.gradient_checkpointing": ("policy.dtensor_cfg.activation_checkpointing",),
         "spec.eval.before_training": ("grpo.val_at_start",),
         "spec.checkpoint.keep_last": ("checkpointing.keep_top_k", "checkpointing.metric_name"),

@@ -513,6 +513,11 @@ def _optimizer(job: RLJob, args: Args) -> None:
         )
     else:
         args.set("lr_warmup_ratio", 0.0, "spec.training.optimizer.warmup_steps")
+    # trainer/ray/ppo_actor.py: num_warmup_steps=math.ceil(max_steps * lr_warmup_ratio) (0.5.9.post1 to 0.11.2)
+    if opt.warmup_ratio is not None:
+        args.set("lr_warmup_ratio", opt.warmup_ratio, "spec.training.optimizer.warmup_ratio")
+    if opt.max_grad_norm is not None:
+        args.set("max_norm", opt.max_grad_norm, "spec.training.optimizer.max_grad_norm")
     if not job.spec.algorithm.needs_critic:
         return
     given = tr.critic_optimizer.model_fields_set if tr.critic_optimizer is not None else set()
@@ -520,10 +525,18 @@ def _optimizer(job: RLJob, args: Args) -> None:
     args.set("critic_learning_rate", critic.lr, "spec.training.critic_optimizer.lr")
     # A critic setting the user left out follows the actor's, in every version (before 0.10.2 it has to).
     decay = critic.weight_decay if "weight_decay" in given else opt.weight_decay
-    warmup = critic.warmup_steps if "warmup_steps" in given else opt.warmup_steps
+    # warmup is one setting in two units: a critic that gives either does not inherit the actor's other one
+    own_warmup = bool(given & {"warmup_steps", "warmup_ratio"})
+    warmup = critic.warmup_steps if own_warmup else opt.warmup_steps
+    ratio = critic.warmup_ratio if own_warmup else opt.warmup_ratio
+    clip = critic.max_grad_norm if "max_grad_norm" in given else opt.max_grad_norm
     if has_flag(args.version, "critic_l2"):
         if decay is not None:
             args.set("critic_l2", decay, "spec.training.critic_optimizer.weight_decay")
+        if ratio is not None:
+            args.set("critic_lr_warmup_ratio", ratio, "spec.training.critic_optimizer.warmup_ratio")
+        if clip is not None:
+            args.set("critic_max_norm", clip, "spec.training.critic_optimizer.max_grad_norm")
         if warmup is None:
             pass
         elif tr.steps is not None:
@@ -537,13 +550,19 @@ def _optimizer(job: RLJob, args: Args) -> None:
                 warmup,
                 "0, or training.steps",
             )
-    elif (decay, warmup) != (opt.weight_decay, opt.warmup_steps):
+    elif (decay, warmup, ratio, clip) != (
+        opt.weight_decay,
+        opt.warmup_steps,
+        opt.warmup_ratio,
+        opt.max_grad_norm,
+    ):
         args.cannot(
             "spec.training.critic_optimizer",
-            "a critic weight decay or warmup different from the actor's "
-            "(one --l2 and --lr_warmup_ratio serve both before 0.10.2)",
-            f"weight_decay={decay}, warmup_steps={warmup}",
-            f"weight_decay={opt.weight_decay}, warmup_steps={opt.warmup_steps}",
+            "a critic weight decay, warmup or gradient clip different from the actor's "
+            "(one --l2, --lr_warmup_ratio and --max_norm serve both before 0.10.2)",
+            f"weight_decay={decay}, warmup_steps={warmup}, warmup_ratio={ratio}, max_grad_norm={clip}",
+            f"weight_decay={opt.weight_decay}, warmup_steps={opt.warmup_steps}, "
+            f"warmup_ratio={opt.warmup_ratio}, max_grad_norm={opt.max_grad_norm}",
         )
 
 
@@ -669,6 +688,7 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
         ),
         "spec.training.optimizer.warmup_steps": ("lr_warmup_ratio",),
         "spec.training.optimizer.weight_decay": ("l2",),
+        "spec.training.optimizer.max_grad_norm": ("max_norm",),
         "spec.model.gradient_checkpointing": ("gradient_checkpointing",),
         "spec.training.backend": ("zero_stage",),
     }

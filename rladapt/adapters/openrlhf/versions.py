@@ -93,6 +93,11 @@ DOTTED: dict[str, str] = {
     "lr_warmup_ratio": "actor.lr_warmup_ratio",
     "critic_l2": "critic.adam.weight_decay",
     "critic_lr_warmup_ratio": "critic.lr_warmup_ratio",
+    # gradient clipping: before 0.10.2 one --max_norm builds the DeepspeedStrategy both roles train with
+    # (utils/utils.py get_strategy -> DeepspeedStrategy(max_norm=...) -> "gradient_clipping", 0.9.10); from 0.10.2 each
+    # role clips with its own (trainer/ray/ppo_actor.py args.actor.max_norm, ppo_critic.py args.critic.max_norm)
+    "max_norm": "actor.max_norm",
+    "critic_max_norm": "critic.max_norm",
     # DeepSpeed and model
     "zero_stage": "ds.zero_stage",
     "param_dtype": "ds.param_dtype",
@@ -121,6 +126,7 @@ DOTTED: dict[str, str] = {
 RANGES: dict[str, tuple[str | None, str | None]] = {
     "critic_l2": ("0.10.2", None),
     "critic_lr_warmup_ratio": ("0.10.2", None),
+    "critic_max_norm": ("0.10.2", None),
     "use_kl_estimator_k3": (None, "0.6.0.post1"),
     "use_kl_loss": ("0.6.0", None),
     "kl_estimator": ("0.6.0.post1", None),
@@ -223,6 +229,7 @@ def capabilities(version: str) -> frozenset[str]:
         "reward.remote",
         "lora",
         "checkpoint.keep_last",
+        "optimizer.warmup_ratio",  # --lr_warmup_ratio (--actor.lr_warmup_ratio from 0.10.2)
         "logging.wandb",
         "logging.tensorboard",
         "openrlhf.colocate.all",

@@ -384,8 +384,18 @@ def _batches(b: _Builder) -> None:
     # nothing, so the ratio of a native override still applies
     if opt.warmup_steps is not None:
         b.set(f"{ARR}.actor.optim.lr_warmup_steps", opt.warmup_steps, "spec.training.optimizer.warmup_steps")
+    if opt.warmup_ratio is not None:
+        b.set(
+            f"{ARR}.actor.optim.lr_warmup_steps_ratio",
+            opt.warmup_ratio,
+            "spec.training.optimizer.warmup_ratio",
+        )
     if opt.weight_decay is not None:
         b.set(f"{ARR}.actor.optim.weight_decay", opt.weight_decay, "spec.training.optimizer.weight_decay")
+    megatron = tr.backend == "megatron"
+    if opt.max_grad_norm is not None:
+        for key in b.k.grad_clip_keys(megatron):
+            b.set(f"{ARR}.actor.{key}", opt.max_grad_norm, "spec.training.optimizer.max_grad_norm")
     if spec.algorithm.needs_critic:
         b.set(
             "critic.ppo_micro_batch_size_per_gpu", tr.micro_batch_per_gpu, "spec.training.micro_batch_per_gpu"
@@ -420,10 +430,19 @@ def _batches(b: _Builder) -> None:
                 "0.6.1",
                 copt.warmup_steps,
             )
+        if copt.warmup_ratio is not None:
+            b.set(
+                "critic.optim.lr_warmup_steps_ratio",
+                copt.warmup_ratio,
+                "spec.training.critic_optimizer.warmup_ratio",
+            )
         if copt.weight_decay is not None:
             b.set(
                 "critic.optim.weight_decay", copt.weight_decay, "spec.training.critic_optimizer.weight_decay"
             )
+        if copt.max_grad_norm is not None:
+            for key in b.k.grad_clip_keys(megatron):
+                b.set(f"critic.{key}", copt.max_grad_norm, "spec.training.critic_optimizer.max_grad_norm")
 
 
 def _backend(b: _Builder) -> None:
@@ -674,6 +693,9 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
             f"{ARR}.actor.optim.lr_warmup_steps_ratio",
         ),
         "spec.training.optimizer.weight_decay": (f"{ARR}.actor.optim.weight_decay",),
+        "spec.training.optimizer.max_grad_norm": tuple(
+            f"{ARR}.actor.{key}" for key in keys(version).grad_clip_keys(megatron)
+        ),
         "spec.training.backend": (f"{ARR}.actor.strategy",),
         "spec.rollout.mode": (f"{ARR}.rollout.mode",),
         "spec.eval.before_training": ("trainer.val_before_train",),

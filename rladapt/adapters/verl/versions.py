@@ -43,6 +43,7 @@ _BASE = frozenset(
         "reward.builtin.gsm8k",
         "lora",
         "dynamic_batch",
+        "optimizer.warmup_ratio",  # optim.lr_warmup_steps_ratio, read while lr_warmup_steps < 0
         "checkpoint.resume_path",
         "checkpoint.keep_last",
         "eval.before_training",
@@ -121,6 +122,23 @@ class Keys:
     def fsdp_critic_warmup_steps(self) -> bool:
         """The FSDP critic optimizer takes ``lr_warmup_steps`` from 0.6.1 (0.5.0: only a warmup ratio)."""
         return self.version >= V0_6_1
+
+    def grad_clip_keys(self, megatron: bool) -> tuple[str, ...]:
+        """Where this version reads the gradient-norm clip of a role (relative to the role's config).
+
+        Megatron: ``optim.clip_grad`` (verl/utils/megatron/optimizer.py, every pinned version). FSDP: 0.5.0 to
+        0.7.1's workers read ``grad_clip`` (workers/actor/dp_actor.py, workers/critic/dp_critic.py); 0.6.1 and
+        0.7.1 also ship the engine workers (``use_legacy_worker_impl``), which read ``optim.clip_grad``
+        (workers/engine/fsdp/transformer_impl.py); from 0.8.0 only the engines remain and ``grad_clip`` is
+        declared but never read (0.9.1 workers/config/actor.py).
+        """
+        if megatron:
+            return ("optim.clip_grad",)
+        if self.version < V0_6_1:
+            return ("grad_clip",)
+        if self.version < V0_8_0:
+            return ("grad_clip", "optim.clip_grad")
+        return ("optim.clip_grad",)
 
     @property
     def megatron_critic_transformer_config(self) -> bool:
