@@ -172,16 +172,21 @@ def spec_data(fields: Mapping[str, Any], name: str, roles: list[str] | None = No
 
 
 def _placement(data: dict[str, Any], fields: Mapping[str, Any]) -> None:
+    """spec.placement from ``(placement)`` (nodes, GPUs per node of the whole job) and ``(placement.apart)``
+    (role -> nodes of its own pool, e.g. NeMo-RL's non-colocated generation): the other roles share the rest."""
     nodes_gpus = fields.get("(placement)")
-    if not nodes_gpus or tuple(nodes_gpus) == (1, 8):
+    apart: dict[str, int] = dict(fields.get("(placement.apart)") or {})
+    if not nodes_gpus or (tuple(nodes_gpus) == (1, 8) and not apart):
         return
-    probe = validate_data(data)
+    # the roles a job needs do not depend on how weights sync, which itself needs the placement built here
+    probe = validate_data({**data, "spec": {k: v for k, v in data["spec"].items() if k != "weight_sync"}})
     nodes, gpus = nodes_gpus
-    data["spec"]["placement"] = {
-        "pools": [
-            {"name": "default", "nodes": nodes, "gpus_per_node": gpus, "roles": probe.spec.required_roles}
-        ]
-    }
+    shared = [r for r in probe.spec.required_roles if r not in apart]
+    pools = [
+        {"name": "default", "nodes": nodes - sum(apart.values()), "gpus_per_node": gpus, "roles": shared}
+    ]
+    pools += [{"name": role, "nodes": n, "gpus_per_node": gpus, "roles": [role]} for role, n in apart.items()]
+    data["spec"]["placement"] = {"pools": pools}
 
 
 def build(
@@ -223,10 +228,11 @@ def build(
             data = trial
             break
         except SpecError as exc:
+            # a field, or the block it is part of (spec.model.lora); never a whole section such as spec.training
             dropped = [
                 p.path
                 for p in exc.problems
-                if _drop(data, p.path) or (_parent(p.path) != "spec" and _drop(data, _parent(p.path)))
+                if _drop(data, p.path) or (_parent(p.path).count(".") >= 2 and _drop(data, _parent(p.path)))
             ]
             if not dropped:
                 raise

@@ -344,11 +344,29 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     elif "mlflow" in backends:
         put("spec.logging.project", "logger.mlflow.experiment_name")
         put("spec.logging.experiment", "logger.mlflow.run_name")
-    nodes, gpus = t.get("cluster.num_nodes"), t.get("cluster.gpus_per_node")
-    colocated = v < V0_4_0 or t.get(f"{gen}.colocated.enabled") is not False
-    if isinstance(nodes, int) and isinstance(gpus, int) and colocated:
-        out["(placement)"] = (nodes, gpus)
+    _placement(t, out, version)
     return out
+
+
+def _placement(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
+    """The cluster, with generation on nodes of its own when not colocated and a reward model's own nodes
+    (translate._placement: whole nodes, cluster.gpus_per_node each; async GRPO needs the separate pool)."""
+    nodes, gpus = t.get("cluster.num_nodes"), t.get("cluster.gpus_per_node")
+    if not isinstance(nodes, int) or not isinstance(gpus, int):
+        return
+    out["(placement)"] = (nodes, gpus)
+    apart: dict[str, int] = {}
+    res = "policy.generation.colocated.resources"
+    if t.get("policy.generation.colocated.enabled") is False and isinstance(t.get(f"{res}.num_nodes"), int):
+        apart["rollout"] = t[f"{res}.num_nodes"]
+        if t.get("grpo.async_grpo.enabled") is True:
+            put_age = t.get("grpo.async_grpo.max_trajectory_age_steps")
+            if isinstance(put_age, int) and put_age > 0:
+                out["spec.weight_sync.max_staleness"] = put_age
+    if "spec.reward.model.path" in out and isinstance(t.get("env.reward_model.resources.num_nodes"), int):
+        apart["reward"] = t["env.reward_model.resources.num_nodes"]
+    if apart:
+        out["(placement.apart)"] = apart
 
 
 def _written(t: Mapping[str, Any], key: str, version: str) -> bool:
