@@ -200,11 +200,13 @@ def nemo_rl_effective(
         raise UsageError(f"{config}: {one_line(str(exc))}") from None
     for i, item in enumerate(overrides):
         where = sources[i] if sources is not None else f"override {item}"
+        deleted = _leaf_keys(cfg, item[1:].partition("=")[0].strip()) if item.startswith("~") else []
         key = _apply_override(cfg, item, where, version)
         below = key + "."
         for k in [k for k in origin if k == key or k.startswith(below)]:
             del origin[k]
         origin[key] = where
+        origin.update(dict.fromkeys(deleted, where))  # a deleted section: each of its keys names the item
     raw = OmegaConf.to_container(cfg, resolve=False)
     assert isinstance(raw, dict) and isinstance(cfg, DictConfig)
     values: dict[str, Any] = {}
@@ -220,6 +222,22 @@ def nemo_rl_effective(
         if key not in values and not any(k.startswith(key + ".") for k in values):
             out_origin[key] = where  # a deleted key: the item that deleted it
     return Effective("nemo-rl", version, values, out_origin)
+
+
+def _leaf_keys(cfg: Any, key: str) -> list[str]:
+    """The leaf keys at and below ``key`` of the loaded config (none when it has no such key)."""
+    from omegaconf import OmegaConf
+
+    try:
+        node = OmegaConf.select(cfg, key, throw_on_missing=False)
+    except Exception:  # a key the grammar reader would refuse: the override itself reports it
+        return []
+    if not OmegaConf.is_config(node):
+        return [key] if node is not None else []
+    tree = OmegaConf.to_container(node, resolve=False)
+    if isinstance(tree, dict) and tree:
+        return [f"{key}.{k}" for k, _ in _nemo_leaves({str(k): v for k, v in tree.items()})]
+    return [key]
 
 
 def _norm(path: str) -> str:

@@ -258,11 +258,13 @@ def build(
     if left:
         raise UsageError(
             f"{source}: no RLJob spec renders the same {fw.FRAMEWORK} {version} run; it would change "
-            + ", ".join(
-                f"{k} ({quote(target.values.get(k))} -> {quote(final.values.get(k))})" for k in left[:5]
-            )
+            + ", ".join(f"{k} ({_shown(target.values, k)} -> {_shown(final.values, k)})" for k in left[:5])
         )
     return Imported(text=text, job=job, target=target, notes=tuple(notes))
+
+
+def _shown(values: Mapping[str, Any], key: str) -> str:
+    return quote(values[key]) if key in values else "absent"
 
 
 def _parent(path: str) -> str:

@@ -339,6 +339,13 @@ def test_diff_compares_key_by_key_with_sources(checkout: Path, registry: Registr
     assert [(d.key, d.a, d.b) for d in diffs] == [("grpo.max_num_steps", 1000000, 9)]
     assert diffs[0].source_a == "nemo-rl 0.7.0 default" and diffs[0].source_b == f"{b}:2"
     assert left.source("policy.model_name") == "examples/configs/grpo_math_8B.yaml"
+    # a deleted section: every key it held is absent on that side, blamed on the deleting line
+    b.write_text(
+        "uv run python examples/run_grpo.py --config examples/configs/grpo_math_8B.yaml \\\n  ~logger.mlflow\n"
+    )
+    gone = compare(left, side(str(b), "nemo-rl", "0.7.0", {}, registry))
+    assert gone and all(d.key.startswith("logger.mlflow.") and not d.in_b for d in gone)
+    assert {d.source_b for d in gone} == {f"{b}:1"}
 
 
 def rladapt(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -359,6 +366,10 @@ def test_cli_import_then_diff_is_equal_and_errors_exit_2(tmp_path: Path) -> None
     res = rladapt(root, "diff", str(out), str(launch), "-f", "nemo-rl==0.7.0", "--exit-code")
     assert res.returncode == 0, res.stdout + res.stderr
     assert "same effective configuration" in res.stdout
+    res = rladapt(root, "render", "-f", "nemo-rl==0.7.0", "--explain", str(out))
+    assert res.returncode == 0, res.stderr
+    assert "policy.model_name" in res.stdout and "<- spec field spec.model.path" in res.stdout
+    assert "<- spec.native.nemo-rl[" in res.stdout  # the launch's settings without a spec field, by index
     # a variable only the caller's environment has: the line and the variable, nothing written
     bad = tmp_path / "bad.sh"
     bad.write_text("uv run python examples/run_grpo.py \\\n  grpo.max_num_steps=$STEPS\n")
@@ -371,3 +382,56 @@ def test_cli_import_then_diff_is_equal_and_errors_exit_2(tmp_path: Path) -> None
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert f"{bad}:1:" in res.stderr and "~grpo.no_such_key" in res.stderr
     assert not (tmp_path / "bad.yaml").exists()
+
+
+#: a team's reward-model config in the shape of upstream's grpo_rm_1B.yaml (0.4.0), on a node of its own
+REWARD_MODEL: dict[str, Any] = {
+    "model_name": "Skywork/Skywork-Reward-V2-Qwen3-0.6B",
+    "tokenizer": {"name": "${env.reward_model.model_name}"},
+    "precision": "bfloat16",
+    "batch_size": 8,
+    "checkpoint_path": None,
+    "max_model_len": 2048,
+    "resources": {"gpus_per_node": 8, "num_nodes": 1},
+    "dtensor_cfg": {
+        "_v2": True,
+        "enabled": True,
+        "sequence_parallel": False,
+        "tensor_parallel_size": 1,
+        "context_parallel_size": 1,
+        "custom_parallel_plan": None,
+        "cpu_offload": False,
+        "activation_checkpointing": False,
+    },
+    "reward_model_cfg": {"enabled": True, "reward_model_type": "bradley_terry"},
+    "dynamic_batching": {"enabled": False},
+    "sequence_packing": {"enabled": False},
+    "max_grad_norm": None,
+}
+
+
+@pytest.mark.parametrize("checkout", ["0.4.0", "0.7.0"], indirect=True)
+def test_reward_model_config_round_trips(checkout: Path, registry: Registry, tmp_path: Path) -> None:
+    """0.4.0 enables the reward model in env.reward_model and runs run_grpo_rm.py; 0.7.0 names the environment
+    in the data config (data.default.env_name) and runs run_grpo.py."""
+    version = checkout.name.removeprefix("v")
+    rm = dict(REWARD_MODEL)
+    body: dict[str, Any] = {
+        "defaults": str(checkout / "examples" / "configs" / "grpo_math_1B.yaml"),
+        "cluster": {"num_nodes": 2, "gpus_per_node": 8},
+        "env": {"reward_model": rm},
+    }
+    if version < "0.5.0":
+        rm["enabled"] = True
+    else:
+        body["data"] = {"default": {"env_name": "reward_model"}}
+    config = tmp_path / "rm.yaml"
+    config.write_text(yaml.safe_dump(body))
+    launch = read_native(fw, config.read_text(), str(config), {}, version)
+    assert launch.argv[3] == ("examples/run_grpo_rm.py" if version < "0.5.0" else "examples/run_grpo.py")
+    imported = build(fw, version, list(launch.argv), source=str(config), registry=registry, header="h")
+    assert _round_trip(registry, version, imported) == []
+    spec = _spec(imported)
+    assert spec["reward"] == {"model": {"path": REWARD_MODEL["model_name"], "micro_batch_per_gpu": 8}}
+    pools = {p["name"]: (p["nodes"], p["roles"]) for p in spec["placement"]["pools"]}
+    assert pools["reward"] == (1, ["reward"])
