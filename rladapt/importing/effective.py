@@ -13,6 +13,8 @@ Two launches are the same run exactly when their effective configurations are eq
 
 from __future__ import annotations
 
+import copy
+import functools
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -224,6 +226,17 @@ def nemo_rl_effective(
     return Effective("nemo-rl", version, values, out_origin)
 
 
+@functools.lru_cache(maxsize=64)
+def _parsed(path: str, text: str) -> Any:
+    """``OmegaConf.load``'s reading of a config text (NeMo-RL loads with OmegaConf: its YAML, ``1e-6`` a float)."""
+    from omegaconf import OmegaConf
+
+    try:
+        return OmegaConf.create(text) if text.strip() else OmegaConf.create({})
+    except Exception as exc:
+        raise UsageError(f"{path}: not a YAML config ({one_line(str(exc))})") from None
+
+
 def _leaf_keys(cfg: Any, key: str) -> list[str]:
     """The leaf keys at and below ``key`` of the loaded config (none when it has no such key)."""
     from omegaconf import OmegaConf
@@ -316,10 +329,9 @@ class _NemoLoader:
         from packaging.version import Version
 
         text = self._read(path, named_by)
-        try:
-            config = OmegaConf.create(text) if text.strip() else OmegaConf.create({})
-        except Exception as exc:
-            raise UsageError(f"{path}: not a YAML config ({one_line(str(exc))})") from None
+        config = copy.deepcopy(
+            _parsed(path, text)
+        )  # merging and popping change it: the cache keeps the parse
         if not isinstance(config, DictConfig):
             raise UsageError(f"{path}: a NeMo-RL config must be a mapping, found {type(config).__name__}")
         own = base_dir if base_dir is not None else posixpath.dirname(path)
@@ -395,20 +407,27 @@ class _NemoLoader:
         return text
 
     def _check_tag(self, path: str, text: str) -> None:
-        """The checkout's grpo_math_1B.yaml must be the tag's (its snapshot's defaults): a checkout of another
-        tag would give another run than -f nemo-rl==VERSION says."""
-        import yaml
+        _check_tag(self.version, path, text)
 
-        snap = snapshot("nemo-rl", self.version)
-        try:
-            tree = yaml.safe_load(text) or {}
-        except yaml.YAMLError as exc:
-            raise UsageError(f"{path}: not YAML ({one_line(str(exc))})") from None
-        tree.pop("defaults", None) if isinstance(tree, dict) else None
-        for key, value in _nemo_leaves(tree if isinstance(tree, dict) else {}):
-            spec = snap.get(key)
-            if spec is not None and not spec.type.startswith("dict") and not same(spec.default, value):
-                raise UsageError(
-                    f"{path} is not NeMo-RL {self.version}'s: {key} is {quote(value)} here and "
-                    f"{quote(spec.default)} at tag v{self.version}; run rladapt from a checkout of that tag"
-                )
+
+@functools.lru_cache(maxsize=16)
+def _check_tag(version: str, path: str, text: str) -> None:
+    """The checkout's grpo_math_1B.yaml must be the tag's (its snapshot's defaults): a checkout of another tag
+    would give another run than -f nemo-rl==VERSION says."""
+    import yaml
+
+    snap = snapshot("nemo-rl", version)
+    try:
+        tree = yaml.safe_load(text) or {}
+    except yaml.YAMLError as exc:
+        raise UsageError(f"{path}: not YAML ({one_line(str(exc))})") from None
+    if not isinstance(tree, dict):
+        return  # the loader refuses it with its own message
+    tree.pop("defaults", None)
+    for key, value in _nemo_leaves(tree):
+        spec = snap.get(key)
+        if spec is not None and not spec.type.startswith("dict") and not same(spec.default, value):
+            raise UsageError(
+                f"{path} is not NeMo-RL {version}'s: {key} is {quote(value)} here and {quote(spec.default)} "
+                f"at tag v{version}; run rladapt from a checkout of that tag"
+            )

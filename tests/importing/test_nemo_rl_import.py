@@ -435,3 +435,87 @@ def test_reward_model_config_round_trips(checkout: Path, registry: Registry, tmp
     assert spec["reward"] == {"model": {"path": REWARD_MODEL["model_name"], "micro_batch_per_gpu": 8}}
     pools = {p["name"]: (p["nodes"], p["roles"]) for p in spec["placement"]["pools"]}
     assert pools["reward"] == (1, ["reward"])
+
+
+#: one launch per remaining mapped spec field: (tag, overrides, spec field -> the value the import must give)
+VARIANTS: dict[str, tuple[str, str, dict[str, Any]]] = {
+    "rloo": ("0.4.0", "grpo.normalize_rewards=false", {"algorithm.name": "rloo"}),
+    "dapo": ("0.4.0", "grpo.use_dynamic_sampling=true", {"algorithm.name": "dapo"}),
+    "gspo": (
+        "0.7.0",
+        "loss_fn.sequence_level_importance_ratios=true loss_fn.token_level_loss=false",
+        {"algorithm.name": "gspo"},
+    ),
+    "reinforce_pp": (
+        "0.6.0",
+        "grpo.adv_estimator.name=reinforce_plus_plus grpo.adv_estimator.minus_baseline=false "
+        "grpo.use_leave_one_out_baseline=false grpo.normalize_rewards=false",
+        {"algorithm.name": "reinforce_pp"},
+    ),
+    "reinforce_pp_baseline": (
+        "0.7.0",
+        "grpo.adv_estimator.name=reinforce_plus_plus grpo.adv_estimator.minus_baseline=true "
+        "grpo.use_leave_one_out_baseline=false grpo.normalize_rewards=false",
+        {"algorithm.name": "reinforce_pp_baseline"},
+    ),
+    "kl_in_reward": ("0.7.0", "loss_fn.use_kl_in_reward=true", {"algorithm.kl.in": "reward"}),
+    "clip_low": ("0.4.0", "loss_fn.ratio_clip_min=0.1", {"algorithm.clip.low": 0.1}),
+    "dynamic_batch": (
+        "0.4.0",
+        "policy.dynamic_batching.enabled=true policy.dynamic_batching.train_mb_tokens=8192 "
+        "policy.dynamic_batching.logprob_mb_tokens=8192",
+        {"training.dynamic_batch": {"enabled": True, "max_tokens_per_gpu": 8192}},
+    ),
+    "epochs": ("0.5.0", "grpo.max_num_epochs=3 grpo.max_num_steps=2147483647", {"training.epochs": 3}),
+    "max_tokens": (
+        "0.7.0",
+        "policy.max_total_sequence_length=1024 data.max_input_seq_length=256 policy.generation.max_new_tokens=512",
+        {"data.max_prompt_length": 256, "data.max_response_length": 768, "rollout.max_tokens": 512},
+    ),
+    "dtype": ("0.4.0", "policy.precision=float16", {"model.dtype": "float16"}),
+    "context_parallel": (
+        "0.7.0",
+        "cluster.gpus_per_node=4 policy.dtensor_cfg.context_parallel_size=2",
+        {"training.parallel": {"cp": 2}},
+    ),
+    "sglang": ("0.7.0", "policy.generation.backend=sglang", {"rollout.engine": "sglang"}),
+    "mlflow": (
+        "0.5.0",
+        "logger.mlflow_enabled=true logger.mlflow.experiment_name=exp logger.mlflow.run_name=run1",
+        {"logging": {"backends": ["console", "mlflow"], "project": "exp", "experiment": "run1"}},
+    ),
+    "lora_targets": (
+        "0.6.0",
+        "policy.dtensor_cfg.lora_cfg.enabled=true policy.dtensor_cfg.lora_cfg.match_all_linear=false "
+        "policy.dtensor_cfg.lora_cfg.target_modules=[q_proj,v_proj]",
+        {"model.lora.target_modules": ["q_proj", "v_proj"]},
+    ),
+    "megatron_pp_cp": (
+        "0.7.0",
+        "--config examples/configs/grpo_math_1B_megatron.yaml cluster.gpus_per_node=8 "
+        "policy.megatron_cfg.pipeline_model_parallel_size=2 policy.megatron_cfg.context_parallel_size=2 "
+        "policy.megatron_cfg.activation_checkpointing=true policy.megatron_cfg.optimizer.weight_decay=0.02",
+        {
+            "training.parallel": {"pp": 2, "cp": 2},
+            "model.gradient_checkpointing": True,
+            "training.optimizer.weight_decay": 0.02,
+        },
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_each_mapped_field_round_trips(
+    name: str, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    version, items, expected = VARIANTS[name]
+    monkeypatch.chdir(tag(version).root)
+    script_ = "examples/run_grpo_math.py" if version < "0.5.0" else "examples/run_grpo.py"
+    imported = _imported(registry, version, f"uv run python {script_} {items}\n")
+    assert _round_trip(registry, version, imported) == []
+    spec = _spec(imported)
+    for path, value in expected.items():
+        node: Any = spec
+        for part in path.split("."):
+            node = node[part]
+        assert node == value, path
