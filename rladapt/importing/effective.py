@@ -299,7 +299,11 @@ def _resolve_leaf(cfg: Any, key: str, value: Any) -> Any:
 
 def _apply_override(cfg: Any, item: str, where: str, version: str) -> str:
     """Apply one Hydra override as NeMo-RL's ``parse_hydra_overrides`` does (``OverridesParser`` then
-    ``ConfigLoaderImpl._apply_overrides_to_config`` on the struct-mode config); returns the key it names."""
+    ``ConfigLoaderImpl._apply_overrides_to_config`` on the struct-mode config); returns the key it names.
+
+    Hydra itself does it, one item at a time so a refusal names its item (the loop applies them in order
+    anyway). ``_apply_overrides_to_config`` is the same in hydra-core 1.3.2, the newest NeMo-RL 0.6.0 and 0.7.0
+    allow (``hydra-core>1.3,<=1.3.2`` in their pyproject.toml), and in the 1.3.8 rladapt installs."""
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra.core.override_parser.overrides_parser import OverridesParser
 

@@ -382,6 +382,19 @@ def test_cli_import_then_diff_is_equal_and_errors_exit_2(tmp_path: Path) -> None
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert f"{bad}:1:" in res.stderr and "~grpo.no_such_key" in res.stderr
     assert not (tmp_path / "bad.yaml").exists()
+    # not run from a checkout: the config it would inherit is named, and the checkout asked for
+    res = rladapt(tmp_path, "import", "-f", "nemo-rl==0.7.0", str(launch), "-o", str(tmp_path / "bad.yaml"))
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "examples/configs/grpo_math_1B.yaml: no such NeMo-RL config" in res.stderr
+    assert "checkout of v0.7.0" in res.stderr and not (tmp_path / "bad.yaml").exists()
+
+
+def test_0_2_1_launches_diff_but_do_not_import(registry: Registry, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tag("0.2.1").root)
+    argv = ["uv", "run", "python", "examples/run_grpo_math.py", "grpo.val_period=3"]
+    assert fw.effective(argv, "0.2.1").values["grpo.val_period"] == 3
+    with pytest.raises(UsageError, match=r"spec.data.train needs 0\.4\.0"):
+        build(fw, "0.2.1", argv, source="run.sh", registry=registry)
 
 
 #: a team's reward-model config in the shape of upstream's grpo_rm_1B.yaml (0.4.0), on a node of its own
