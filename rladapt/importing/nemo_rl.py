@@ -16,9 +16,9 @@ from typing import Any
 
 from packaging.version import Version
 
+from rladapt.adapters.common import hydra_value
 from rladapt.adapters.nemo_rl.translate import MATH_VERIFY_IMPL, UNLIMITED
 from rladapt.adapters.nemo_rl.versions import V0_4_0, V0_5_0, V0_6_0, keys
-from rladapt.adapters.verl.translate import hydra_value
 from rladapt.primitives.errors import UsageError, quote
 
 from .effective import (
