@@ -38,6 +38,8 @@ EXAMPLE = "uv run python examples/run_grpo.py --config FILE KEY=VALUE ..."
 READS_FILES = True
 #: ``uv run`` picks the checkout's interpreter: the launch's ``python`` is no spec.runtime.python.
 INTERPRETER: str | None = None
+#: loss_fn.reference_policy_kl_type -> spec estimator (0.5.0+; translate.KL_TYPE also renders low_var_kl as k3, so
+#: an import names it k3)
 _KL_NAME = {"k1": "k1", "k2": "k2", "k3": "k3"}
 _BUILTIN = {impl: name for name, impl in MATH_VERIFY_IMPL.items()}
 
@@ -360,9 +362,9 @@ def _placement(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
     if t.get("policy.generation.colocated.enabled") is False and isinstance(t.get(f"{res}.num_nodes"), int):
         apart["rollout"] = t[f"{res}.num_nodes"]
         if t.get("grpo.async_grpo.enabled") is True:
-            put_age = t.get("grpo.async_grpo.max_trajectory_age_steps")
-            if isinstance(put_age, int) and put_age > 0:
-                out["spec.weight_sync.max_staleness"] = put_age
+            age = t.get("grpo.async_grpo.max_trajectory_age_steps")
+            if isinstance(age, int) and age > 0:
+                out["spec.weight_sync.max_staleness"] = age
     if "spec.reward.model.path" in out and isinstance(t.get("env.reward_model.resources.num_nodes"), int):
         apart["reward"] = t["env.reward_model.resources.num_nodes"]
     if apart:
