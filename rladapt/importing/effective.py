@@ -13,10 +13,11 @@ Two launches are the same run exactly when their effective configurations are eq
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import functools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -213,8 +214,10 @@ def nemo_rl_effective(
     assert isinstance(raw, dict) and isinstance(cfg, DictConfig)
     values: dict[str, Any] = {}
     out_origin: dict[str, str] = {}
+    with _nemo_resolvers(version):
+        resolved = {k: _resolve_leaf(cfg, k, v) for k, v in _nemo_leaves({str(k): v for k, v in raw.items()})}
     for key, value in _nemo_leaves({str(k): v for k, v in raw.items()}):
-        values[key] = _resolve_leaf(cfg, key, value)
+        values[key] = resolved[key]
         found = _nearest(origin, key)
         if found is not None:
             out_origin[key] = found
@@ -283,9 +286,37 @@ def _nemo_leaves(tree: Mapping[str, Any], prefix: str = "") -> list[tuple[str, A
     return out
 
 
+#: The OmegaConf resolvers NeMo-RL's GRPO scripts have when they resolve the config: ``mul``, registered at import
+#: by examples/run_grpo*.py (0.4.0, 0.5.0), then ``mul``, ``div`` and ``max`` by
+#: nemo_rl/utils/config.py register_omegaconf_resolvers (0.6.0, 0.7.0). 0.2.1's example config uses none.
+_NEMO_RESOLVERS: dict[str, Any] = {
+    "mul": lambda a, b: a * b,
+    "div": lambda a, b: a / b,
+    "max": lambda a, b: max(a, b),
+}
+
+
+@contextlib.contextmanager
+def _nemo_resolvers(version: str) -> Iterator[None]:
+    """NeMo-RL's resolvers of ``version`` while its config resolves; removed after, so no other framework's
+    config (verl's) resolves with them."""
+    from omegaconf import OmegaConf
+    from packaging.version import Version
+
+    names = ["mul", "div", "max"] if Version(version) >= Version("0.6.0") else ["mul"]
+    added = [n for n in names if not OmegaConf.has_resolver(n)]
+    for name in added:
+        OmegaConf.register_new_resolver(name, _NEMO_RESOLVERS[name])
+    try:
+        yield
+    finally:
+        for name in added:
+            OmegaConf.clear_resolver(name)
+
+
 def _resolve_leaf(cfg: Any, key: str, value: Any) -> Any:
-    """The value with its interpolations resolved; as written where only NeMo-RL can resolve it (a resolver it
-    registers when it runs, ``mul``/``div``/``max`` from 0.6.0: register_omegaconf_resolvers)."""
+    """The value with its interpolations resolved; as written where it does not resolve offline (a resolver the
+    tag does not have: NeMo-RL itself would fail on it)."""
     if not _interpolated(value):
         return value
     from omegaconf import OmegaConf

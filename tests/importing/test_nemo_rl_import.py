@@ -532,3 +532,20 @@ def test_each_mapped_field_round_trips(
         for part in path.split("."):
             node = node[part]
         assert node == value, path
+
+
+@pytest.mark.parametrize("version", ["0.4.0", "0.7.0"])
+def test_the_tags_own_resolvers_resolve_and_are_removed_after(
+    version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``${mul:...}`` resolves as in the tag's run (examples/run_grpo*.py registers mul at 0.4.0; config.py's
+    register_omegaconf_resolvers mul/div/max from 0.6.0), and no other framework's config sees the resolver."""
+    from omegaconf import OmegaConf
+
+    monkeypatch.chdir(tag(version).root)
+    script_ = "examples/run_grpo_math.py" if version < "0.5.0" else "examples/run_grpo.py"
+    argv = ["uv", "run", "python", script_, "policy.max_total_sequence_length=1000"]
+    values = fw.effective(argv, version).values
+    micro = values["policy.train_micro_batch_size"]
+    assert values["policy.dynamic_batching.train_mb_tokens"] == 1000 * micro
+    assert not OmegaConf.has_resolver("mul")
