@@ -305,6 +305,15 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
         put("spec.training.optimizer.lr", "policy.optimizer.kwargs.lr")
         put("spec.training.optimizer.weight_decay", "policy.optimizer.kwargs.weight_decay")
 
+    clip = t.get("policy.max_grad_norm")
+    # null is no clipping, which the spec cannot say (max_grad_norm > 0): it stays a native item
+    if (
+        _written(t, "policy.max_grad_norm", version)
+        and isinstance(clip, (int, float))
+        and not isinstance(clip, bool)
+    ):
+        out["spec.training.optimizer.max_grad_norm"] = float(clip)
+
     gen = "policy.generation"
     put("spec.rollout.engine", f"{gen}.backend")
     put("spec.rollout.tensor_parallel", f"{gen}.vllm_cfg.tensor_parallel_size")

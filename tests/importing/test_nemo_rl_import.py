@@ -503,6 +503,12 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any]]] = {
         "policy.dtensor_cfg.lora_cfg.target_modules=[q_proj,v_proj]",
         {"model.lora.target_modules": ["q_proj", "v_proj"]},
     ),
+    "max_grad_norm": ("0.5.0", "policy.max_grad_norm=0.5", {"training.optimizer.max_grad_norm": 0.5}),
+    "megatron_max_grad_norm": (
+        "0.7.0",
+        "--config examples/configs/grpo_math_1B_megatron.yaml cluster.gpus_per_node=8 policy.max_grad_norm=0.25",
+        {"training.optimizer.max_grad_norm": 0.25},
+    ),
     "megatron_pp_cp": (
         "0.7.0",
         "--config examples/configs/grpo_math_1B_megatron.yaml cluster.gpus_per_node=8 "
