@@ -225,6 +225,8 @@ def run(config: dict[str, Any], resume_from: str | None) -> int:
         from trl import RLOOTrainer as Trainer
 
     model_cfg, data_cfg = config["model"], config["data"]
+    # the user's files first: a wrong reward path fails before the model is loaded
+    reward = load_reward(config["reward"])
     args = TrainerConfig(**config["config"])
     transformers.set_seed(args.seed)
     tokenizer = AutoTokenizer.from_pretrained(model_cfg.get("tokenizer") or model_cfg["path"])
@@ -238,7 +240,6 @@ def run(config: dict[str, Any], resume_from: str | None) -> int:
         train = drop_long_prompts(train, tokenizer, int(limit))
         if val is not None:
             val = drop_long_prompts(val, tokenizer, int(limit))
-    reward = load_reward(config["reward"])
     output_dir = str(args.output_dir)
     Path(output_dir).mkdir(parents=True, exist_ok=True)
     metrics = Path(output_dir) / str(config.get("metrics_file") or METRICS_FILE)
