@@ -7,6 +7,7 @@ printing.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -138,4 +139,4 @@ def triage(target: str, framework: str | None, fmt: str) -> None:
     if not matches:
         if fmt == "text":
             click.echo(f"no known failure signature matched {what} ({len(lines)} lines)", err=True)
-        raise click.exceptions.Exit(1)
+        sys.exit(1)  # as `check` does: `python -m rladapt.cli` drops a returned code

@@ -8,7 +8,7 @@ compiled code), or the public report the text was read from. Plugins add their o
 
 from __future__ import annotations
 
-from .refine import oom_where, renamed_key
+from .refine import missing_column, oom_where, renamed_key
 from .signature import Signature
 
 __all__ = ["BUILTIN"]
@@ -227,7 +227,7 @@ _DATA_COLUMN = Signature(
     id="dataset-column-missing",
     patterns=(
         # rladapt/adapters/trl/driver.py load_split: the TRL driver checks the prompt column before training
-        r"no column '(?P<column>[^']+)' \(spec\.data\.prompt_key\)",
+        r"no column '(?P<column>[^']+)' \(spec\.data\.prompt_key\); found (?P<have>.+)$",
         # a KeyError under a dataset reader's frame (near): verl/utils/dataset/rl_dataset.py __getitem__
         # (verl 0.5.0 .. 0.9.1: example.pop(self.prompt_key)), openrlhf/datasets/prompts_dataset.py
         # preprocess_data (OpenRLHF 0.5.9.post1 .. 0.11.2: data[input_key])
@@ -248,6 +248,7 @@ _DATA_COLUMN = Signature(
         "verl/utils/dataset/rl_dataset.py (verl 0.9.1); openrlhf/datasets/prompts_dataset.py (OpenRLHF 0.11.2); "
         "rladapt/adapters/trl/driver.py"
     ),
+    refine=missing_column,
 )
 
 _PORT_IN_USE = Signature(
@@ -297,20 +298,20 @@ _RAW_PROMPT = Signature(
 _DISK_FULL = Signature(
     id="disk-full",
     patterns=(
-        # CPython OSError (errno 28 on Linux), from any write: a checkpoint, a log, a dataset cache
-        r"\[Errno 28\] No space left on device",
+        # glibc's strerror(ENOSPC), as every layer prints it: CPython "[Errno 28] No space left on device",
+        # Rust's std::io::Error (safetensors 0.8.0 save_file, seen here on a full tmpfs): "Error while
+        # serializing: I/O error: No space left on device (os error 28)"
+        r"No space left on device",
         # torch.save's zip writer, caffe2/serialize/inline_container.cc (torch 2.13.0, libtorch_cpu.so):
         # "PytorchStreamWriter failed writing file data/0: file write failed"
         r"PytorchStreamWriter failed writing file .*file write failed",
-        # safetensors (Rust): "Error while serializing: IoError(Os { code: 28, kind: StorageFull, .. })"
-        r"kind: StorageFull",
     ),
     cause="A write failed because the disk is full (most often a checkpoint: optimizer state is 2-3x the model).",
     fix=(
         "Free space or point spec.checkpoint.dir at a larger volume; keep fewer checkpoints "
         "(spec.checkpoint.keep_last) or save less often (spec.checkpoint.every_steps)."
     ),
-    source="CPython (errno 28); caffe2/serialize/inline_container.cc (torch 2.13.0); safetensors",
+    source="glibc strerror(ENOSPC); safetensors 0.8.0 (Rust std::io::Error); caffe2/serialize/inline_container.cc (torch 2.13.0)",
 )
 
 _KILLED = Signature(

@@ -51,7 +51,7 @@ def _hits(sig: Signature, lines: Sequence[str]) -> tuple[list[int], list[re.Matc
             if sig.near and not any(
                 p.search(lines[j])
                 for p in sig.compiled_near
-                for j in range(max(0, index - sig.window), index)
+                for j in range(max(0, index - sig.window), index + 1)
             ):
                 continue
             hits.append(index)
@@ -66,7 +66,7 @@ def _with_near(sig: Signature, lines: Sequence[str], hits: list[int]) -> list[in
         return hits
     out: list[int] = []
     for index in hits:
-        for j in range(index - 1, max(-1, index - sig.window - 1), -1):
+        for j in range(index, max(-1, index - sig.window - 1), -1):
             if any(p.search(lines[j]) for p in sig.compiled_near):
                 out.append(j)
                 break

@@ -15,7 +15,7 @@ from packaging.version import InvalidVersion, Version
 
 from .signature import Detail, Found
 
-__all__ = ["KeyFate", "key_fate", "oom_where", "renamed_key"]
+__all__ = ["KeyFate", "key_fate", "missing_column", "oom_where", "renamed_key"]
 
 # A Python traceback frame: `  File "/x/verl/workers/fsdp_workers.py", line 674, in update_actor`
 _FRAME = re.compile(r'File "[^"]+", line \d+, in (?P<func>\w+)')
@@ -95,6 +95,22 @@ def oom_where(found: Found) -> Detail | None:
         return None
     where = f"in the {role}" + (f", during {phase}" if phase else "")
     return Detail(cause=f"CUDA ran out of memory {where}.", fix=_FIXES[role])
+
+
+def missing_column(found: Found) -> Detail | None:
+    """The column asked for and the ones the data has, when the message names them (the TRL driver's does)."""
+    for m in found.matches:
+        named = m.groupdict()
+        if named.get("column"):
+            have = f"; the data's columns are: {named['have']}" if named.get("have") else ""
+            return Detail(
+                cause=f"The training data has no column {named['column']!r} (spec.data.prompt_key){have}."
+            )
+        if named.get("key"):
+            return Detail(
+                cause=f"The training data has no column {named['key']!r}, which the dataset reader asks for."
+            )
+    return None
 
 
 # --- unknown configuration keys --------------------------------------------------------------------------

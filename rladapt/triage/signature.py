@@ -42,8 +42,8 @@ class Signature:
 
     ``patterns`` are regular expressions tried on each log line (``re.search``); a line matching one of them is
     evidence. Each pattern is built from the message text of the code that prints it, named in ``source``
-    (file and version, or the public report it was read from). ``near``, when given, must also match one of the
-    ``window`` lines before a hit (a traceback frame above a bare ``KeyError``), so that a message this common
+    (file and version, or the public report it was read from). ``near``, when given, must also match the hit or one of
+    the ``window`` lines before it (a traceback frame above a bare ``KeyError``), so that a message this common
     is not taken for this failure anywhere else. ``frameworks`` empty means every framework (NCCL, CUDA, Ray);
     ``versions`` is a PEP 440 specifier judged when the version is known. ``refine`` may read the matched lines
     and the schema snapshots to name what the generic text cannot (the role and phase of an OOM, the new name
