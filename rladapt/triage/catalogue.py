@@ -71,7 +71,10 @@ _VLLM_ENGINE_DEAD = Signature(
         "Triage the first error above the engine's death; if it is memory, lower "
         "spec.rollout.gpu_memory_utilization or raise spec.rollout.tensor_parallel."
     ),
-    source="vllm/v1/engine/exceptions.py (vLLM 0.8.5); vllm/engine/async_llm_engine.py (vLLM 0.6.3)",
+    source=(
+        "vllm/v1/engine/exceptions.py (vLLM 0.8.5); vllm/engine/async_llm_engine.py (vLLM 0.6.3); "
+        "https://github.com/vllm-project/vllm/issues/5060"
+    ),
 )
 
 _VLLM_KV_CACHE = Signature(
@@ -151,10 +154,10 @@ _RAY_ACTOR_DIED = Signature(
 _UNKNOWN_KEY = Signature(
     id="config-key-unknown",
     patterns=(
-        # hydra/_internal/config_loader_impl.py (hydra-core 1.3.2): "Could not override 'a.b'.\nTo append to your
+        # hydra/_internal/config_loader_impl.py (hydra-core 1.3.8): "Could not override 'a.b'.\nTo append to your
         # config use +a.b=v" (verl's Hydra CLI; NeMo-RL's parse_hydra_overrides uses the same loader)
         r"Could not override '(?P<key>[^']+)'",
-        # omegaconf/dictconfig.py (omegaconf 2.3.0), with the full key on a later line
+        # omegaconf/dictconfig.py (omegaconf 2.3.1), with the full key on a later line
         r"Key '(?P<leaf>[^']+)' is not in struct",
         # CPython Lib/argparse.py parse_args: OpenRLHF's CLI (train_ppo_ray)
         r"error: unrecognized arguments: (?P<args>.+)",
@@ -165,7 +168,7 @@ _UNKNOWN_KEY = Signature(
     cause="The framework does not accept a configuration key (renamed or removed by an upgrade, or misspelt).",
     fix="Rename or drop the key in spec.native.<framework>; `rladapt upgrade` lists the renamed keys.",
     source=(
-        "hydra/_internal/config_loader_impl.py (hydra-core 1.3.2); omegaconf/dictconfig.py (omegaconf 2.3.0); "
+        "hydra/_internal/config_loader_impl.py (hydra-core 1.3.8); omegaconf/dictconfig.py (omegaconf 2.3.1); "
         "CPython Lib/argparse.py"
     ),
     refine=renamed_key,
