@@ -232,7 +232,8 @@ def run(config: dict[str, Any], resume_from: str | None) -> int:
     tokenizer = AutoTokenizer.from_pretrained(model_cfg.get("tokenizer") or model_cfg["path"])
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(model_cfg["path"], torch_dtype=_dtype(model_cfg["dtype"]))
+    # `dtype` (transformers 4.56+, which every pinned TRL requires; `torch_dtype` is deprecated there)
+    model = AutoModelForCausalLM.from_pretrained(model_cfg["path"], dtype=_dtype(model_cfg["dtype"]))
     train = load_split(data_cfg["train"], data_cfg["prompt_key"], "spec.data.train")
     val = load_split(data_cfg["val"], data_cfg["prompt_key"], "spec.data.val") if data_cfg["val"] else None
     limit = data_cfg.get("drop_prompts_longer_than")
