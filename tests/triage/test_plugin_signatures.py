@@ -6,6 +6,7 @@ import pytest
 
 from rladapt.plugins import hookimpl
 from rladapt.plugins._manager import load_registry
+from rladapt.plugins.testing import check_signature
 from rladapt.triage import BUILTIN, Signature, triage
 
 #: An org's own failure: the message its storage client prints (the text is the plugin's to cite).
@@ -65,3 +66,31 @@ def test_a_clashing_id_is_a_conflict_and_a_wrong_result_a_broken_plugin() -> Non
 def test_a_signature_with_a_broken_pattern_fails_where_it_is_declared() -> None:
     with pytest.raises(ValueError, match="is not a regex"):
         Signature(id="x", patterns=("(unclosed",), cause="c", fix="f", source="s")
+
+
+def test_the_kit_checks_a_signature_against_its_example_and_the_registry() -> None:
+    registry = load_registry(
+        extra=[("acme", QuotaPlugin()), ("clash", ClashingPlugin())], use_entry_points=False
+    )
+    assert check_signature(QUOTA, ["OSError: ACME-FS: quota exceeded for project rl-42"], registry) == []
+    failures = check_signature(QUOTA, ["OSError: ACME-FS: disk quota reached"], registry)
+    assert failures == [
+        "signature 'acme-quota': does not match its example 'OSError: ACME-FS: disk quota reached'"
+    ]
+    clash = registry.signatures()["cuda-oom"].obj
+    example = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    assert check_signature(clash, [example], registry) == [
+        "signature 'cuda-oom': registered by more than one plugin: rladapt, clash"
+    ]
+    never = Signature(
+        id="verl-only-old",
+        patterns=("x",),
+        cause="c",
+        fix="f",
+        source="",
+        frameworks=("verl",),
+        versions="<0.1",
+    )
+    failures = check_signature(never, ["x"], registry)
+    assert "signature 'verl-only-old': source is empty: cite where the message text comes from" in failures
+    assert any("matches none of verl's declared versions" in f for f in failures)
