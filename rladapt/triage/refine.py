@@ -44,6 +44,10 @@ _FRAMES: dict[str, tuple[str, str]] = {
     ),
     "compute_loss": ("actor", "training (compute_loss)"),
     "_compute_loss": ("actor", "training (compute_loss)"),
+    # nemo_rl/models/policy/dtensor_policy_worker.py (NeMo-RL 0.4.0 .. 0.7.0): the policy worker also computes the
+    # reference model's log-probs (get_reference_policy_logprobs) and its own (get_logprobs)
+    "get_reference_policy_logprobs": ("ref", "reference log-prob (get_reference_policy_logprobs)"),
+    "get_logprobs": ("actor", "log-prob computation (get_logprobs)"),
 }
 
 #: Ray actor class -> role. openrlhf/trainer/ray/ (0.11.2): ppo_actor.py PolicyModelActor, ppo_critic.py
@@ -58,6 +62,13 @@ _ACTORS: dict[str, str] = {
     "RolloutRayActor": "rollout",
     "LLMRayActor": "rollout",
     "RayWorkerWrapper": "rollout",
+    # nemo_rl/models/policy/dtensor_policy_worker.py, dtensor_policy_worker_v2.py, megatron_policy_worker.py and
+    # nemo_rl/models/generation/vllm/vllm_worker.py (NeMo-RL 0.4.0 .. 0.7.0): each __repr__ sets the Ray log
+    # prefix, e.g. "(DTensorPolicyWorkerV2[rank=1] pid=..)"
+    "DTensorPolicyWorker": "actor",
+    "DTensorPolicyWorkerV2": "actor",
+    "MegatronPolicyWorker": "actor",
+    "VllmGenerationWorker": "rollout",
 }
 
 _FIXES: dict[str, str] = {

@@ -86,6 +86,8 @@ def test_cuda_oom_names_the_role_and_phase_from_the_traceback(
 def test_cuda_oom_without_a_known_frame_takes_the_role_from_the_ray_actor() -> None:
     log = "(PolicyModelActor pid=812) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB.\n"
     assert "in the actor" in run(log)["cuda-oom"].cause
+    nemo = "(VllmGenerationWorker[rank=0] pid=77) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1 GiB.\n"
+    assert "in the rollout" in run(nemo)["cuda-oom"].cause
     bare = run("RuntimeError: CUDA error: out of memory\n")["cuda-oom"]
     assert "does not say" in bare.cause
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from rladapt.cli import main
 from tests.cli.test_cli import rladapt
 
 # vllm/v1/engine/exceptions.py EngineDeadError; torch ProcessGroupNCCL.cpp's watchdog
@@ -45,18 +48,31 @@ def test_text_names_the_cause_fix_and_numbered_lines(tmp_path: Path) -> None:
     assert "  source:   vllm/v1/engine/exceptions.py" in res.stdout
 
 
-def test_nothing_matched_is_exit_1(tmp_path: Path) -> None:
+def in_process(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """``rladapt ARGS`` through the CLI's own entry point and error policy, without a new interpreter."""
+    with pytest.raises(SystemExit) as exited:
+        main(list(args))
+        raise SystemExit(0)
+    out = capsys.readouterr()
+    code = exited.value.code
+    return (code if isinstance(code, int) else 1), out.out, out.err
+
+
+def test_nothing_matched_is_exit_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     log = tmp_path / "fine.log"
     log.write_text("[rladapt] step 10/10  reward 0.9\n")
-    res = rladapt("triage", str(log))
-    assert res.returncode == 1
-    assert res.stdout == ""
-    assert "no known failure signature matched" in res.stderr
-    res = rladapt("triage", str(log), "--format", "json")
-    assert (res.returncode, json.loads(res.stdout)) == (1, {"matches": []})
+    code, out, err = in_process(capsys, "triage", str(log))
+    assert (code, out) == (1, "")
+    assert "no known failure signature matched" in err
+    code, out, _ = in_process(capsys, "triage", str(log), "--format", "json")
+    assert (code, json.loads(out)) == (1, {"matches": []})
+    # the installed command (python -m rladapt.cli) exits 1 too
+    assert rladapt("triage", str(log)).returncode == 1
 
 
-def test_usage_errors_are_exit_2_without_a_traceback(tmp_path: Path) -> None:
+def test_usage_errors_are_exit_2_without_a_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     log = tmp_path / "job.log"
     log.write_text(LOG)
     cases = {
@@ -68,7 +84,7 @@ def test_usage_errors_are_exit_2_without_a_traceback(tmp_path: Path) -> None:
         (str(tmp_path),): "is a directory",
     }
     for args, message in cases.items():
-        res = rladapt("triage", *args)
-        assert res.returncode == 2, (args, res.stderr)
-        assert message in res.stderr, (args, res.stderr)
-        assert "Traceback" not in res.stderr and res.stdout == ""
+        code, out, err = in_process(capsys, "triage", *args)
+        assert code == 2, (args, err)
+        assert message in err, (args, err)
+        assert "Traceback" not in err and out == ""

@@ -1,8 +1,8 @@
 """``rladapt triage`` on real failures caused here: TRL on the CPU through ``rladapt launch -f trl`` (the tiny model
 of ``examples/tiny``), each run made to fail one way, then triaged by its run id as a user would.
 
-A missing data column fails before training (a few seconds); the killed run and the full disk train for a step
-first (about 10 s each on 2 idle cores).
+A missing data column fails before training, the killed run is killed as soon as its process runs, and the full
+disk trains one step first (each a few seconds on 2 idle cores, most of it importing torch and TRL).
 """
 
 from __future__ import annotations
@@ -84,14 +84,16 @@ def test_a_killed_process(tmp_path: Path) -> None:
     assert res.returncode == 0, res.stderr
     run_id = res.stdout.strip()
     run_dir = Path(os.environ["RLADAPT_HOME"]) / "runs" / run_id
-    deadline = time.monotonic() + 120
-    while "[rladapt] step 1/" not in (run_dir / "output.log").read_text(errors="replace"):
-        assert time.monotonic() < deadline, (run_dir / "output.log").read_text()[-2000:]
-        time.sleep(0.5)
-    wrapper = int((run_dir / "job.pid").read_text().split()[0])
-    trainers = _children(wrapper)
-    assert trainers, "the job wrapper has no child"
-    for pid in trainers:  # the job's own process, as the kernel's OOM killer would pick it
+    # the job's own process (the TRL driver under rladapt's bootstrap), as the kernel's OOM killer would pick it;
+    # killed as soon as it runs: what it was doing makes no difference to what the kill leaves behind
+    deadline = time.monotonic() + 60
+    trainers: list[int] = []
+    while not trainers:
+        assert time.monotonic() < deadline, "the job never started"
+        if (run_dir / "job.pid").exists():
+            trainers = _children(int((run_dir / "job.pid").read_text().split()[0]))
+        time.sleep(0.2)
+    for pid in trainers:
         os.kill(pid, signal.SIGKILL)
     deadline = time.monotonic() + 30
     while not (run_dir / "exit_code").exists() and time.monotonic() < deadline:
