@@ -95,7 +95,13 @@ def oom_where(found: Found) -> Detail | None:
     first = found.hits[0]
     role: str | None = None
     phase: str | None = None
-    for line in found.lines[max(0, first - _LOOKBACK) : first + 1]:
+    start = max(0, first - _LOOKBACK)
+    # only the OOM's own traceback: the frames of an earlier, unrelated one must not name its role
+    for index in range(first, start - 1, -1):
+        if "Traceback (most recent call last)" in found.lines[index]:
+            start = index
+            break
+    for line in found.lines[start : first + 1]:
         frame = _FRAME.search(line)
         if frame and frame.group("func") in _FRAMES:
             role, phase = _FRAMES[frame.group("func")]  # the last one wins: the innermost call

@@ -83,6 +83,20 @@ def test_cuda_oom_names_the_role_and_phase_from_the_traceback(
     assert fix_field in match.fix
 
 
+def test_cuda_oom_reads_only_its_own_traceback() -> None:
+    log = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/x/verl/workers/fsdp_workers.py", line 720, in generate_sequences',
+            "RuntimeError: an earlier failure, retried",
+            "Traceback (most recent call last):",
+            '  File "/x/train.py", line 3, in main',
+            "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.",
+        ]
+    )
+    assert "does not say" in run(log)["cuda-oom"].cause
+
+
 def test_cuda_oom_without_a_known_frame_takes_the_role_from_the_ray_actor() -> None:
     log = "(PolicyModelActor pid=812) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB.\n"
     assert "in the actor" in run(log)["cuda-oom"].cause
