@@ -234,7 +234,8 @@ _DATA_COLUMN = Signature(
         # a KeyError under a dataset reader's frame (near): verl/utils/dataset/rl_dataset.py __getitem__
         # (verl 0.5.0 .. 0.9.1: example.pop(self.prompt_key)), openrlhf/datasets/prompts_dataset.py
         # preprocess_data (OpenRLHF 0.5.9.post1 .. 0.11.2: data[input_key])
-        r"^\s*KeyError: '(?P<key>[^']+)'\s*$",
+        # (behind a Ray actor's prefix when the reader runs in one: verl's TaskRunner)
+        r"\bKeyError: '(?P<key>[^']+)'\s*$",
     ),
     near=(
         r'rl_dataset\.py", line \d+, in (?:__getitem__|_build_messages|_read_files_and_tokenize|maybe_filter_out_long_prompts)',
@@ -278,7 +279,7 @@ _PORT_IN_USE = Signature(
 
 _RAW_PROMPT = Signature(
     id="verl-raw-prompt-async",
-    patterns=(r"^\s*KeyError: 'raw_prompt'\s*$", r"KeyError: 'raw_prompt'"),
+    patterns=(r"\bKeyError: 'raw_prompt'",),
     # verl/experimental/agent_loop/agent_loop.py (0.5.0 line 276): batch.non_tensor_batch["raw_prompt"], which
     # verl/utils/dataset/rl_dataset.py fills only with data.return_raw_chat (0.5.0 line 311; default false in
     # 0.5.0 and 0.6.1, true from 0.7.1: legacy_data.yaml); report: https://github.com/verl-project/verl/pull/2810

@@ -204,6 +204,9 @@ def test_dataset_column_needs_the_dataset_frame_above_a_key_error() -> None:
     match = run(log)["dataset-column-missing"]
     assert match.line_numbers == (3, 4)
     assert "spec.data.prompt_key" in match.fix
+    # behind the Ray prefix of the actor that reads the data
+    ray = "\n".join(f"(TaskRunner pid=301) {line}" for line in log.splitlines())
+    assert run(ray)["dataset-column-missing"].line_numbers == (3, 4)
     # the same KeyError anywhere else is not this failure
     assert "dataset-column-missing" not in run(
         "  File \"/x/train.py\", line 3, in main\nKeyError: 'prompt'\n"
