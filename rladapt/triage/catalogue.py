@@ -16,7 +16,8 @@ __all__ = ["BUILTIN"]
 _NCCL_TIMEOUT = Signature(
     id="nccl-timeout",
     patterns=(
-        # torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (torch 2.x): "[Rank N] Watchdog caught collective
+        # torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (torch 2.x; NCCL is not in the CPU wheel, the text is
+        # read from the source and from public run logs): "[Rank N] Watchdog caught collective
         # operation timeout: WorkNCCL(SeqNum=.., OpType=ALLREDUCE, ..) ran for N milliseconds before timing out."
         r"Watchdog caught collective operation timeout",
         # same file: the abort that follows it
@@ -33,13 +34,13 @@ _NCCL_TIMEOUT = Signature(
         "generation between collectives), raise the process group's timeout: verl `actor_rollout_ref.nccl_timeout` "
         "(seconds, default 600; through spec.native.verl)."
     ),
-    source="torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (torch 2.13.0)",
+    source="torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (torch 2.x)",
 )
 
 _CUDA_OOM = Signature(
     id="cuda-oom",
     patterns=(
-        # c10/cuda/CUDACachingAllocator.cpp (torch 2.13.0): "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0
+        # c10/cuda/CUDACachingAllocator.cpp (torch 2.x; CUDA code, not in the CPU wheel): "CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0
         # has a total capacity of ..."; raised as torch.OutOfMemoryError (torch.cuda.OutOfMemoryError before 2.5)
         r"CUDA out of memory\. Tried to allocate",
         # c10/cuda/CUDAException.h: a kernel launch or cudaMalloc outside the caching allocator
@@ -51,7 +52,7 @@ _CUDA_OOM = Signature(
         "training: lower spec.training.micro_batch_per_gpu, set spec.model.gradient_checkpointing: true, or "
         "shard more (spec.training.parallel)."
     ),
-    source="c10/cuda/CUDACachingAllocator.cpp (torch 2.13.0)",
+    source="c10/cuda/CUDACachingAllocator.cpp (torch 2.x)",
     refine=oom_where,
 )
 
@@ -180,9 +181,9 @@ _CKPT_WORLD_SIZE = Signature(
         # verl/utils/checkpoint/fsdp_checkpoint_manager.py (verl 0.5.0 .. 0.9.1): each rank loads
         # f"model_world_size_{self.world_size}_rank_{self.rank}.pt" (and optim_, extra_state_)
         r"No such file or directory: .*(?:model|optim|extra_state)_world_size_\d+_rank_\d+\.pt",
-        # deepspeed/runtime/engine.py _load_zero_checkpoint (OpenRLHF's engine): ZeRO state partitioned for
-        # another data-parallel size, "... Automatic adjustment of ZeRO's optimizer state partitioning with a new
-        # world size is not currently supported."
+        # deepspeed/runtime/engine.py (OpenRLHF's engine; the text as a public DeepSpeed run log prints it): ZeRO
+        # state partitioned for another data-parallel size, "... Automatic adjustment of ZeRO's optimizer state
+        # partitioning with a new world size is not currently supported."
         r"The checkpoint being loaded used a DP world size of \d+ but the current world size is \d+",
     ),
     cause=(
@@ -231,8 +232,9 @@ _DATA_COLUMN = Signature(
     patterns=(
         # rladapt/adapters/trl/driver.py load_split: the TRL driver checks the prompt column before training
         r"no column '(?P<column>[^']+)' \(spec\.data\.prompt_key\); found (?P<have>.+)$",
-        # a KeyError under a dataset reader's frame (near): verl/utils/dataset/rl_dataset.py __getitem__
-        # (verl 0.5.0 .. 0.9.1: example.pop(self.prompt_key)), openrlhf/datasets/prompts_dataset.py
+        # a KeyError under a dataset reader's frame (near): verl/utils/dataset/rl_dataset.py _build_messages
+        # (verl 0.5.0 line 191: example.pop(self.prompt_key); 0.9.1 line 313: example[key], also reached from
+        # maybe_filter_out_long_prompts while the files are read), openrlhf/datasets/prompts_dataset.py
         # preprocess_data (OpenRLHF 0.5.9.post1 .. 0.11.2: data[input_key])
         # (behind a Ray actor's prefix when the reader runs in one: verl's TaskRunner)
         r"\bKeyError: '(?P<key>[^']+)'\s*$",
