@@ -35,6 +35,7 @@ LAZY_VERBS: dict[str, str] = {
     "import": "migrate",
     "diff": "migrate",
     "upgrade": "upgrade",
+    "triage": "triage",
 }
 
 

@@ -99,6 +99,22 @@ class Registry:
     plugins: list[str] = field(default_factory=list)
     #: Print every hook call to stderr (``RLADAPT_TRACE_PLUGINS=1``, ``rladapt --debug``).
     trace: bool = False
+    #: ``rladapt_register_signatures``'s results by id, once ``signatures()`` has collected them
+    _signatures: dict[str, Registered[Any]] | None = None
+
+    def signatures(self) -> dict[str, Registered[Any]]:
+        """The triage signatures of the plugins, by id (built-in ones under the plugin name ``rladapt``).
+
+        Collected on first use, not at load: only ``rladapt triage`` needs them, and a render must not import
+        the catalogue.
+        """
+        if self._signatures is None:
+            from rladapt.triage import BUILTIN, Signature
+
+            table: dict[str, Registered[Any]] = {s.id: Registered(s, "rladapt") for s in BUILTIN}
+            _register_all(self, "signature", "rladapt_register_signatures", table, Signature, attr="id")
+            self._signatures = table
+        return self._signatures
 
     def framework(self, name: str) -> FrameworkAdapter:
         return self._get("framework", name, self.frameworks).obj

@@ -31,6 +31,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from rladapt.primitives import Problem, RLJob
+    from rladapt.triage import Signature
 
     from .adapter import FrameworkAdapter
     from .launcher import Launcher
@@ -79,6 +80,23 @@ def rladapt_register_patches() -> list[Patch]:
     the framework's native validation. Applied patch ids are listed in ``NativeLaunch.patches``.
 
     :returns: ``Patch`` objects. ``Patch.id`` is unique across plugins.
+    """
+
+
+@hookspec
+def rladapt_register_signatures() -> list[Signature]:
+    """Register failure signatures for ``rladapt triage``: a known failure, how to recognise it in a log, its
+    cause and its fix.
+
+    Called once per process, the first time ``rladapt triage`` reads the catalogue (not on renders). The built-in
+    catalogue (``rladapt.triage.catalogue``) comes first; a plugin's signatures are matched after it.
+
+    :returns: ``rladapt.triage.Signature`` records. ``Signature.id`` is unique across plugins and the built-in
+        catalogue: an id registered twice makes that signature unusable, with a warning naming both owners;
+        anything that is not a ``Signature``, or an exception, makes this plugin broken. Cite where each
+        pattern's text comes from in ``Signature.source``.
+
+    .. versionadded:: 0.2
     """
 
 

@@ -17,7 +17,7 @@
 
 Installing rladapt also installs the kit's pytest plugin (entry point ``pytest11``), whose fixtures
 ``rladapt_registry`` and ``rladapt_registry_factory`` load plugins the way ``rladapt`` does. The plain functions
-(``check_adapter``, ``check_launcher``, ``check_patch``...) return a list of failures, for other test runners;
+(``check_adapter``, ``check_launcher``, ``check_patch``, ``check_signature``...) return a list of failures, for other test runners;
 importing this package does not import pytest.
 """
 
@@ -32,6 +32,7 @@ from .checks import (
     check_patch,
     check_patches,
     check_runtime_patches,
+    check_signature,
     check_translate,
     check_unknown_option,
     declared_options,
@@ -56,6 +57,7 @@ __all__ = [
     "check_patch",
     "check_patches",
     "check_runtime_patches",
+    "check_signature",
     "check_translate",
     "check_unknown_option",
     "declared_options",

@@ -29,6 +29,8 @@ from ..native import secrets as native_secrets
 from ..patches import Patch
 
 if TYPE_CHECKING:
+    from rladapt.triage import Signature
+
     from .host import Registry
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*\Z")
@@ -387,3 +389,48 @@ def _check_hook(where: str, hook: str | None) -> list[str]:
 
 def check_patches(patches: Iterable[Patch], registry: Registry | None = None) -> list[str]:
     return [failure for patch in patches for failure in check_patch(patch, registry)]
+
+
+def check_signature(
+    signature: Signature, examples: Sequence[str], registry: Registry | None = None
+) -> list[str]:
+    """A triage signature is well formed, cites its source, and matches ``examples``: lines carrying the real
+    message text it was built from (as the source prints it), each of which must be evidence of it. With a registry:
+    its frameworks are registered, its versions match a declared version, and its id is registered once.
+
+    .. versionadded:: 0.2
+    """
+    from rladapt.triage import triage
+
+    where = f"signature {signature.id!r}"
+    failures = []
+    if not _NAME.fullmatch(signature.id):
+        failures.append(f"{where}: id must be a lowercase identifier")
+    for name in ("cause", "fix", "source"):
+        if not getattr(signature, name).strip():
+            failures.append(
+                f"{where}: {name} is empty"
+                + (": cite where the message text comes from" if name == "source" else "")
+            )
+    if not examples:
+        failures.append(f"{where}: give at least one example line with the real message text")
+    for line in examples:
+        found = triage([line], [signature], None, None)
+        if not found:
+            failures.append(f"{where}: does not match its example {line!r}")
+    if registry is not None:
+        for fw in signature.frameworks:
+            if fw not in registry.frameworks:
+                failures.append(f"{where}: framework {fw!r} is not registered")
+            elif signature.versions:
+                declared = [v.version for v in registry.framework(fw).versions()]
+                if not any(Version(v) in SpecifierSet(signature.versions) for v in declared):
+                    failures.append(
+                        f"{where}: versions {signature.versions!r} matches none of {fw}'s declared versions "
+                        f"({', '.join(declared)}): it never applies"
+                    )
+        registry.signatures()  # collects them, and with them the conflicts
+        owners = registry.conflicts.get(("signature", signature.id))
+        if owners:
+            failures.append(f"{where}: registered by more than one plugin: {', '.join(owners)}")
+    return failures
