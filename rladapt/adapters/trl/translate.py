@@ -324,8 +324,14 @@ def _batches(b: _Builder) -> None:
     b.set("learning_rate", opt.lr, "spec.training.optimizer.lr")
     if opt.warmup_steps is not None:
         b.set("warmup_steps", opt.warmup_steps, "spec.training.optimizer.warmup_steps")
+    if opt.warmup_ratio is not None:
+        b.set("warmup_ratio", opt.warmup_ratio, "spec.training.optimizer.warmup_ratio")
     if opt.weight_decay is not None:
         b.set("weight_decay", opt.weight_decay, "spec.training.optimizer.weight_decay")
+    if opt.max_grad_norm is not None:
+        # TrainingArguments.max_grad_norm: the Trainer clips the global norm before each optimizer step
+        # (transformers 4.57.6 trainer.py _inner_training_loop, clip_grad_norm_)
+        b.set("max_grad_norm", opt.max_grad_norm, "spec.training.optimizer.max_grad_norm")
     if tr.critic_optimizer is not None:
         b.unsupported("spec.training.critic_optimizer", f"a critic optimizer ({b.trainer} has no critic)")
     par = tr.parallel

@@ -34,6 +34,8 @@ _BASE = frozenset(
         "reward.function",
         "checkpoint.resume_path",  # trainer.train(resume_from_checkpoint=PATH)
         "checkpoint.keep_last",  # TrainingArguments.save_total_limit
+        # TrainingArguments.warmup_ratio: ceil(max_steps * ratio) steps (transformers 4.57.6 get_warmup_steps)
+        "optimizer.warmup_ratio",
         "logging.wandb",  # TrainingArguments.report_to
         "logging.tensorboard",
         "logging.mlflow",

@@ -41,6 +41,7 @@ CASES: dict[str, tuple[str, ...]] = {
         "spec.logging.backends=[tensorboard]",
         "spec.placement.pools=[{name: one, nodes: 1, gpus_per_node: 1, roles: [actor, rollout, ref]}]",
     ),
+    "grpo-warmup-ratio-clip": ("spec.training.optimizer={lr: 0.001, warmup_ratio: 0.25, max_grad_norm: 0.5}",),
     "rloo": (
         "spec.algorithm={name: rloo, group_size: 4, kl: {coef: 0.05, in: reward}}",
         "spec.training.micro_batch_per_gpu=8",
@@ -81,8 +82,12 @@ def expected(j: RLJob, version: str) -> dict[str, Any]:
         out["num_train_epochs"] = float(tr.epochs or 1)
     if tr.optimizer.warmup_steps is not None:
         out["warmup_steps"] = tr.optimizer.warmup_steps
+    if tr.optimizer.warmup_ratio is not None:
+        out["warmup_ratio"] = tr.optimizer.warmup_ratio
     if tr.optimizer.weight_decay is not None:
         out["weight_decay"] = tr.optimizer.weight_decay
+    if tr.optimizer.max_grad_norm is not None:
+        out["max_grad_norm"] = tr.optimizer.max_grad_norm
     if s.data.seed is not None:
         out["seed"] = s.data.seed
     if s.checkpoint.every_steps:
