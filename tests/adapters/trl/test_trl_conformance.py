@@ -41,7 +41,9 @@ CASES: dict[str, tuple[str, ...]] = {
         "spec.logging.backends=[tensorboard]",
         "spec.placement.pools=[{name: one, nodes: 1, gpus_per_node: 1, roles: [actor, rollout, ref]}]",
     ),
-    "grpo-warmup-ratio-clip": ("spec.training.optimizer={lr: 0.001, warmup_ratio: 0.25, max_grad_norm: 0.5}",),
+    "grpo-warmup-ratio-clip": (
+        "spec.training.optimizer={lr: 0.001, warmup_ratio: 0.25, max_grad_norm: 0.5}",
+    ),
     "rloo": (
         "spec.algorithm={name: rloo, group_size: 4, kl: {coef: 0.05, in: reward}}",
         "spec.training.micro_batch_per_gpu=8",
