@@ -11,11 +11,11 @@ from typing import Any
 from rladapt.primitives import UsageError, load_job_text
 from rladapt.primitives.errors import one_line, quote
 
-from .effective import INTERPOLATED, Effective, same
+from .effective import ADJUSTED, INTERPOLATED, Effective, derived, same
 from .importer import framework_module
 from .script import read_launch
 
-_FRAMEWORKS = ("verl",)
+_FRAMEWORKS = ("verl", "openrlhf")
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,8 @@ class Side:
         default = f"{self.effective.framework} {self.effective.version} default"
         if found is None:
             return default
+        if found.startswith(ADJUSTED):
+            return f"{self.effective.framework} {self.effective.version} {found}"
         return f"{default} {found[2:]}" if found.startswith(INTERPOLATED) else found
 
 
@@ -76,7 +78,7 @@ def side(path: str, framework: str | None, version: str | None, sets: dict[str, 
         passthrough = {item: i for i, item in enumerate(native.passthrough)}
         sources: dict[str, str] = {}
         for key, item in eff.sources.items():
-            if item.startswith(INTERPOLATED):
+            if derived(item):
                 sources[key] = item
             elif item in passthrough:
                 sources[key] = f"spec.native.{framework}[{passthrough[item]}]"
@@ -95,7 +97,7 @@ def side(path: str, framework: str | None, version: str | None, sets: dict[str, 
         resolved = version or registry.framework(name).resolve_version(None).version
         eff = fw.effective(list(launch.argv), resolved)
         line = f"{path}:{launch.line}"
-        return Side(path, eff, {k: s if s.startswith(INTERPOLATED) else line for k, s in eff.sources.items()})
+        return Side(path, eff, {k: s if derived(s) else line for k, s in eff.sources.items()})
     raise UsageError(
         f"{quote(path)}: neither an RLJob spec nor a verl, OpenRLHF or NeMo-RL launch; give -f NAME"
     )

@@ -48,11 +48,15 @@ class Imported:
 
 
 def framework_module(name: str) -> ModuleType:
-    """The import module of framework ``name`` (verl today; OpenRLHF and NeMo-RL are not readable yet)."""
+    """The import module of framework ``name`` (verl and OpenRLHF; NeMo-RL is not readable yet)."""
     from . import verl
 
     if name == "verl":
         return verl
+    if name == "openrlhf":
+        from . import openrlhf
+
+        return openrlhf
     if name in ("openrlhf", "nemo-rl"):
         raise UsageError(f"--framework {name}: import and diff read verl launches only in this release")
     raise UsageError(f"--framework {quote(name)}: import reads verl launches (openrlhf, nemo-rl: not yet)")
@@ -156,10 +160,11 @@ def build(
     data["spec"].setdefault("reward", fw.reward_standin(target.values))
     if env:
         data["spec"]["env"] = dict(env)
-    if argv[0] != "python3":
-        data["spec"].setdefault("runtime", {})["python"] = argv[0]
+    launched, notes = fw.prefix(argv)
+    for path, value in launched.items():
+        old = data["spec"].get("env") if path == "spec.env" else None
+        _put(data, path, {**old, **value} if old else value)
     framework = f"{fw.FRAMEWORK}=={version}"
-    notes: list[str] = []
 
     # spec fields the spec refuses (out of range, not expressible on this version): dropped, left to native items
     for _ in range(_MAX_ROUNDS):
