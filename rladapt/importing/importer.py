@@ -210,7 +210,8 @@ def build(
 
 
 def _parent(path: str) -> str:
-    return path.rsplit(".", 1)[0] if "." in path else path
+    # never the whole spec: a problem there is the spec's, not a field's to leave to native items
+    return path.rsplit(".", 1)[0] if path.count(".") > 1 else path
 
 
 def differences(a: Effective, b: Effective) -> list[str]:

@@ -10,13 +10,15 @@ hold goes to ``spec.native.openrlhf`` in the residual pass of ``rladapt.importin
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any
 
 from packaging.version import Version
 
 from rladapt.adapters.openrlhf.translate import ENTRY_MODULE, REWARD_FUNC_NAME
-from rladapt.adapters.openrlhf.versions import ALGORITHMS, has_flag, option
+from rladapt.adapters.openrlhf.versions import ALGORITHMS, DOTTED, READ_DOTTED, has_flag, option
+from rladapt.compat.schema import Snapshot
 from rladapt.compat.schema._values import COMPUTED
 from rladapt.primitives.errors import UsageError, quote
 
@@ -49,8 +51,41 @@ def _start(argv: list[str]) -> int:
 
 
 def effective(argv: list[str], version: str) -> Effective:
-    """The namespace of ``argv`` (the whole command); a key's source is the flag item that set it."""
-    return openrlhf_effective(version, argv[_start(argv) :])
+    """The namespace of ``argv`` (the whole command); a key's source is the flag item that set it.
+
+    A flag this version does not have is an error, as it is for OpenRLHF's own parser (``unrecognized
+    arguments``), naming the versions that have it."""
+    from rladapt.compat.schema import snapshot
+
+    eff = openrlhf_effective(version, argv[_start(argv) :])
+    snap = snapshot("openrlhf", version)
+    unknown = [k for k in eff.values if k not in snap.keys]
+    if unknown:
+        raise UsageError(
+            f"openrlhf {version} has no flag {'; '.join(_unknown(k, version, snap) for k in unknown[:5])}"
+            f"{' ...' if len(unknown) > 5 else ''}: its parser refuses the launch (name the version the launch "
+            "was written for: -f openrlhf==VERSION)"
+        )
+    return eff
+
+
+def _unknown(key: str, version: str, snap: Snapshot) -> str:
+    """``key`` with its spelling in ``version`` (the 0.10.2 renames) or a close flag, and the versions having it."""
+    from rladapt.compat.schema import versions_having
+
+    names = {**DOTTED, **READ_DOTTED}
+    flat = {dotted: flat for flat, dotted in names.items()}.get(key[2:], key[2:])
+    here = option(version, flat) if flat in names else None
+    if here not in snap.keys:
+        close = difflib.get_close_matches(key, list(snap.keys), n=1)
+        here = None
+    hint = [f"here it is {here}" if here else f"did you mean {close[0]}?" if close else ""]
+    having = versions_having("openrlhf", key, version)
+    if having:
+        span = having[0] if len(having) == 1 else f"{having[0]} to {having[-1]}"
+        hint.append(f"a flag of openrlhf {span}")
+    text = "; ".join(h for h in hint if h)
+    return f"{key} ({text})" if text else key
 
 
 def prefix(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
