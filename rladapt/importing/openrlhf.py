@@ -353,9 +353,9 @@ def _logging(get: Any, out: dict[str, Any]) -> None:
     backends = ["console"]
     if get("use_wandb"):
         backends.append("wandb")
-        put_project = get("wandb_project")
-        if put_project is not None:
-            out["spec.logging.project"] = put_project
+        project = get("wandb_project")
+        if project is not None:
+            out["spec.logging.project"] = project
         run = get("wandb_run_name")
         if isinstance(run, str) and not run.startswith(COMPUTED):
             out["spec.logging.experiment"] = run
@@ -372,7 +372,9 @@ def _placement(get: Any, out: dict[str, Any]) -> None:
     colocate_all = get("colocate_all_models") is True
     estimator = get("advantage_estimator")
     kl = get("init_kl_coef") or 0.0
-    ref = kl > 0 or not has_flag_of(get, "use_kl_loss")
+    # the spec has a reference model with a KL term; before 0.6, without one, rladapt gives OpenRLHF's
+    # always-loaded reference model the actor's GPUs itself (--colocate_actor_ref)
+    ref = kl > 0
     critic = estimator == "gae"
     reward = "spec.reward.model.path" in out
     actor_pool = ["actor"]
@@ -401,11 +403,6 @@ def _placement(get: Any, out: dict[str, Any]) -> None:
     gpu_memory = get("vllm_gpu_memory_utilization")
     if gpu_memory is not None:
         out["spec.rollout.gpu_memory_utilization"] = gpu_memory
-
-
-def has_flag_of(get: Any, flat: str) -> bool:
-    """Whether the launch's version has ``flat`` (``get`` gives None for a flag it lacks)."""
-    return get(flat, "<absent>") != "<absent>"
 
 
 def _role_pool(get: Any, role: str, roles: list[str]) -> dict[str, Any]:

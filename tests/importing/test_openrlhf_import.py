@@ -10,8 +10,6 @@ openrlhf_namespace``); the offline model is checked against the real one on ever
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,7 @@ from rladapt.importing.script import Launch, read_launch
 from rladapt.pipeline import render_native
 from rladapt.plugins._manager import Registry, load_registry
 from rladapt.primitives import UsageError, load_job_text
+from tests.importing.test_migrate_cli import rladapt
 from tests.support.openrlhf_namespace import namespace
 
 # GRPO on the hybrid engine (every model and vLLM on one 8-GPU pool), a reward function, LoRA, KL in the loss
@@ -538,12 +537,6 @@ def test_an_unresolvable_variable_names_the_line_and_the_variable(registry: Regi
 
 
 # --- the CLI ------------------------------------------------------------------------------------------------
-
-
-def rladapt(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "rladapt", *args], cwd=cwd, capture_output=True, text=True, timeout=120
-    )
 
 
 def test_cli_import_diff_and_explain(tmp_path: Path) -> None:
