@@ -280,6 +280,25 @@ ray job submit --address="http://127.0.0.1:8265" \
    --use_wandb "$WANDB_TOKEN"
 """
 
+# PPO on the hybrid engine (every model in one pool with vLLM, sleeping in turn): OpenRLHF's own example of the
+# 0.8 line (train_ppo_llama_ray_hybrid_engine.sh), a flag given twice
+HYBRID = r"""python3 -m openrlhf.cli.train_ppo_ray \
+   --ref_num_nodes 1 --ref_num_gpus_per_node 8 \
+   --reward_num_nodes 1 --reward_num_gpus_per_node 8 \
+   --critic_num_nodes 1 --critic_num_gpus_per_node 8 \
+   --actor_num_nodes 1 --actor_num_gpus_per_node 8 \
+   --vllm_num_engines 4 --vllm_tensor_parallel_size 2 \
+   --colocate_all_models --vllm_enable_sleep --deepspeed_enable_sleep \
+   --vllm_gpu_memory_utilization 0.5 \
+   --pretrain OpenRLHF/Llama-3-8b-sft-mixture --reward_pretrain OpenRLHF/Llama-3-8b-rm-700k \
+   --save_path /openrlhf/examples/test_scripts/final/llama3-8b-rlhf --ckpt_path /openrlhf/examples/test_scripts/ckpt/llama3-8b-rlhf \
+   --save_hf_ckpt --micro_train_batch_size 8 --train_batch_size 128 --micro_rollout_batch_size 16 --rollout_batch_size 1024 \
+   --n_samples_per_prompt 1 --max_epochs 1 --prompt_max_len 1024 --max_samples 100000 --generate_max_len 1024 \
+   --zero_stage 3 --bf16 --actor_learning_rate 5e-7 --critic_learning_rate 9e-6 --init_kl_coef 0.01 \
+   --prompt_data OpenRLHF/prompt-collection-v0.1 --input_key context_messages --apply_chat_template \
+   --normalize_reward --gradient_checkpointing --packing_samples --vllm_sync_backend nccl --enforce_eager --vllm_enable_sleep --deepspeed_enable_sleep
+"""
+
 
 def _old(version: str) -> str:
     """OLD in the flags of 0.7.5 (--kl_estimator) and 0.8.11 (no --flash_attn: flash attention is its default)."""
@@ -293,6 +312,7 @@ CASES = [
     pytest.param(OLD, "0.5.9.post1", id="old-0.5.9.post1"),
     pytest.param(_old("0.7.5"), "0.7.5", id="old-0.7.5"),
     pytest.param(_old("0.8.11"), "0.8.11", id="old-0.8.11"),
+    pytest.param(HYBRID, "0.8.11", id="hybrid-0.8.11"),
     pytest.param(FLAT, "0.9.10", id="grpo-0.9.10"),
     pytest.param(FLAT, "0.10.1.post2", id="grpo-0.10.1.post2"),
     pytest.param(DOTTED, "0.10.2", id="grpo-0.10.2"),
