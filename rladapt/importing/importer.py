@@ -160,7 +160,7 @@ def build(
     data["spec"].setdefault("reward", fw.reward_standin(target.values))
     if env:
         data["spec"]["env"] = dict(env)
-    launched, notes = fw.prefix(argv)
+    launched, notes = launch_prefix(fw, argv)
     for path, value in launched.items():
         old = data["spec"].get("env") if path == "spec.env" else None
         _put(data, path, {**old, **value} if old else value)
@@ -207,6 +207,16 @@ def build(
             )
         )
     return Imported(text=text, job=job, target=target, notes=tuple(notes))
+
+
+def launch_prefix(fw: ModuleType, argv: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """Spec fields (and notes) from the words before the framework's arguments: the module's optional
+    ``prefix(argv)`` (OpenRLHF: ``ray job submit``'s runtime env), else the interpreter when it is not python3."""
+    prefix = getattr(fw, "prefix", None)
+    if prefix is not None:
+        found: tuple[dict[str, Any], list[str]] = prefix(argv)
+        return found
+    return ({"spec.runtime.python": argv[0]} if argv[0] != "python3" else {}), []
 
 
 def _parent(path: str) -> str:

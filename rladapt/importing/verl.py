@@ -20,7 +20,6 @@ from rladapt.adapters.verl.validate import parse_argv
 from rladapt.adapters.verl.versions import keys
 
 from .effective import DEFAULT, INTERPOLATED, Effective, hydra_item, same, verl_effective
-from .script import interpreter
 
 FRAMEWORK = "verl"
 EXAMPLE = "python3 -m verl.trainer.main_ppo KEY=VALUE ..."
@@ -34,13 +33,6 @@ def match(argv: list[str]) -> int | None:
         if word == "-m" and argv[i + 1] in CONFIG_NAMES:
             return i + 2
     return None
-
-
-def prefix(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """Spec fields from the words before the overrides: the interpreter, when it is not ``python3``."""
-    start = match(argv)
-    python = interpreter(argv, start) if start is not None else argv[0]
-    return ({"spec.runtime.python": python} if python != "python3" else {}), []
 
 
 def effective(argv: list[str], version: str) -> Effective:
