@@ -483,6 +483,26 @@ def _kind(text: str) -> str:
     return "old" if "prompt_max_len" in text else "ppo" if "critic" in text else "grpo"
 
 
+def test_a_launch_of_openrlhf_defaults_imports_them_explicitly(registry: Registry) -> None:
+    """A launch that sets almost nothing runs with OpenRLHF's defaults (gae, 1024 prompts, micro batches 4 and
+    8 on 0.9.10, KL 0.01 in the reward, 0.95 of the GPU for vLLM): the spec says so where rladapt's differ."""
+    bare = (
+        "python3 -m openrlhf.cli.train_ppo_ray --pretrain m --prompt_data d --remote_rm_url http://rm/score "
+        "--vllm_num_engines 8 --apply_chat_template --colocate_all_models --vllm_enable_sleep "
+        "--deepspeed_enable_sleep"
+    )
+    _, imported = _imported(registry, bare, "0.9.10")
+    spec = imported.job.spec
+    assert (spec.algorithm.name, spec.algorithm.kl.coef, spec.algorithm.kl.in_) == ("ppo", 0.01, "reward")
+    tr = spec.training
+    assert (tr.global_batch, tr.mini_batch, tr.micro_batch_per_gpu) == (1024, 128, 4)
+    assert tr.critic_optimizer is not None and tr.critic_optimizer.lr == 9e-6
+    assert spec.rollout.gpu_memory_utilization == 0.95 and spec.data.prompt_key == "input"
+    assert (spec.checkpoint.dir, spec.checkpoint.resume) == ("./ckpt/checkpoints_ppo_ray", "never")
+    # what no spec field holds: OpenRLHF's own micro rollout batch and save path, written out
+    assert spec.native["openrlhf"] == ["--micro_rollout_batch_size 8", "--save_path ./ckpt"]
+
+
 def test_openrlhf_defaults_that_rladapt_would_change_are_written_out(registry: Registry) -> None:
     _, imported = _imported(registry, OLD, "0.5.9.post1")
     spec = imported.job.spec
