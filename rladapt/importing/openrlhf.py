@@ -16,6 +16,7 @@ from typing import Any
 
 from packaging.version import Version
 
+from rladapt.adapters.openrlhf.args import flag_text
 from rladapt.adapters.openrlhf.translate import ENTRY_MODULE, REWARD_FUNC_NAME
 from rladapt.adapters.openrlhf.versions import ALGORITHMS, DOTTED, READ_DOTTED, has_flag, option
 from rladapt.compat.schema import Snapshot
@@ -76,10 +77,11 @@ def _unknown(key: str, version: str, snap: Snapshot) -> str:
     names = {**DOTTED, **READ_DOTTED}
     flat = {dotted: flat for flat, dotted in names.items()}.get(key[2:], key[2:])
     here = option(version, flat) if flat in names else None
-    if here not in snap.keys:
+    if here in snap.keys:
+        hint = [f"here it is {here}"]
+    else:
         close = difflib.get_close_matches(key, list(snap.keys), n=1)
-        here = None
-    hint = [f"here it is {here}" if here else f"did you mean {close[0]}?" if close else ""]
+        hint = [f"did you mean {close[0]}?" if close else ""]
     having = versions_having("openrlhf", key, version)
     if having:
         span = having[0] if len(having) == 1 else f"{having[0]} to {having[-1]}"
@@ -172,16 +174,12 @@ def fixups(target: Effective, got: Effective) -> list[str]:
         elif want is False or want is None:
             continue
         elif isinstance(want, (list, tuple)) and (spec is None or spec.type == "list"):
-            out.append(item_text([key, *(_text(v) for v in want)]))
+            out.append(item_text([key, *(flag_text(v) for v in want)]))
         elif isinstance(want, list):  # a comma-separated flag OpenRLHF splits after parsing
-            out.append(item_text([key, ",".join(_text(v) for v in want)]))
+            out.append(item_text([key, ",".join(flag_text(v) for v in want)]))
         else:
-            out.append(item_text([key, _text(want)]))
+            out.append(item_text([key, flag_text(want)]))
     return out
-
-
-def _text(value: Any) -> str:
-    return repr(value) if isinstance(value, float) else str(value)
 
 
 def reward_standin(values: dict[str, Any]) -> dict[str, Any]:
