@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .schema import KeySpec, Snapshot
+from .schema._values import COMPUTED
 
 __all__ = ["Change", "Rename", "SchemaDiff", "collapse", "diff_snapshots", "jsonable"]
 
@@ -116,7 +117,7 @@ def diff_snapshots(old: Snapshot, new: Snapshot) -> SchemaDiff:
 
 def _computed(a: KeySpec, b: KeySpec) -> bool:
     # OpenRLHF defaults computed at parse time are recorded as their expression; a new spelling is no change
-    return all(isinstance(s.default, str) and s.default.startswith("<computed:") for s in (a, b))
+    return all(isinstance(s.default, str) and s.default.startswith(COMPUTED) for s in (a, b))
 
 
 def _norm(key: str) -> str:

@@ -11,10 +11,10 @@ from typing import Any
 from rladapt.primitives import UsageError, load_job_text
 from rladapt.primitives.errors import one_line, quote
 
-from .effective import CONFIG_FILE, INTERPOLATED, Effective, same
+from .effective import ADJUSTED, CONFIG_FILE, INTERPOLATED, Effective, derived, same
 from .importer import at_line, framework_module, launch_effective, read_native
 
-_FRAMEWORKS = ("verl", "nemo-rl")
+_FRAMEWORKS = ("verl", "openrlhf", "nemo-rl")
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,8 @@ class Side:
         default = f"{self.effective.framework} {self.effective.version} default"
         if found is None:
             return default
+        if found.startswith(ADJUSTED):
+            return f"{self.effective.framework} {self.effective.version} {found}"
         return f"{default} {found[2:]}" if found.startswith(INTERPOLATED) else found
 
 
@@ -77,7 +79,7 @@ def side(path: str, framework: str | None, version: str | None, sets: dict[str, 
         passthrough = {item: i for i, item in enumerate(items)}
         sources: dict[str, str] = {}
         for key, item in eff.sources.items():
-            if item.startswith(INTERPOLATED):
+            if derived(item):
                 sources[key] = item
             elif item in passthrough:
                 sources[key] = f"spec.native.{framework}[{passthrough[item]}]"
@@ -106,8 +108,9 @@ def side(path: str, framework: str | None, version: str | None, sets: dict[str, 
 
 
 def _launch_source(source: str, line: str) -> str:
-    """Where a launch's value came from: a default's interpolation, the config file that set it, else the line."""
-    if source.startswith(INTERPOLATED):
+    """Where a launch's value came from: a default, its interpolation or a post-parse rule, the config file that
+    set it, else the line."""
+    if derived(source):
         return source
     if source.startswith(CONFIG_FILE):
         return source[len(CONFIG_FILE) :]

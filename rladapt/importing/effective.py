@@ -5,7 +5,8 @@ What the framework would run with, key by key, and where each value came from:
 - verl: the leaves of the composed Hydra config of that version (the snapshot's defaults for the config the
   launch names), with the launch's overrides applied in order (``k=v``, ``+k=v``, ``++k=v``, ``~k``), then
   OmegaConf interpolations resolved where they resolve offline;
-- OpenRLHF: the parsed namespace: every flag of the snapshot at its parser default, with the flags given;
+- OpenRLHF: the parsed namespace: every flag of the snapshot at its parser default, with the flags given read
+  as argparse reads them, then that version's own post-parse rules (``rladapt.adapters.openrlhf.adjust``);
 - NeMo-RL: the config after its ``defaults:`` chain, with the overrides applied.
 
 Two launches are the same run exactly when their effective configurations are equal (``rladapt diff``).
@@ -22,13 +23,20 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rladapt.compat.schema import Snapshot, snapshot
-from rladapt.compat.schema._values import UNKNOWN, hydra_value
+from rladapt.compat.schema._values import COMPUTED, UNKNOWN, hydra_value
 from rladapt.primitives.errors import UsageError, one_line, quote
 
 #: Where a value came from when the launch does not set it.
 DEFAULT = "default"
 #: The source of a default that is an interpolation of another key: this prefix, then the interpolation.
 INTERPOLATED = "= "
+#: The source of a value the framework itself rewrote after reading the launch: this prefix, then the rule.
+ADJUSTED = "after parsing: "
+
+
+def derived(source: str) -> bool:
+    """Whether a source names no launch item: a default, an interpolation or a post-parse rule."""
+    return source == DEFAULT or source.startswith((INTERPOLATED, ADJUSTED))
 
 
 @dataclass(frozen=True)
@@ -45,7 +53,12 @@ class Effective:
 
 
 def same(a: Any, b: Any) -> bool:
-    """Equal as the framework reads them: 1 and 1.0 are one number, True is not 1, lists compare item by item."""
+    """Equal as the framework reads them: 1 and 1.0 are one number, True is not 1, lists compare item by item.
+
+    A default the framework computes when it starts (the snapshot's ``<computed: EXPR>``, OpenRLHF's run name
+    from the clock) is no value before the run: it equals any text."""
+    if _computed(a) or _computed(b):
+        return isinstance(a, str) and isinstance(b, str)
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
@@ -55,6 +68,10 @@ def same(a: Any, b: Any) -> bool:
     if isinstance(a, dict) and isinstance(b, dict):
         return a.keys() == b.keys() and all(same(a[k], b[k]) for k in a)
     return type(a) is type(b) and a == b
+
+
+def _computed(value: Any) -> bool:
+    return isinstance(value, str) and value.startswith(COMPUTED)
 
 
 # --- verl ------------------------------------------------------------------------------------------------------
@@ -466,3 +483,62 @@ def _check_tag(version: str, path: str, text: str) -> None:
                 f"{path} is not NeMo-RL {version}'s: {key} is {quote(value)} here and {quote(spec.default)} "
                 f"at tag v{version}; run rladapt from a checkout of that tag"
             )
+
+
+# --- OpenRLHF --------------------------------------------------------------------------------------------------
+
+
+def openrlhf_effective(
+    version: str, args: Sequence[str], sources: Sequence[str] | None = None, snap: Snapshot | None = None
+) -> Effective:
+    """OpenRLHF's namespace for the flags ``args`` (after ``-m openrlhf.cli.train_ppo_ray``), keyed by option
+    string; ``sources[i]`` names where the flag at ``args[i]`` came from (default: the flag as written).
+
+    A flag this version does not have is kept under its own name with its values as written (OpenRLHF itself
+    refuses it, so two launches differ there); a stray value is kept under ``(value)``."""
+    from rladapt.adapters.openrlhf.adjust import adjust
+    from rladapt.adapters.openrlhf.validate import read_flags
+
+    snap = snap or snapshot("openrlhf", version)
+    negation = negations(snap)
+    values: dict[str, Any] = {key: spec.default for key, spec in snap.keys.items() if key not in negation}
+    origin: dict[str, str] = {}
+    for flag in read_flags(args, snap):
+        where = sources[flag.at] if sources is not None else item_text(flag.tokens)
+        if flag.key is None:
+            key = flag.flag if flag.flag.startswith("--") else "(value)"
+            raw = list(flag.values) if flag.flag.startswith("--") else [flag.flag]
+            values[key] = True if not raw else raw[0] if len(raw) == 1 else raw
+        else:
+            spec = snap.keys[flag.key]
+            key = negation.get(flag.key, flag.key)
+            if spec.type == "bool":
+                values[key] = spec.action != "store_false" if not flag.values else list(flag.values)
+            else:
+                values[key] = flag.value
+        origin[key] = where
+    for key, why in adjust(values, version).items():
+        # a flag the launch gave keeps its item as the source (the launch set it; OpenRLHF rewrote it)
+        origin[key] = f"{origin[key]}, then {ADJUSTED}{why}" if key in origin else ADJUSTED + why
+    return Effective("openrlhf", version, values, origin)
+
+
+def negations(snap: Snapshot) -> dict[str, str]:
+    """``--x.no_y`` -> ``--x.y`` where a store_false flag negates a store_true sibling: argparse gives both one
+    attribute (OpenRLHF 0.10.2 on: ``--actor.muon.no_nesterov``, ``dest="actor.muon.nesterov"``)."""
+    out = {}
+    for key, spec in snap.keys.items():
+        head, dot, last = key.rpartition(".") if "." in key else ("--", "", key[2:])
+        if spec.action != "store_false" or not last.startswith("no_"):
+            continue
+        sibling = f"{head}{dot}{last[3:]}"
+        if snap.keys.get(sibling) is not None and snap.keys[sibling].action == "store_true":
+            out[key] = sibling
+    return out
+
+
+def item_text(tokens: Sequence[str]) -> str:
+    """One flag and its values as one ``spec.native.openrlhf`` item (shell words, quoted where needed)."""
+    import shlex
+
+    return shlex.join(tokens)

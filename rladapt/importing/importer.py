@@ -53,7 +53,7 @@ class Imported:
 
 
 def framework_module(name: str) -> ModuleType:
-    """The import module of framework ``name`` (verl today; OpenRLHF and NeMo-RL are not readable yet)."""
+    """The import module of framework ``name``: verl, OpenRLHF or NeMo-RL."""
     from . import verl
 
     if name == "verl":
@@ -62,9 +62,11 @@ def framework_module(name: str) -> ModuleType:
         from . import nemo_rl
 
         return nemo_rl
-    if name in ("openrlhf", "nemo-rl"):
-        raise UsageError(f"--framework {name}: import and diff read verl launches only in this release")
-    raise UsageError(f"--framework {quote(name)}: import reads verl launches (openrlhf, nemo-rl: not yet)")
+    if name == "openrlhf":
+        from . import openrlhf
+
+        return openrlhf
+    raise UsageError(f"--framework {quote(name)}: import and diff read verl, openrlhf and nemo-rl launches")
 
 
 def launch_effective(fw: ModuleType, native: NativeLaunch) -> Effective:
@@ -210,12 +212,11 @@ def build(
     data["spec"].setdefault("reward", fw.reward_standin(target.values))
     if env:
         data["spec"]["env"] = dict(env)
-    # the interpreter the launch names, unless the framework picks it itself (NeMo-RL: ``uv run``)
-    interpreter = getattr(fw, "INTERPRETER", "python3")
-    if interpreter is not None and argv[0] != interpreter:
-        data["spec"].setdefault("runtime", {})["python"] = argv[0]
+    launched, notes = launch_prefix(fw, argv)
+    for path, value in launched.items():
+        old = data["spec"].get("env") if path == "spec.env" else None
+        _put(data, path, {**old, **value} if old else value)
     framework = f"{fw.FRAMEWORK}=={version}"
-    notes: list[str] = []
 
     # spec fields the spec refuses (out of range, not expressible on this version): dropped, left to native items
     for _ in range(_MAX_ROUNDS):
@@ -267,8 +268,23 @@ def _shown(values: Mapping[str, Any], key: str) -> str:
     return quote(values[key]) if key in values else "absent"
 
 
+def launch_prefix(fw: ModuleType, argv: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """Spec fields (and notes) from the words before the framework's arguments: the module's optional
+    ``prefix(argv)`` (OpenRLHF: ``ray job submit``'s runtime env), else the interpreter when it is not python3."""
+    prefix = getattr(fw, "prefix", None)
+    if prefix is not None:
+        found: tuple[dict[str, Any], list[str]] = prefix(argv)
+        return found
+    # the interpreter the launch names, unless the framework picks it itself (NeMo-RL: ``uv run``)
+    interpreter = getattr(fw, "INTERPRETER", "python3")
+    return (
+        {"spec.runtime.python": argv[0]} if interpreter is not None and argv[0] != interpreter else {}
+    ), []
+
+
 def _parent(path: str) -> str:
-    return path.rsplit(".", 1)[0] if "." in path else path
+    # never the whole spec: a problem there is the spec's, not a field's to leave to native items
+    return path.rsplit(".", 1)[0] if path.count(".") > 1 else path
 
 
 def differences(a: Effective, b: Effective) -> list[str]:

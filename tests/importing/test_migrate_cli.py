@@ -74,7 +74,7 @@ def test_user_mistakes_exit_2_with_a_message(tmp_path: Path) -> None:
         (("import", "-f", "verl", "missing.sh"), "'missing.sh': no such file"),
         (("import", "-f", "verl", "job.yaml"), "no verl launch"),
         (("import", "-f", "verl", "run.sh", "--set", "1X=2"), "--set '1X=2'"),
-        (("import", "-f", "openrlhf", "run.sh"), "verl launches only"),
+        (("import", "-f", "openrlhf", "run.sh"), "no openrlhf launch (python3 -m openrlhf.cli.train_ppo_ray"),
         (("diff", "job.yaml", "run.sh", "--set", "DATA=/d"), "-f NAME[==VERSION]"),
     ]
     for args, message in cases:

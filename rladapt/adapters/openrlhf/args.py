@@ -46,11 +46,12 @@ class Args:
             if value is True:
                 out.append(option)
             elif isinstance(value, (list, tuple)):
-                out.extend([option, *(_text(v) for v in value)])
+                out.extend([option, *(flag_text(v) for v in value)])
             else:
-                out.extend([option, _text(value)])
+                out.extend([option, flag_text(value)])
         return out
 
 
-def _text(value: object) -> str:
+def flag_text(value: object) -> str:
+    """A flag value as argv text (a float by its repr, which argparse's float() reads back exactly)."""
     return repr(value) if isinstance(value, float) else str(value)

@@ -17,7 +17,7 @@ from packaging.version import Version
 
 from rladapt.primitives.errors import Problem
 
-from .versions import DOTTED, GROUP_ESTIMATORS, dest, dotted, has_flag
+from .versions import GROUP_ESTIMATORS, has_flag, option
 
 if TYPE_CHECKING:
     from .args import Args
@@ -57,14 +57,6 @@ DEFAULTS: dict[str, Any] = {
     "vllm_generate_batch_size": None,
 }
 
-#: Flat -> dotted names of the flags only the checks read (rladapt never emits them).
-_CHECK_ONLY_DOTTED = {
-    "partial_rollout": "train.partial_rollout_enable",
-    "agent_func_path": "train.agent_func_path",
-    "ds_tensor_parallel_size": "ds.tensor_parallel_size",
-    "vllm_generate_batch_size": "rollout.vllm_generate_batch_size",
-}
-
 
 @dataclass(frozen=True)
 class FlagView:
@@ -85,18 +77,10 @@ class FlagView:
     @classmethod
     def from_namespace(cls, version: Version, namespace: argparse.Namespace, blame: str) -> FlagView:
         def get(flat: str) -> Any:
-            name = _dest(version, flat)
+            name = option(version, flat)[2:]
             return getattr(namespace, name, DEFAULTS.get(flat))
 
         return cls(version=version, get=get, field=lambda flat: blame)
-
-
-def _dest(version: Version, flat: str) -> str:
-    if dotted(version) and flat in _CHECK_ONLY_DOTTED:
-        return _CHECK_ONLY_DOTTED[flat]
-    if flat in DOTTED:
-        return dest(version, flat)
-    return flat
 
 
 def _gpus(view: FlagView, role: str) -> tuple[int, int]:

@@ -18,7 +18,7 @@ from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
 from .args import Args
 from .checks import FlagView, check
 from .parser import split_native
-from .versions import ALGORITHMS, capabilities, has_flag, spell
+from .versions import ALGORITHMS, capabilities, has_flag, option, spell
 
 if TYPE_CHECKING:
     from rladapt.plugins import FrameworkVersion
@@ -337,6 +337,18 @@ def _native_tokens(job: RLJob) -> tuple[list[str], list[tuple[int, str]]]:
     return tokens, flags
 
 
+def _native_flag(job: RLJob, flag: str) -> bool:
+    """Whether ``spec.native.openrlhf`` passes ``flag`` (an entry that does not split is judged later)."""
+    for entry in job.spec.native.get("openrlhf", []):
+        try:
+            tokens = split_native([entry])
+        except ValueError:
+            continue
+        if any(token.split("=", 1)[0] == flag for token in tokens):
+            return True
+    return False
+
+
 def _reward_shim(path: str, name: str) -> str:
     return (
         '"""Written by rladapt: OpenRLHF loads `reward_func` from this file."""\n'
@@ -473,7 +485,15 @@ def _data_and_eval(job: RLJob, args: Args) -> None:
         )
     args.set("prompt_data", data.train[0], "spec.data.train")
     args.set("input_key", data.prompt_key, "spec.data.prompt_key")
-    args.set("apply_chat_template", True, "spec.data.prompt_key")
+    if _native_flag(job, option(args.version, "input_template")):
+        # OpenRLHF formats a prompt with --input_template only without --apply_chat_template, and ignores the
+        # template silently otherwise (openrlhf/datasets/prompts_dataset.py, preprocess_data, 0.5.9.post1 on)
+        args.notes.append(
+            "spec.native.openrlhf gives an input template: prompts are formatted with it, not with the "
+            "tokenizer's chat template (no --apply_chat_template)"
+        )
+    else:
+        args.set("apply_chat_template", True, "spec.data.prompt_key")
     if data.seed is not None:
         args.set("seed", data.seed, "spec.data.seed")
     if not data.shuffle:

@@ -6,11 +6,13 @@ without it there is no native check (``None``), which the pipeline notes on the 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from packaging.version import Version
 
-from rladapt.compat.schema import KeySpec
+from rladapt.compat.schema import KeySpec, Snapshot
 from rladapt.compat.schema._values import UNKNOWN
 from rladapt.primitives.errors import Problem
 
@@ -75,39 +77,67 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
         ]
     args = list(native.argv[3:])
     entry_of = _passthrough_entries(native, len(args))
-    canonical = {alias: key for key, spec in snap.keys.items() for alias in (key, *spec.aliases)}
     items: list[NativeItem] = []
     stray: list[Problem] = []
-    i = 0
-    while i < len(args):
-        token = args[i]
-        where = entry_of.get(i)
-        if not token.startswith("--"):
+    for flag in read_flags(args, snap):
+        where = entry_of.get(flag.at)
+        if not flag.flag.startswith("--"):
             stray.append(
                 Problem(
                     where or "native.argv",
-                    f"openrlhf {native.version} does not expect the value {token!r} here",
-                    found=token,
+                    f"openrlhf {native.version} does not expect the value {flag.flag!r} here",
+                    found=flag.flag,
                 )
             )
-            i += 1
             continue
-        flag, eq, inline = token.partition("=")
-        key = canonical.get(flag)
-        values, i = _values(args, i + 1, None if key is None else snap.keys[key], inline if eq else None)
         if where is None:
-            where = native.origins.get(flag, f"openrlhf argv: {flag}")
-        if key is None:
-            items.append(NativeItem(key=flag, where=where, found=flag))
+            where = native.origins.get(flag.flag, f"openrlhf argv: {flag.flag}")
+        if flag.key is None:
+            items.append(NativeItem(key=flag.flag, where=where, found=flag.flag))
             continue
-        spec = snap.keys[key]
-        value: Any = _convert(values, spec)
-        text = token if eq else " ".join([token, *values])
-        items.append(NativeItem(key=key, value=value, where=where, found=text))
+        items.append(NativeItem(key=flag.key, value=flag.value, where=where, found=flag.text))
     found = stray + check(
         snap, items, noun="flag", other_versions=lambda key: versions_having("openrlhf", key, native.version)
     )
     return found
+
+
+@dataclass(frozen=True)
+class Flag:
+    """One flag of an argv as argparse reads it, with its values (or a stray value: ``flag`` without ``--``)."""
+
+    at: int  # index of the flag's token
+    flag: str  # the option as written, before any ``=``
+    key: str | None  # the snapshot key it names (an alias resolved); None: not a flag of this version
+    values: tuple[str, ...]  # its value tokens (the inline one of ``--flag=value``)
+    value: Any  # as argparse stores it (a text that does not convert stays text: a type error)
+    tokens: tuple[str, ...]  # the tokens as written
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.tokens)
+
+
+def read_flags(args: Sequence[str], snap: Snapshot) -> list[Flag]:
+    """The flags of ``args`` in order, each taking the values its ``nargs``/action says, read with the schema
+    snapshot ``snap`` alone (nothing of openrlhf is imported, no parser is built)."""
+    canonical = {alias: key for key, spec in snap.keys.items() for alias in (key, *spec.aliases)}
+    out: list[Flag] = []
+    i = 0
+    while i < len(args):
+        token = args[i]
+        if not token.startswith("--"):
+            out.append(Flag(i, token, None, (), None, (token,)))
+            i += 1
+            continue
+        flag, eq, inline = token.partition("=")
+        key = canonical.get(flag)
+        spec = None if key is None else snap.keys[key]
+        values, end = _values(list(args), i + 1, spec, inline if eq else None)
+        value = None if spec is None else _convert(values, spec)
+        out.append(Flag(i, flag, key, tuple(values), value, tuple(args[i:end])))
+        i = end
+    return out
 
 
 def _passthrough_entries(native: NativeLaunch, count: int) -> dict[int, str]:

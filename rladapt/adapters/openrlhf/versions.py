@@ -121,6 +121,18 @@ DOTTED: dict[str, str] = {
     "use_tensorboard": "logger.tensorboard_dir",
 }
 
+#: Flat -> dotted names of flags rladapt never emits but reads: the post-parse rules (``checks``, ``adjust``)
+#: and the import of a launch (``rladapt.importing.openrlhf``). A flag in neither table keeps its flat name.
+READ_DOTTED: dict[str, str] = {
+    "partial_rollout": "train.partial_rollout_enable",
+    "agent_func_path": "train.agent_func_path",
+    "ds_tensor_parallel_size": "ds.tensor_parallel_size",
+    "vllm_generate_batch_size": "rollout.vllm_generate_batch_size",
+    "input_template": "data.input_template",
+    "attn_implementation": "ds.attn_implementation",
+    "max_images_per_prompt": "data.max_images_per_prompt",
+}
+
 #: Flags that exist only in a version range [since, until); flags not listed exist in every pinned version.
 #: ``None`` leaves that side open.
 RANGES: dict[str, tuple[str | None, str | None]] = {
@@ -196,6 +208,14 @@ def has_flag(version: str | Version, flat: str) -> bool:
 def spell(version: str | Version, flat: str) -> str:
     """The option string ``version`` uses for the flag rladapt calls ``flat``."""
     return f"--{DOTTED[flat]}" if dotted(version) else f"--{flat}"
+
+
+def option(version: str | Version, flat: str) -> str:
+    """The option string of any flag named by its flat name: ``spell`` for the ones rladapt emits, else the
+    ``READ_DOTTED`` name (dotted versions) or the flat name itself."""
+    if not dotted(version):
+        return f"--{flat}"
+    return f"--{DOTTED.get(flat) or READ_DOTTED.get(flat) or flat}"
 
 
 def dest(version: str | Version, flat: str) -> str:

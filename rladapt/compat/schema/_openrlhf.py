@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ._format import KeySpec, Snapshot
+from ._values import COMPUTED
 
 _ACTIONS = {
     argparse._StoreAction: "store",
@@ -88,7 +89,7 @@ def _computed_defaults(text: str) -> dict[str, str]:
         )
         if not fixed:
             for name in names:
-                out[name] = f"<computed: {ast.unparse(default)}>"
+                out[name] = f"{COMPUTED}{ast.unparse(default)}>"
     return out
 
 

@@ -12,6 +12,9 @@ from typing import Any
 
 #: A value the reader could not judge (an interpolation, a nested structure): never a type error.
 UNKNOWN = object()
+#: How a snapshot writes a default computed when the framework starts (a clock, the environment): this, the
+#: expression, then ``>``.
+COMPUTED = "<computed: "
 
 _INT = re.compile(r"^[+-]?\d+$")
 _FLOAT = re.compile(r"^[+-]?(\d+\.\d*|\.\d+|\d+)([eE][+-]?\d+)?$")
