@@ -14,10 +14,13 @@ from ._matrix import read_matrix
 from .capabilities import job_requirements
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from importlib.resources.abc import Traversable
+    from pathlib import Path
 
     from rladapt.primitives import RLJob
 
+    from .checkpoints import Checkpoint, CheckpointScan, ResumePlan
     from .native import NativeLaunch
 
 
@@ -98,6 +101,9 @@ class FrameworkAdapter(ABC):
     DISTRIBUTION: ClassVar[str | None] = None
     #: The compatibility matrix file the default ``versions`` reads (format: ``rladapt/compat/matrix/*.toml``).
     MATRIX: ClassVar[Traversable | None] = None
+    #: Whether a checkpoint of this framework loads on another world size: ``rladapt resume`` refuses a changed
+    #: world size (unless ``--force``) when it cannot.
+    CAN_RESHARD: ClassVar[bool] = False
     _matrix_versions: list[FrameworkVersion] | None = None
 
     def versions(self) -> list[FrameworkVersion]:
@@ -153,7 +159,37 @@ class FrameworkAdapter(ABC):
         return None
 
     def checkpoint_layout(self, native: NativeLaunch) -> CheckpointLayout | None:
+        """Where ``native`` writes checkpoints and in which pattern, for people (``render`` prints it)."""
         return None
+
+    # --- checkpoints and resume: read by `rladapt checkpoints`, `rladapt resume` and the job's bootstrap ---------
+
+    def scan_checkpoints(self, root: Path, version: str) -> CheckpointScan | None:
+        """Every step under the checkpoint directory ``root`` as ``version`` writes it, complete or not.
+
+        A step is complete only when every file the framework's save writes is there, non-empty, and the
+        framework's commit point (its marker, its rename, its last file) says the save ended; otherwise its
+        ``reason`` names what is missing. ``native_pick`` is what the framework's own resume would load. Pure
+        (reads only). None: this adapter does not know its framework's checkpoints, and nothing resumes.
+        """
+        return None
+
+    def plan_resume(
+        self, argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
+    ) -> ResumePlan:
+        """How the native command ``argv`` resumes from ``chosen`` (None: starts fresh), in the framework's own way.
+
+        Called in the job, by the bootstrap, before each attempt (``rladapt.resume``). Pure: the plan says which
+        steps to move aside and which markers to rewrite, and the bootstrap does it.
+        """
+        raise UnsupportedError(
+            [
+                Problem(
+                    "spec.checkpoint.resume",
+                    f"{self.PLUGIN_NAME} declares no way to resume from a checkpoint",
+                )
+            ]
+        )
 
     # --- shared machinery --------------------------------------------------------------------------------
 
