@@ -93,10 +93,12 @@ class OpenRLHFAdapter(FrameworkAdapter):
         from . import checkpoints
 
         flag = versions.spell(version, "load_checkpoint")
-        kept = tuple(a for a in argv if a != flag)
+        aside = tuple(partial_after(scan, chosen))
         if chosen is None:
-            # No complete tag: a `latest` left behind would make DeepSpeed fail to load, so do not ask it to.
-            return ResumePlan(kept, tuple(partial_after(scan, chosen)))
+            if not (scan.root / "_actor").is_dir():
+                return ResumePlan(tuple(argv), aside)  # OpenRLHF starts fresh without _actor, flag or not
+            # Only partial tags: a `latest` left naming one would make DeepSpeed fail to load, so do not ask it to.
+            return ResumePlan(tuple(a for a in argv if a != flag), aside)
         # DeepSpeed loads the tag `latest` names and no flag names another: point `latest` at the chosen one.
         tag = chosen.path.name
         rewrite = {
@@ -104,7 +106,7 @@ class OpenRLHFAdapter(FrameworkAdapter):
             for path in checkpoints.latest_files(scan.root)
             if (path.read_text().strip() if path.is_file() else None) != tag
         }
-        return ResumePlan((*kept, flag), tuple(partial_after(scan, chosen)), rewrite)
+        return ResumePlan(tuple(argv) if flag in argv else (*argv, flag), aside, rewrite)
 
 
 @hookimpl

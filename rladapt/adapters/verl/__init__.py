@@ -78,8 +78,17 @@ class VerlAdapter(FrameworkAdapter):
     ) -> ResumePlan:
         from . import checkpoints
 
-        # The step is named explicitly (resume_mode=resume_path), so the marker cannot send verl elsewhere.
-        return ResumePlan(tuple(checkpoints.resume_argv(argv, chosen)), tuple(partial_after(scan, chosen)))
+        aside = tuple(partial_after(scan, chosen))
+        pick = scan.native_pick
+        if "trainer.resume_mode=auto" in argv and (
+            (chosen is None and (pick is None or pick.path in aside or not pick.path.exists()))
+            or (chosen is not None and pick == chosen)
+        ):
+            # verl's own auto resume lands on the same step (a marker naming a moved-aside step starts fresh):
+            # the command stays as rendered.
+            return ResumePlan(tuple(argv), aside)
+        # Otherwise the step is named explicitly (resume_mode=resume_path): the marker cannot send verl elsewhere.
+        return ResumePlan(tuple(checkpoints.resume_argv(argv, chosen)), aside)
 
 
 @hookimpl
