@@ -297,7 +297,7 @@ class Runner:
         )
         adapter = planned.rendered.adapter
         root = checkpoint_root(run)
-        self._check_survives(run, planned, adapter.CAN_RESHARD, force)
+        self._check_survives(run, planned, adapter.can_reshard, force)
         scan = adapter.scan_checkpoints(root, planned.native.version)
         if scan is None:
             raise UsageError(

@@ -9,14 +9,11 @@ no real PyPI release and needs Python >= 3.12, so validation uses the adapter's 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from rladapt.compat import bundled
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
-from rladapt.plugins.checkpoints import Checkpoint, CheckpointScan, ResumePlan
 
 from .patches import PATCHES
 from .versions import capabilities
@@ -25,7 +22,7 @@ if TYPE_CHECKING:
     from rladapt.plugins.native import NativeLaunch
     from rladapt.primitives import Problem, RLJob
 
-_LAZY_SUBMODULES = frozenset({"translate", "validate", "checkpoints"})
+_LAZY_SUBMODULES = frozenset({"translate", "validate"})
 
 
 class NemoRLAdapter(FrameworkAdapter):
@@ -35,8 +32,6 @@ class NemoRLAdapter(FrameworkAdapter):
     )
 
     MATRIX = bundled("nemo-rl")
-    #: DTensor checkpoints are torch distributed checkpoints, which load on another world size.
-    CAN_RESHARD = True
     #: ENV_REGISTRY (nemo_rl/environments/utils.py, 0.5.0 to 0.7.0; 0.2.1 and 0.4.0 wire the environment in the
     #: script) has no environment for these: one environment scores a whole dataset, and none checks GSM8K's format.
     WHY_NOT = {
@@ -74,20 +69,6 @@ class NemoRLAdapter(FrameworkAdapter):
                 "writes go to tmp_step_N and are renamed when complete; keep_top_k prunes the oldest",
             ),
         )
-
-    def scan_checkpoints(self, root: Path, version: str) -> CheckpointScan:
-        from . import checkpoints
-
-        return checkpoints.scan(root, version)
-
-    def plan_resume(
-        self, argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
-    ) -> ResumePlan:
-        # NeMo-RL always loads its highest step_N and has no flag for another: every step above the chosen one,
-        # complete or not, is moved aside (a partial tmp_step_N too, so a save of that step starts clean).
-        floor = -1 if chosen is None else chosen.step
-        newer = [c.path for c in scan.checkpoints if c.step > floor and c.path.exists()]
-        return ResumePlan(tuple(argv), tuple(newer))
 
 
 @hookimpl

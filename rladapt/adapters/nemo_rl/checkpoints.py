@@ -19,9 +19,20 @@ tags (v0.2.1, v0.4.0 and v0.7.0 read; the lines below hold for all three):
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 
-from rladapt.plugins.checkpoints import Checkpoint, CheckpointScan, missing, missing_reason, numbered_dirs
+from rladapt.plugins.checkpoints import (
+    Checkpoint,
+    CheckpointScan,
+    ResumePlan,
+    missing,
+    missing_reason,
+    numbered_dirs,
+)
+
+#: DTensor checkpoints are torch distributed checkpoints (torch.distributed.checkpoint), which reshard on load.
+CAN_RESHARD = True
 
 STEP_DIR = r"step_(\d+)"
 TMP_DIR = r"tmp_step_(\d+)"
@@ -51,3 +62,14 @@ def scan(root: Path, version: str) -> CheckpointScan:
     steps = sorted(found.values(), key=lambda c: c.step)
     finals = [c for c in steps if c.path.name.startswith("step_")]
     return CheckpointScan(root, tuple(steps), finals[-1] if finals else None)
+
+
+def plan_resume(
+    argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
+) -> ResumePlan:
+    # NeMo-RL always loads its highest step_N and has no flag for another: every step above the chosen one,
+    # complete or not, is moved aside (a partial tmp_step_N too, so a save of that step starts clean).
+    floor = -1 if chosen is None else chosen.step
+    return ResumePlan(
+        tuple(argv), tuple(c.path for c in scan.checkpoints if c.step > floor and c.path.exists())
+    )

@@ -7,14 +7,11 @@ with ``ray job submit --runtime-env-json ... -- <argv>`` (``NativeLaunch.runtime
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from rladapt.compat import bundled
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
-from rladapt.plugins.checkpoints import Checkpoint, CheckpointScan, ResumePlan, partial_after
 
 from . import versions
 from .patches import PATCHES
@@ -23,7 +20,7 @@ if TYPE_CHECKING:
     from rladapt.plugins.native import NativeLaunch
     from rladapt.primitives import Problem, RLJob
 
-_LAZY_SUBMODULES = frozenset({"translate", "validate", "checkpoints"})
+_LAZY_SUBMODULES = frozenset({"translate", "validate"})
 
 
 class OpenRLHFAdapter(FrameworkAdapter):
@@ -32,8 +29,6 @@ class OpenRLHFAdapter(FrameworkAdapter):
     DESCRIPTION = "OpenRLHF: python3 -m openrlhf.cli.train_ppo_ray <flags>, submitted as a Ray job"
 
     MATRIX = bundled("openrlhf")
-    #: ZeRO optimizer shards are per data-parallel rank, and OpenRLHF writes no universal checkpoint.
-    CAN_RESHARD = False
     #: The built-in scorers are refused rather than generated: a reward function rladapt writes (as it does for
     #: spec.reward.function, --remote_rm_url on a .py) would have to call a scorer present where OpenRLHF runs,
     #: and none is. No pinned wheel requires math-verify (Requires-Dist of 0.5.9.post1 to 0.11.2), none ships
@@ -81,32 +76,6 @@ class OpenRLHFAdapter(FrameworkAdapter):
                 "stateful dataloader, then total_consumed_prompts): resume with the release that saved",
             ),
         )
-
-    def scan_checkpoints(self, root: Path, version: str) -> CheckpointScan:
-        from . import checkpoints
-
-        return checkpoints.scan(root, version)
-
-    def plan_resume(
-        self, argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
-    ) -> ResumePlan:
-        from . import checkpoints
-
-        flag = versions.spell(version, "load_checkpoint")
-        aside = tuple(partial_after(scan, chosen))
-        if chosen is None:
-            if not (scan.root / "_actor").is_dir():
-                return ResumePlan(tuple(argv), aside)  # OpenRLHF starts fresh without _actor, flag or not
-            # Only partial tags: a `latest` left naming one would make DeepSpeed fail to load, so do not ask it to.
-            return ResumePlan(tuple(a for a in argv if a != flag), aside)
-        # DeepSpeed loads the tag `latest` names and no flag names another: point `latest` at the chosen one.
-        tag = chosen.path.name
-        rewrite = {
-            path: tag
-            for path in checkpoints.latest_files(scan.root)
-            if (path.read_text().strip() if path.is_file() else None) != tag
-        }
-        return ResumePlan(tuple(argv) if flag in argv else (*argv, flag), aside, rewrite)
 
 
 @hookimpl

@@ -25,9 +25,23 @@ From the code of the pinned releases (0.5.9.post1 and 0.8.11 tags, the 0.11.2 wh
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
-from rladapt.plugins.checkpoints import Checkpoint, CheckpointScan, missing_reason, numbered_dirs, read_marker
+from rladapt.plugins.checkpoints import (
+    Checkpoint,
+    CheckpointScan,
+    ResumePlan,
+    missing_reason,
+    numbered_dirs,
+    partial_after,
+    read_marker,
+)
+
+from . import versions
+
+#: ZeRO optimizer shards are per data-parallel rank, and OpenRLHF writes no universal checkpoint.
+CAN_RESHARD = False
 
 ROLES = ("_actor", "_critic")
 TAG = r"global_step(\d+)"
@@ -105,3 +119,23 @@ def scan(root: Path, version: str) -> CheckpointScan:
 def latest_files(root: Path) -> list[Path]:
     """The ``latest`` file of each role that saves: what a resume from another step rewrites."""
     return [root / role / "latest" for role in ROLES if (root / role).is_dir()]
+
+
+def plan_resume(
+    argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
+) -> ResumePlan:
+    flag = versions.spell(version, "load_checkpoint")
+    aside = tuple(partial_after(scan, chosen))
+    if chosen is None:
+        if not (scan.root / "_actor").is_dir():
+            return ResumePlan(tuple(argv), aside)  # OpenRLHF starts fresh without _actor, flag or not
+        # Only partial tags: a `latest` left naming one would make DeepSpeed fail to load, so do not ask it to.
+        return ResumePlan(tuple(a for a in argv if a != flag), aside)
+    # DeepSpeed loads the tag `latest` names and no flag names another: point `latest` at the chosen one.
+    tag = chosen.path.name
+    rewrite = {
+        path: tag
+        for path in latest_files(scan.root)
+        if (path.read_text().strip() if path.is_file() else None) != tag
+    }
+    return ResumePlan(tuple(argv) if flag in argv else (*argv, flag), aside, rewrite)

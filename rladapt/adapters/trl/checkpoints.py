@@ -24,7 +24,18 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
-from rladapt.plugins.checkpoints import Checkpoint, CheckpointScan, missing, missing_reason, numbered_dirs
+from rladapt.plugins.checkpoints import (
+    Checkpoint,
+    CheckpointScan,
+    ResumePlan,
+    missing,
+    missing_reason,
+    numbered_dirs,
+    partial_after,
+)
+
+#: Without FSDP/DeepSpeed, optimizer.pt holds the whole optimizer state: another number of processes loads it.
+CAN_RESHARD = True
 
 STEP_DIR = r"checkpoint-(\d+)"
 RESUME_FLAG = "--resume_from_checkpoint"
@@ -86,3 +97,11 @@ def resume_argv(argv: Sequence[str], chosen: Checkpoint | None) -> list[str]:
             continue
         out.append(arg)
     return out if chosen is None else [*out, RESUME_FLAG, str(chosen.path)]
+
+
+def plan_resume(
+    argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
+) -> ResumePlan:
+    # The driver would take the highest checkpoint-N by itself (get_last_checkpoint): partial ones go aside, and the
+    # checked step is named.
+    return ResumePlan(tuple(resume_argv(argv, chosen)), tuple(partial_after(scan, chosen)))

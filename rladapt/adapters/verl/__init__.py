@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
-from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING
 
 from rladapt.compat import bundled
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
-from rladapt.plugins.checkpoints import Checkpoint, CheckpointScan, ResumePlan, partial_after
 
 from .patches import PATCHES
 from .versions import capabilities
@@ -19,7 +16,7 @@ if TYPE_CHECKING:
     from rladapt.plugins.native import NativeLaunch
     from rladapt.primitives import Problem, RLJob
 
-_LAZY_SUBMODULES = frozenset({"translate", "validate", "checkpoints"})
+_LAZY_SUBMODULES = frozenset({"translate", "validate"})
 
 
 class VerlAdapter(FrameworkAdapter):
@@ -28,8 +25,6 @@ class VerlAdapter(FrameworkAdapter):
     DESCRIPTION = "verl (volcengine): python3 -m verl.trainer.main_ppo with Hydra overrides"
 
     MATRIX = bundled("verl")
-    #: FSDP shards are per rank (model_world_size_W_rank_R.pt): verl loads them only on the same world size.
-    CAN_RESHARD = False
 
     def capabilities(self, version: str) -> frozenset[str]:
         return capabilities(version)
@@ -67,28 +62,6 @@ class VerlAdapter(FrameworkAdapter):
                 "--local_dir <root>/global_step_N/actor --target_dir <out>",
             ),
         )
-
-    def scan_checkpoints(self, root: Path, version: str) -> CheckpointScan:
-        from . import checkpoints
-
-        return checkpoints.scan(root, version)
-
-    def plan_resume(
-        self, argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
-    ) -> ResumePlan:
-        from . import checkpoints
-
-        aside = tuple(partial_after(scan, chosen))
-        pick = scan.native_pick
-        if "trainer.resume_mode=auto" in argv and (
-            (chosen is None and (pick is None or pick.path in aside or not pick.path.exists()))
-            or (chosen is not None and pick == chosen)
-        ):
-            # verl's own auto resume lands on the same step (a marker naming a moved-aside step starts fresh):
-            # the command stays as rendered.
-            return ResumePlan(tuple(argv), aside)
-        # Otherwise the step is named explicitly (resume_mode=resume_path): the marker cannot send verl elsewhere.
-        return ResumePlan(tuple(checkpoints.resume_argv(argv, chosen)), aside)
 
 
 @hookimpl

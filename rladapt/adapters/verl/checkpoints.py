@@ -28,12 +28,16 @@ from pathlib import Path
 from rladapt.plugins.checkpoints import (
     Checkpoint,
     CheckpointScan,
+    ResumePlan,
     missing,
     missing_reason,
     numbered_dirs,
+    partial_after,
     read_marker,
 )
 
+#: FSDP shards are per rank (model_world_size_W_rank_R.pt): verl loads them only on the same world size.
+CAN_RESHARD = False
 MARKER = "latest_checkpointed_iteration.txt"
 STEP_DIR = r"global_step_(\d+)"
 _SHARD = re.compile(r"(model|optim|extra_state)_world_size_(\d+)_rank_(\d+)\.pt")
@@ -122,3 +126,19 @@ def resume_argv(argv: Sequence[str], chosen: Checkpoint | None) -> list[str]:
     if chosen is None:
         return [*kept, "trainer.resume_mode=disable"]
     return [*kept, "trainer.resume_mode=resume_path", f"trainer.resume_from_path={chosen.path}"]
+
+
+def plan_resume(
+    argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
+) -> ResumePlan:
+    aside = tuple(partial_after(scan, chosen))
+    pick = scan.native_pick
+    if "trainer.resume_mode=auto" in argv and (
+        (chosen is None and (pick is None or pick.path in aside or not pick.path.exists()))
+        or (chosen is not None and pick == chosen)
+    ):
+        # verl's own auto resume lands on the same step (a marker naming a moved-aside step starts fresh): the
+        # command stays as rendered.
+        return ResumePlan(tuple(argv), aside)
+    # Otherwise the step is named explicitly (resume_mode=resume_path): the marker cannot send verl elsewhere.
+    return ResumePlan(tuple(resume_argv(argv, chosen)), aside)
