@@ -36,6 +36,7 @@ _TRANSLATE_MODULES = {
     "verl": "rladapt.adapters.verl.translate",
     "openrlhf": "rladapt.adapters.openrlhf.translate",
     "nemo-rl": "rladapt.adapters.nemo_rl.translate",
+    "trl": "rladapt.adapters.trl.translate",
 }
 
 
@@ -222,6 +223,8 @@ def _entries(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
         yield from _openrlhf(native)
     elif native.framework == "nemo-rl":
         yield from _nemo_rl(native)
+    elif native.framework == "trl":
+        yield from _trl(native)
     else:  # an external adapter: what it recorded
         for key, origin in native.origins.items():
             yield key, NO_DEFAULT, origin
@@ -265,6 +268,15 @@ def _nemo_rl(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
     # NeMo-RL applies overrides in order after loading the file; they are all spec.native items
     native = native.model_copy(update={"passthrough": tuple(overrides(native))})
     yield from _hydra_items(native.passthrough, native)
+
+
+def _trl(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
+    from rladapt.adapters.trl.validate import driver_config
+
+    found = driver_config(native)
+    if isinstance(found, tuple):
+        for key, value in found[1]["config"].items():
+            yield key, value, native.origins.get(key, "")
 
 
 def _openrlhf(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:

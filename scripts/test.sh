@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
     python3 -m venv .venv
 fi
-.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+# torch pinned to the CPU wheel: the trl extra's accelerate needs torch, and a bare torch from PyPI pulls CUDA
+.venv/bin/python -m pip install --quiet --disable-pip-version-check -e '.[dev]' torch==2.13.0
 
 slurm_started=0
 if [ "${RLADAPT_NO_SLURM:-0}" != "1" ]; then

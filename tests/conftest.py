@@ -6,6 +6,10 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((REPO / "examples").glob("*.yaml"))
+#: The examples that run on TRL on a CPU (``*-trl.yaml``); no GPU framework can express their HF rollout.
+TRL_EXAMPLES = [p for p in EXAMPLES if p.name.endswith("-trl.yaml")]
+#: The examples written for the GPU frameworks (verl renders every one of them).
+GPU_EXAMPLES = [p for p in EXAMPLES if p not in TRL_EXAMPLES]
 
 
 @pytest.fixture

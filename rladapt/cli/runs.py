@@ -119,6 +119,7 @@ def launch(
         raise
     if final.state == "SUCCEEDED":
         click.echo(f"run {run.id}: {_describe(final)}", err=True)
+        click.echo(f"logs: rladapt logs {run.id} (run directory {run.dir})", err=True)
     else:
         raise LaunchError(
             f"run {run.id} ended {_describe(final)}" + (f": {final.message}" if final.message else "")

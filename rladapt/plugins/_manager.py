@@ -59,6 +59,7 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "verl": "rladapt.adapters.verl",
     "openrlhf": "rladapt.adapters.openrlhf",
     "nemo-rl": "rladapt.adapters.nemo_rl",
+    "trl": "rladapt.adapters.trl",
     "local": "rladapt.launchers.local",
     "ray": "rladapt.launchers.ray",
     "slurm": "rladapt.launchers.slurm",

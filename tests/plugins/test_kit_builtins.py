@@ -20,7 +20,7 @@ from rladapt.plugins.testing import (
     check_patches,
 )
 from rladapt.primitives import RLJob, load_job
-from tests.conftest import EXAMPLES, REPO
+from tests.conftest import EXAMPLES, GPU_EXAMPLES, REPO, TRL_EXAMPLES
 
 REGISTRY = load_registry(use_entry_points=False)
 FRAMEWORKS = sorted(n for n, r in REGISTRY.frameworks.items() if r.plugin in BUILTIN_PLUGINS)
@@ -50,7 +50,7 @@ NEMO_RL_SPECS: list[Path | RLJob] = [*EXAMPLES, _nemo_rl_job(), _nemo_rl_job("sp
 
 def test_every_builtin_plugin_loads() -> None:
     assert REGISTRY.broken == []
-    assert {"verl", "openrlhf", "nemo-rl"} <= set(FRAMEWORKS)
+    assert {"verl", "openrlhf", "nemo-rl", "trl"} <= set(FRAMEWORKS)
     assert {"local", "ray", "slurm", "kubernetes"} <= set(LAUNCHERS)
 
 
@@ -74,6 +74,11 @@ class TestNemoRL(AdapterConformance):
         # its built-in math reward (reward.builtin.math) is there, but it trains only on its own HF datasets
         "0.2.1": "nemo-rl 0.2.1 reads no local data files (spec.data.train, first in 0.4.0): no job translates"
     }
+
+
+class TestTrl(AdapterConformance):
+    framework = "trl"
+    specs = EXAMPLES
 
 
 class _Launchers(LauncherConformance):
@@ -115,7 +120,8 @@ def test_check_adapter(framework: str) -> None:
 def test_check_launcher(launcher: str) -> None:
     from rladapt.pipeline import render_native
 
-    natives = [render_native(load_job(p), "verl", REGISTRY).native for p in EXAMPLES]
+    natives = [render_native(load_job(p), "verl", REGISTRY).native for p in GPU_EXAMPLES]
+    natives += [render_native(load_job(p), "trl", REGISTRY).native for p in TRL_EXAMPLES]
     options = K8S_OPTIONS if launcher == "kubernetes" else {}
     failures = check_launcher(REGISTRY.launcher(launcher), natives, options)
     assert not failures, "\n".join(failures)

@@ -16,9 +16,10 @@ GENERATORS: dict[str, str] = {
     "verl": "the verl wheel (or an unpacked verl package directory)",
     "openrlhf": "the openrlhf wheel (or a train_ppo_ray.py, or a checkout)",
     "nemo-rl": "a checkout of the NeMo-RL tag (git worktree add DIR v<version>)",
+    "trl": "the trl wheel (or a directory holding trl/), imported with this interpreter's transformers",
 }
 #: PyPI distribution of each framework that has one (NeMo-RL publishes only a placeholder).
-DISTRIBUTIONS = {"verl": "verl", "openrlhf": "openrlhf"}
+DISTRIBUTIONS = {"verl": "verl", "openrlhf": "openrlhf", "trl": "trl"}
 
 
 def bundled_dir() -> Path:
@@ -34,6 +35,8 @@ def generate(framework: str, version: str, source: Path) -> Snapshot:
         from ._openrlhf import generate as run
     elif framework == "nemo-rl":
         from ._nemo_rl import generate as run
+    elif framework == "trl":
+        from ._trl import generate as run
     else:
         raise ValueError(f"no snapshot generator for {framework!r}")
     return run(source, version)

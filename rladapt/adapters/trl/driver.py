@@ -1,0 +1,289 @@
+"""The TRL driver: ``python -m rladapt.adapters.trl.driver --config FILE [--resume-from PATH]``.
+
+It runs where the job runs, in the framework's environment (torch, transformers, datasets, trl), and does what
+TRL's own ``trl grpo`` script does with a config that rladapt rendered: load the model and tokenizer, the data
+files with ``datasets``, the reward, build the trainer config from ``FILE``'s ``config`` keys (each one a field of
+that TRL version's ``GRPOConfig`` / ``RLOOConfig``, checked offline against the version's snapshot before the
+launch), then ``trainer.train(resume_from_checkpoint=...)``. Why a driver and not ``trl grpo --config``: that
+script parses with ``fail_with_unknown_args=False`` (trl/scripts/grpo.py, 0.23.1 to 1.16.0), so a key it does not
+know is silently dropped; it takes a reward only as an importable dotted name, not a file and a function name; and
+it has no place for the progress callback.
+
+The file is JSON (``rladapt/adapters/trl/translate.py`` writes it)::
+
+    {"format": 1, "trainer": "grpo" | "rloo", "trl_version": "1.16.0",
+     "model": {"path": ..., "tokenizer": ..., "dtype": "float32"},
+     "data": {"train": [...], "val": [...], "prompt_key": "prompt", "drop_prompts_longer_than": 1024 | null},
+     "reward": {"function": {"path": ..., "name": ...}} | {"builtin": "math"},
+     "resume": "auto" | "never" | "path", "metrics_file": "rladapt-metrics.jsonl",
+     "config": {<GRPOConfig / RLOOConfig keyword arguments>}}
+
+Checkpoints: TRL's ``Trainer`` writes ``<config.output_dir>/checkpoint-<global step>/`` every ``save_steps``
+(transformers trainer.py ``_save_checkpoint``). ``--resume-from PATH`` resumes from that checkpoint directory;
+without it, ``resume: auto`` resumes from the highest ``checkpoint-N`` in ``output_dir`` when there is one
+(``transformers.trainer_utils.get_last_checkpoint``) and starts fresh otherwise.
+
+Progress: one JSON line per logged step is appended to ``<output_dir>/<metrics_file>`` and a line
+``step N/M  reward R  loss L`` is printed, which ``rladapt launch --follow`` shows as the job's output.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import math
+import os
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1
+#: The file (inside ``output_dir``) the progress callback appends to, unless the config names another.
+METRICS_FILE = "rladapt-metrics.jsonl"
+EXIT_USAGE = 2
+
+
+class DriverError(Exception):
+    """A problem with the job's inputs, found before training starts: printed on one line, exit code 2."""
+
+
+def _read_config(path: str) -> dict[str, Any]:
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DriverError(f"--config {path}: no such file") from None
+    except (OSError, ValueError) as exc:
+        raise DriverError(f"--config {path}: cannot read it as JSON ({exc})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise DriverError(f"--config {path}: not an rladapt TRL driver config of format {FORMAT}")
+    for key in ("trainer", "model", "data", "reward", "config"):
+        if key not in data:
+            raise DriverError(f"--config {path}: missing {key!r}")
+    if data["trainer"] not in ("grpo", "rloo"):
+        raise DriverError(f"--config {path}: trainer {data['trainer']!r} is not grpo or rloo")
+    return data
+
+
+def _data_format(path: str) -> str:
+    suffix = Path(path).suffix.lower()
+    if suffix == ".parquet":
+        return "parquet"
+    if suffix in (".jsonl", ".json"):
+        return "json"
+    raise DriverError(f"data file {path!r}: expected a .parquet, .jsonl or .json file")
+
+
+def load_split(files: Sequence[str], prompt_key: str, what: str) -> Any:
+    """The rows of ``files`` (one format) as a ``datasets.Dataset`` whose prompt column is ``prompt``."""
+    import datasets
+
+    formats = {_data_format(f) for f in files}
+    if len(formats) != 1:
+        raise DriverError(f"{what}: every file must have the same format, found {sorted(formats)}")
+    missing = [f for f in files if not Path(f).is_file()]
+    if missing:
+        raise DriverError(f"{what}: no such file: {', '.join(missing)}")
+    dataset = datasets.load_dataset(formats.pop(), data_files=list(files), split="train")
+    if prompt_key not in dataset.column_names:
+        raise DriverError(
+            f"{what}: no column {prompt_key!r} (spec.data.prompt_key); found {', '.join(dataset.column_names)}"
+        )
+    if prompt_key != "prompt":
+        if "prompt" in dataset.column_names:
+            dataset = dataset.remove_columns("prompt")
+        dataset = dataset.rename_column(prompt_key, "prompt")
+    return dataset
+
+
+def _prompt_tokens(tokenizer: Any, prompt: Any) -> int:
+    if isinstance(prompt, str):
+        return len(tokenizer(prompt, add_special_tokens=False)["input_ids"])
+    # a conversation: what the trainer feeds the model is the chat template applied to it
+    return len(tokenizer.apply_chat_template(prompt, tokenize=True, add_generation_prompt=True))
+
+
+def drop_long_prompts(dataset: Any, tokenizer: Any, limit: int) -> Any:
+    """The rows whose prompt has at most ``limit`` tokens, as TRL 0.26+ asks instead of ``max_prompt_length``."""
+    kept = dataset.filter(lambda row: _prompt_tokens(tokenizer, row["prompt"]) <= limit)
+    dropped = len(dataset) - len(kept)
+    if dropped:
+        print(f"[rladapt] dropped {dropped} of {len(dataset)} prompts longer than {limit} tokens", flush=True)
+    if len(kept) == 0:
+        raise DriverError(f"every prompt is longer than spec.data.max_prompt_length={limit} tokens")
+    return kept
+
+
+def load_reward(reward: dict[str, Any]) -> Callable[..., Any]:
+    """The reward function TRL calls as ``f(prompts=, completions=, completion_ids=, **columns) -> list[float]``."""
+    if "builtin" in reward:
+        name = reward["builtin"]
+        if name != "math":
+            raise DriverError(f"reward.builtin {name!r} has no TRL scorer")
+        # trl/rewards/accuracy_rewards.py (0.29.1, 1.16.0): math-verify on the `solution` column
+        from trl.rewards import accuracy_reward
+
+        return accuracy_reward
+    fn = reward.get("function")
+    if not isinstance(fn, dict):
+        raise DriverError("reward: expected a function or a builtin")
+    path, name = Path(str(fn["path"])), str(fn["name"])
+    if not path.is_file():
+        raise DriverError(f"spec.reward.function.path: no such file {str(path)!r} (from {os.getcwd()!r})")
+    spec = importlib.util.spec_from_file_location(f"rladapt_reward_{path.stem}", path)
+    if spec is None or spec.loader is None:
+        raise DriverError(f"spec.reward.function.path: {str(path)!r} is not a Python file")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    func = getattr(module, name, None)
+    if not callable(func):
+        raise DriverError(f"spec.reward.function.name: {str(path)!r} defines no function {name!r}")
+    return func
+
+
+def _dtype(name: str) -> Any:
+    import torch
+
+    return {"float32": torch.float32, "bfloat16": torch.bfloat16, "float16": torch.float16}[name]
+
+
+def _number(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def progress_callback(metrics_path: Path) -> Any:
+    """A ``TrainerCallback`` that appends each log of a training step to ``metrics_path`` and prints a line."""
+    from transformers import TrainerCallback
+
+    class Progress(TrainerCallback):
+        started = time.monotonic()
+
+        def on_log(
+            self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **_: Any
+        ) -> None:
+            if not state.is_world_process_zero or not logs or "train_runtime" in logs:
+                return
+            row = {
+                "step": state.global_step,
+                "max_steps": state.max_steps,
+                "reward": _number(logs.get("reward")),
+                "loss": _number(logs.get("loss")),
+                "elapsed_seconds": round(time.monotonic() - self.started, 2),
+                "logs": {k: v for k, v in logs.items() if _number(v) is not None},
+            }
+            with metrics_path.open("a", encoding="utf-8") as out:
+                out.write(json.dumps(row, sort_keys=True) + "\n")
+            reward = "-" if row["reward"] is None else f"{row['reward']:.3f}"
+            loss = "-" if row["loss"] is None else f"{row['loss']:.4f}"
+            print(
+                f"[rladapt] step {state.global_step}/{state.max_steps}  reward {reward}  loss {loss}  "
+                f"({row['elapsed_seconds']:.0f} s)",
+                flush=True,
+            )
+
+    return Progress()
+
+
+def resume_point(mode: str, output_dir: str, explicit: str | None) -> str | None:
+    """What ``trainer.train(resume_from_checkpoint=...)`` gets: ``--resume-from``, else the newest for auto."""
+    if explicit is not None:
+        if not Path(explicit).is_dir():
+            raise DriverError(f"--resume-from {explicit}: no such checkpoint directory")
+        return explicit
+    if mode != "auto" or not Path(output_dir).is_dir():
+        return None
+    from transformers.trainer_utils import get_last_checkpoint
+
+    return get_last_checkpoint(output_dir)
+
+
+def _quiet() -> None:
+    """Keep the job's output to the progress lines: no per-call progress bars or CPU-only warnings."""
+    import warnings
+
+    import datasets
+    import transformers
+
+    transformers.logging.set_verbosity_warning()
+    datasets.disable_progress_bars()
+    for message in ("'pin_memory' argument is set as true", "mtime may not be reliable"):
+        warnings.filterwarnings("ignore", message=f".*{message}")
+
+
+def run(config: dict[str, Any], resume_from: str | None) -> int:
+    import transformers
+    from transformers import AutoModelForCausalLM, AutoTokenizer
+
+    _quiet()
+    if config["trainer"] == "grpo":
+        from trl import GRPOConfig as TrainerConfig
+        from trl import GRPOTrainer as Trainer
+    else:
+        from trl import RLOOConfig as TrainerConfig
+        from trl import RLOOTrainer as Trainer
+
+    model_cfg, data_cfg = config["model"], config["data"]
+    args = TrainerConfig(**config["config"])
+    transformers.set_seed(args.seed)
+    tokenizer = AutoTokenizer.from_pretrained(model_cfg.get("tokenizer") or model_cfg["path"])
+    if tokenizer.pad_token is None:
+        tokenizer.pad_token = tokenizer.eos_token
+    model = AutoModelForCausalLM.from_pretrained(model_cfg["path"], torch_dtype=_dtype(model_cfg["dtype"]))
+    train = load_split(data_cfg["train"], data_cfg["prompt_key"], "spec.data.train")
+    val = load_split(data_cfg["val"], data_cfg["prompt_key"], "spec.data.val") if data_cfg["val"] else None
+    limit = data_cfg.get("drop_prompts_longer_than")
+    if limit is not None:
+        train = drop_long_prompts(train, tokenizer, int(limit))
+        if val is not None:
+            val = drop_long_prompts(val, tokenizer, int(limit))
+    reward = load_reward(config["reward"])
+    output_dir = str(args.output_dir)
+    Path(output_dir).mkdir(parents=True, exist_ok=True)
+    metrics = Path(output_dir) / str(config.get("metrics_file") or METRICS_FILE)
+    checkpoint = resume_point(str(config.get("resume", "auto")), output_dir, resume_from)
+    trainer = Trainer(
+        model=model,
+        reward_funcs=reward,
+        args=args,
+        train_dataset=train,
+        eval_dataset=val,
+        processing_class=tokenizer,
+        callbacks=[progress_callback(metrics)],
+    )
+    # With disable_tqdm the Trainer prints every log as a dict (PrinterCallback); the progress line replaces it.
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+    print(
+        f"[rladapt] TRL {config.get('trl_version', '')} {config['trainer'].upper()}: "
+        f"{len(train)} prompts, {args.max_steps if args.max_steps > 0 else 'all'} steps"
+        + (f", resuming from {checkpoint}" if checkpoint else ""),
+        flush=True,
+    )
+    trainer.train(resume_from_checkpoint=checkpoint)
+    steps = sorted(p.name for p in Path(output_dir).glob("checkpoint-*") if p.is_dir())
+    print(f"[rladapt] done: checkpoints in {os.path.abspath(output_dir)} ({', '.join(steps) or 'none'})")
+    print(f"[rladapt] metrics (one JSON line per logged step): {os.path.abspath(metrics)}", flush=True)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m rladapt.adapters.trl.driver", description=__doc__.split("\n")[0]
+    )
+    parser.add_argument("--config", required=True, help="the driver config rladapt rendered (JSON)")
+    parser.add_argument(
+        "--resume-from", default=None, metavar="PATH", help="a checkpoint-N directory to resume from"
+    )
+    ns = parser.parse_args(argv)
+    try:
+        return run(_read_config(ns.config), ns.resume_from)
+    except DriverError as exc:
+        print(f"error: {exc}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+
+
+if __name__ == "__main__":
+    sys.exit(main())
