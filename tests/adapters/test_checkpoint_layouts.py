@@ -17,8 +17,16 @@ import pytest
 from rladapt.adapters.nemo_rl import NemoRLAdapter
 from rladapt.adapters.openrlhf import OpenRLHFAdapter
 from rladapt.adapters.verl import VerlAdapter
+from rladapt.plugins import FrameworkAdapter
 from rladapt.plugins.checkpoints import ASIDE_DIR, CheckpointScan
 from rladapt.resume import ResumeRefused, Settings, carry_out, decide
+
+
+def _scan(adapter: FrameworkAdapter, root: Path, version: str) -> CheckpointScan:
+    """The adapter's scan, through the contract (``FrameworkAdapter.scan_checkpoints``)."""
+    found = adapter.scan_checkpoints(root, version)
+    assert found is not None
+    return found
 
 
 def _file(path: Path, text: str = "x") -> None:
@@ -44,7 +52,7 @@ def verl_step(root: Path, step: int, world: int = 2, *, critic: bool = False, ma
 
 
 def scan_verl(root: Path, version: str = "0.9.1") -> CheckpointScan:
-    return VerlAdapter().scan_checkpoints(root, version)
+    return _scan(VerlAdapter(), root, version)
 
 
 @pytest.mark.parametrize("version", ["0.5.0", "0.9.1"])
@@ -164,7 +172,7 @@ def deepspeed_tag(root: Path, step: int, dp: int = 2, *, role: str = "_actor", l
 def test_openrlhf_tags_committed_by_latest(tmp_path: Path, version: str) -> None:
     deepspeed_tag(tmp_path, 5)
     deepspeed_tag(tmp_path, 10, latest=False)  # written, `latest` not yet moved
-    scan = OpenRLHFAdapter().scan_checkpoints(tmp_path, version)
+    scan = _scan(OpenRLHFAdapter(), tmp_path, version)
     assert [(c.step, c.complete) for c in scan.checkpoints] == [(5, True), (10, False)]
     assert scan.step(10).reason == "not committed: _actor/latest names global_step5"  # type: ignore[union-attr]
     assert scan.resume_from is not None and scan.resume_from.step == 5
@@ -174,7 +182,7 @@ def test_openrlhf_a_missing_optimizer_shard_and_a_latest_naming_a_missing_tag(tm
     tag = deepspeed_tag(tmp_path, 5)
     (tag / "bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt").unlink()
     _file(tmp_path / "_actor" / "latest", "global_step15")
-    scan = OpenRLHFAdapter().scan_checkpoints(tmp_path, "0.11.2")
+    scan = _scan(OpenRLHFAdapter(), tmp_path, "0.11.2")
     assert "optimizer shards of ranks [0]" in (scan.step(5).reason or "")  # type: ignore[union-attr]
     assert scan.step(15).reason == "_actor/latest names global_step15, which does not exist"  # type: ignore[union-attr]
     assert scan.resume_from is None
@@ -233,7 +241,7 @@ def test_nemo_rl_tmp_step_is_being_written_and_a_half_copied_step_is_partial(
     nemo_step(tmp_path, 20, tmp=True)
     half = nemo_step(tmp_path, 15)
     (half / "train_dataloader.pt").unlink()
-    scan = NemoRLAdapter().scan_checkpoints(tmp_path, version)
+    scan = _scan(NemoRLAdapter(), tmp_path, version)
     assert [(c.step, c.complete) for c in scan.checkpoints] == [(10, True), (15, False), (20, False)]
     assert scan.step(20).reason.startswith("being written")  # type: ignore[union-attr]
     assert scan.step(15).reason == "missing train_dataloader.pt"  # type: ignore[union-attr]
@@ -255,9 +263,9 @@ def test_nemo_rl_moves_aside_every_step_its_auto_resume_would_prefer(tmp_path: P
 
 def test_scans_of_a_missing_directory_are_empty(tmp_path: Path) -> None:
     scans: list[Callable[[Path, str], CheckpointScan]] = [
-        lambda r, v: VerlAdapter().scan_checkpoints(r, v),
-        lambda r, v: OpenRLHFAdapter().scan_checkpoints(r, v),
-        lambda r, v: NemoRLAdapter().scan_checkpoints(r, v),
+        lambda r, v: _scan(VerlAdapter(), r, v),
+        lambda r, v: _scan(OpenRLHFAdapter(), r, v),
+        lambda r, v: _scan(NemoRLAdapter(), r, v),
     ]
     for scan in scans:
         result = scan(tmp_path / "absent", "0.5.0")

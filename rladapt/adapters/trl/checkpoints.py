@@ -1,7 +1,8 @@
 """How TRL (through the transformers ``Trainer``) writes a checkpoint, what makes one complete, how it resumes.
 
-TRL's trainers (``GRPOTrainer``, ``RLOOTrainer``, ``PPOTrainer``) save through ``transformers.Trainer``; from
-transformers 4.56.1 ``trainer.py`` ``Trainer._save_checkpoint`` (the release the pinned TRL versions run with):
+TRL's trainers (``GRPOTrainer``, ``RLOOTrainer`` of 0.23.1, 0.29.1 and 1.16.0) save through
+``transformers.Trainer``; from ``transformers/trainer.py`` ``Trainer._save_checkpoint`` of 4.57.6 (the
+tested_with of every pinned TRL version; 4.56.1 reads the same):
 
 - a step is ``<output_dir>/checkpoint-<global_step>/`` (``PREFIX_CHECKPOINT_DIR`` in ``trainer_utils.py``);
 - written in this order: the weights (``save_model``: ``model.safetensors``, or a sharded
@@ -12,8 +13,9 @@ transformers 4.56.1 ``trainer.py`` ``Trainer._save_checkpoint`` (the release the
   directory without it, or with a ``global_step`` other than its name's, was cut off.
 - ``train(resume_from_checkpoint=True)`` takes the highest-numbered ``checkpoint-N`` directory, complete or not
   (``get_last_checkpoint`` in ``trainer_utils.py``); a path loads that one. rladapt always passes the path it
-  checked, as ``--resume_from_checkpoint <dir>`` (``TrainingArguments.resume_from_checkpoint``), which the
-  generated driver hands to ``trainer.train``.
+  checked, as the driver's ``--resume-from <dir>`` (``rladapt.adapters.trl.translate.RESUME_ARG``), which the
+  driver hands to ``trainer.train(resume_from_checkpoint=...)``; without it the driver's ``resume: auto`` calls
+  ``get_last_checkpoint`` itself, so partial steps are moved aside first.
 - with ``save_only_model`` there are no optimizer, scheduler or RNG files: such a step cannot resume training
   exactly and is reported partial.
 """
@@ -38,7 +40,8 @@ from rladapt.plugins.checkpoints import (
 CAN_RESHARD = True
 
 STEP_DIR = r"checkpoint-(\d+)"
-RESUME_FLAG = "--resume_from_checkpoint"
+#: The driver's resume argument: ``translate.RESUME_ARG`` (not imported: the job's bootstrap loads this module).
+RESUME_FLAG = "--resume-from"
 STATE = "trainer_state.json"
 _WEIGHTS = (
     "model.safetensors",
@@ -83,7 +86,7 @@ def scan(root: Path, version: str) -> CheckpointScan:
 
 
 def resume_argv(argv: Sequence[str], chosen: Checkpoint | None) -> list[str]:
-    """``argv`` without any ``--resume_from_checkpoint``, then with ``chosen``'s path when there is one."""
+    """``argv`` without any ``--resume-from``, then with ``chosen``'s path when there is one."""
     out: list[str] = []
     skip = False
     for arg in argv:

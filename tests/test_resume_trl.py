@@ -1,0 +1,133 @@
+"""Real TRL training on the local launcher, killed and resumed: the same per-step loss and reward as a run that
+was never interrupted.
+
+Everything is real: ``rladapt.launch.Runner``, the local launcher, the bootstrap's resume decision, TRL 1.16.0 on
+CPU torch with the tiny model of ``examples/``. Two kills: SIGKILL of the whole job from outside once
+``checkpoint-2`` is complete (then ``Runner.resume``, as ``rladapt resume`` does), and a kill while
+``checkpoint-4`` is being written (``tests/support/kill_in_save``, a fault injected in transformers' own save),
+which ``lifecycle.max_restarts: 1`` brings back by itself.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from rladapt.adapters.trl.checkpoints import scan
+from rladapt.launch import Runner
+from rladapt.plugins.checkpoints import ASIDE_DIR
+from rladapt.resume import read_attempts
+from rladapt.runs import RunStore
+
+REPO = Path(__file__).resolve().parents[1]
+SPEC = "examples/grpo-tiny-trl.yaml"
+KILL_IN_SAVE = REPO / "tests" / "support" / "kill_in_save"
+VERSION = "trl==1.16.0"
+
+
+def _overrides(ck: Path, *extra: str) -> list[str]:
+    return [
+        "spec.training.steps=4",
+        "spec.checkpoint.every_steps=2",
+        "spec.checkpoint.keep_last=3",
+        "spec.checkpoint.resume=auto",
+        f"spec.checkpoint.dir={ck}",
+        f"spec.runtime.python={sys.executable}",
+        *extra,
+    ]
+
+
+def _per_step(ck: Path) -> dict[int, tuple[float, float]]:
+    """The last (loss, reward) logged for each step: a step redone after a kill counts once, as redone."""
+    out = {}
+    for line in (ck / "rladapt-metrics.jsonl").read_text().splitlines():
+        entry = json.loads(line)
+        out[int(entry["step"])] = (float(entry["loss"]), float(entry["reward"]))
+    return out
+
+
+@pytest.fixture(scope="module")
+def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[float, float]]:
+    ck = tmp_path_factory.mktemp("uninterrupted") / "ck"
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        # its own store: a module fixture starts before the per-test RLADAPT_HOME of tests/conftest.py
+        runner = Runner(store=RunStore(tmp_path_factory.mktemp("home")))
+        run = runner.launch(SPEC, _overrides(ck), framework=VERSION)
+        final = runner.wait(run, interval=0.2, timeout=300)
+    finally:
+        os.chdir(cwd)
+    assert final.state == "SUCCEEDED", (run.dir / "output.log").read_text()[-2000:]
+    steps = _per_step(ck)
+    assert sorted(steps) == [1, 2, 3, 4]
+    return steps
+
+
+def test_sigkill_after_a_checkpoint_then_resume_matches_the_uninterrupted_run(
+    uninterrupted: dict[int, tuple[float, float]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    ck = tmp_path / "ck"
+    runner = Runner()
+    started = time.monotonic()
+    run = runner.launch(SPEC, _overrides(ck), framework=VERSION)
+    deadline = time.monotonic() + 300
+    while not any(c.step == 2 and c.complete for c in scan(ck, "1.16.0").checkpoints):
+        assert time.monotonic() < deadline, (run.dir / "output.log").read_text()[-2000:]
+        time.sleep(0.05)
+    handle = run.handle
+    assert handle is not None
+    os.killpg(int(handle["pgid"]), signal.SIGKILL)  # the whole job, wrapper included: a lost node
+    killed_after = time.monotonic() - started
+    assert runner.wait(run, interval=0.1, timeout=30).state == "FAILED"
+
+    attempt, chosen = runner.resume(run)
+    assert attempt == 2 and chosen is not None and chosen.step == 2
+    final = runner.wait(run, interval=0.2, timeout=300)
+    assert final.state == "SUCCEEDED", (run.dir / "output.log").read_text()[-2000:]
+    assert _per_step(ck) == uninterrupted
+    starts = read_attempts(run.dir)
+    assert [s["from_step"] for s in starts] == [None, 2]
+    assert [a["kind"] for a in run.refresh().record["attempts"]] == ["launch", "resume"]
+    print(
+        f"killed {killed_after:.1f} s after launch; resumed run ended {time.monotonic() - started:.1f} s after"
+    )
+
+
+def test_a_kill_while_a_checkpoint_is_written_comes_back_by_itself_with_max_restarts(
+    uninterrupted: dict[int, tuple[float, float]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    ck = tmp_path / "ck"
+    mark = tmp_path / "killed-once"
+    runner = Runner()
+    run = runner.launch(
+        SPEC,
+        _overrides(
+            ck,
+            "spec.lifecycle.max_restarts=1",
+            f"spec.env.PYTHONPATH={KILL_IN_SAVE}",
+            f"spec.env.RLADAPT_TEST_KILL_MARK={mark}",
+            "spec.env.RLADAPT_TEST_KILL_STEP='4'",
+        ),
+        framework=VERSION,
+    )
+    final = runner.wait(run, interval=0.2, timeout=300)
+    log = (run.dir / "output.log").read_text()
+    assert final.state == "SUCCEEDED", log[-2000:]
+    assert mark.exists()  # the kill happened
+    assert "the attempt exited with 137; restart 1 of 1" in log
+    # the partial checkpoint-4 (weights and optimizer, no rng_state.pth nor trainer_state.json) went aside, logged
+    aside = list((ck / ASIDE_DIR).iterdir())
+    assert [p.name.split(".")[0] for p in aside] == ["checkpoint-4"]
+    assert not (aside[0] / "trainer_state.json").exists() and (aside[0] / "optimizer.pt").exists()
+    assert f"moved {ck / 'checkpoint-4'} aside" in log
+    assert [(s["restart"], s["from_step"]) for s in read_attempts(run.dir)] == [(0, None), (1, 2)]
+    assert _per_step(ck) == uninterrupted
