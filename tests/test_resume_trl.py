@@ -129,5 +129,12 @@ def test_a_kill_while_a_checkpoint_is_written_comes_back_by_itself_with_max_rest
     assert [p.name.split(".")[0] for p in aside] == ["checkpoint-4"]
     assert not (aside[0] / "trainer_state.json").exists() and (aside[0] / "optimizer.pt").exists()
     assert f"moved {ck / 'checkpoint-4'} aside" in log
+    # what the scan said of it, read again from a directory holding only that checkpoint (a copy by rename)
+    alone = tmp_path / "alone"
+    alone.mkdir()
+    aside[0].rename(alone / "checkpoint-4")
+    [partial] = scan(alone, "1.16.0").checkpoints
+    assert (partial.step, partial.complete) == (4, False)
+    assert partial.reason == "missing rng_state.pth, trainer_state.json"
     assert [(s["restart"], s["from_step"]) for s in read_attempts(run.dir)] == [(0, None), (1, 2)]
     assert _per_step(ck) == uninterrupted
