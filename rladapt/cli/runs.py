@@ -136,6 +136,8 @@ def status(run_id: str | None, as_json: bool) -> None:
     current = runner.status(run)
     if as_json:
         record = {k: v for k, v in run.record.items() if k != "artifacts"}
+        # each start of the job (restarts included) and the step it resumed from, as the job recorded it
+        record["starts"] = _starts(run)
         click.echo(dump_json(record, what="the run record", sort_keys=True))
         return
     rec = run.record
