@@ -11,7 +11,7 @@ It also says whether the resumed run logged the same per-step loss and reward as
 
     .venv/bin/python benchmarks/bench_resume.py [--steps 4] [--every 2]
 
-Measured (2 cores shared with three other jobs, load average about 6; an idle machine runs the same 4 steps in
+Measured (2 cores shared with three other engineers' jobs, load average 10 to 13; an idle machine runs the same 4 steps in
 about 15 s): run 56.4 s, kill 45.8 s (launch to the first complete checkpoint and SIGKILL), resume 53.5 s from step
 2 to 4, with the same per-step loss and reward as the uninterrupted run. Most of each figure is start-up (torch,
 transformers and TRL imports, the model load), which a resume pays again.
