@@ -1,4 +1,4 @@
-"""The bundled schema snapshots are current: CI regenerates the verl and OpenRLHF ones from the real wheels.
+"""The bundled schema snapshots are current: CI regenerates the verl, OpenRLHF and TRL ones from the real wheels.
 
 A failure here means a committed snapshot differs from what its generator makes of the real release: run
 ``rladapt matrix snapshot -f <framework>==<version>`` and commit the file. NeMo-RL's are generated from a checkout
@@ -21,7 +21,8 @@ from tests.support.wheels import REPO, download_wheel
 
 BUNDLED = REPO / "rladapt" / "compat" / "matrix" / "snapshots"
 NEMO_FIXTURES = REPO / ".." / "shared" / "fixtures" / "nemo-rl"
-WHEELS = [(fw, e.version) for fw in ("verl", "openrlhf") for e in compat.pinned(fw)]
+# trl's generator imports the wheel's config classes with the transformers of this venv (the dev extra pins it)
+WHEELS = [(fw, e.version) for fw in ("verl", "openrlhf", "trl") for e in compat.pinned(fw)]
 
 
 @pytest.mark.conformance
@@ -32,7 +33,7 @@ def test_committed_snapshot_is_what_the_real_wheel_gives(framework: str, version
     assert fresh == committed, f"stale: run `rladapt matrix snapshot -f {framework}=={version}` and commit it"
 
 
-@pytest.mark.parametrize("framework", ["verl", "openrlhf", "nemo-rl"])
+@pytest.mark.parametrize("framework", ["verl", "openrlhf", "nemo-rl", "trl"])
 def test_every_pinned_version_has_exactly_one_snapshot(framework: str) -> None:
     pinned = [e.version for e in compat.pinned(framework)]
     assert snapshot_versions(framework) == sorted(pinned)

@@ -30,7 +30,7 @@ from rladapt.plugins.testing.checks import check_native
 from rladapt.primitives import load_job
 from rladapt.primitives.errors import LaunchError, SpecError, UsageError
 from rladapt.runs import RUN_ID_OPTION, new_run_id
-from tests.conftest import EXAMPLES, REPO
+from tests.conftest import EXAMPLES, REPO, TRL_EXAMPLES
 
 from .conftest import render_job, stub_report, write_spec
 
@@ -42,6 +42,9 @@ FRAMEWORKS = ("verl", "openrlhf")
 REFUSED: dict[tuple[str, str], str] = {
     # OpenRLHF ships no math-verify scorer (rladapt/adapters/openrlhf/__init__.py, WHY_NOT)
     ("grpo-math-nemo-rl", "openrlhf"): "spec.reward.builtin.name",
+    # the TRL example generates with the policy itself (HF rollout); it dry-runs on trl below
+    ("grpo-tiny-trl", "verl"): "spec.rollout.engine",
+    ("grpo-tiny-trl", "openrlhf"): "spec.rollout.engine",
 }
 #: What each launcher needs on the command line for a dry run of any example.
 LAUNCHER_ARGS = {
@@ -114,9 +117,13 @@ def test_the_kit_flags_an_adapter_that_drops_a_source(engine_registry: Registry,
 # --- every example dry-runs on every launcher, with no secret value anywhere ------------------------------------
 
 
+EXAMPLE_CASES = [(e, fw) for e in EXAMPLES for fw in FRAMEWORKS] + [(e, "trl") for e in TRL_EXAMPLES]
+
+
 @pytest.mark.parametrize("launcher", list(LAUNCHER_ARGS))
-@pytest.mark.parametrize("framework", FRAMEWORKS)
-@pytest.mark.parametrize("example", EXAMPLES, ids=[e.stem for e in EXAMPLES])
+@pytest.mark.parametrize(
+    ("example", "framework"), EXAMPLE_CASES, ids=[f"{e.stem}-{fw}" for e, fw in EXAMPLE_CASES]
+)
 def test_every_example_dry_runs_on_every_launcher_without_a_secret_value(
     example: Path, framework: str, launcher: str, tmp_path: Path
 ) -> None:

@@ -225,12 +225,15 @@ def run(config: dict[str, Any], resume_from: str | None) -> int:
         from trl import RLOOTrainer as Trainer
 
     model_cfg, data_cfg = config["model"], config["data"]
+    # the user's files first: a wrong reward path fails before the model is loaded
+    reward = load_reward(config["reward"])
     args = TrainerConfig(**config["config"])
     transformers.set_seed(args.seed)
     tokenizer = AutoTokenizer.from_pretrained(model_cfg.get("tokenizer") or model_cfg["path"])
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
-    model = AutoModelForCausalLM.from_pretrained(model_cfg["path"], torch_dtype=_dtype(model_cfg["dtype"]))
+    # `dtype` (transformers 4.56+, which every pinned TRL requires; `torch_dtype` is deprecated there)
+    model = AutoModelForCausalLM.from_pretrained(model_cfg["path"], dtype=_dtype(model_cfg["dtype"]))
     train = load_split(data_cfg["train"], data_cfg["prompt_key"], "spec.data.train")
     val = load_split(data_cfg["val"], data_cfg["prompt_key"], "spec.data.val") if data_cfg["val"] else None
     limit = data_cfg.get("drop_prompts_longer_than")
@@ -238,7 +241,6 @@ def run(config: dict[str, Any], resume_from: str | None) -> int:
         train = drop_long_prompts(train, tokenizer, int(limit))
         if val is not None:
             val = drop_long_prompts(val, tokenizer, int(limit))
-    reward = load_reward(config["reward"])
     output_dir = str(args.output_dir)
     Path(output_dir).mkdir(parents=True, exist_ok=True)
     metrics = Path(output_dir) / str(config.get("metrics_file") or METRICS_FILE)

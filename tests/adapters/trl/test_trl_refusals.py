@@ -1,0 +1,100 @@
+"""What TRL cannot express is refused before anything runs: exit code 2, the field, the version and, where a
+pinned version can, the first one; a ``spec.native.trl`` key the version lacks is named with the versions that
+have it. Renders only: no torch needed."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.cli.test_cli import rladapt
+from tests.conftest import REPO
+
+EXAMPLE = str(REPO / "examples" / "grpo-tiny-trl.yaml")
+
+REFUSED: list[tuple[str, list[str], list[str]]] = [
+    (
+        "1.16.0",
+        [
+            "spec.placement.pools=[{name: a, nodes: 2, gpus_per_node: 1, roles: [actor, rollout]}]",
+            "spec.training.micro_batch_per_gpu=1",
+        ],
+        ["spec.placement.pools[0].nodes: trl 1.16.0 cannot express a job on several nodes"],
+    ),
+    (
+        "1.16.0",
+        [
+            "spec.placement.pools=[{name: a, nodes: 1, gpus_per_node: 8, roles: [actor, rollout]}]",
+            "spec.training.micro_batch_per_gpu=1",
+        ],
+        ["spec.placement.pools[0].gpus_per_node: trl 1.16.0 cannot express more than one GPU", "found 8"],
+    ),
+    (
+        "1.16.0",
+        ["spec.rollout.engine=vllm"],
+        ["spec.rollout.engine: trl 1.16.0 cannot express rollout.engine.vllm: TRL's vLLM generation"],
+    ),
+    (
+        "1.16.0",
+        [
+            "spec.algorithm.name=ppo",
+            "spec.placement.pools=[{name: a, gpus_per_node: 1, roles: [actor, rollout, critic]}]",
+        ],
+        ["spec.algorithm.name: trl 1.16.0 cannot express algorithm.ppo: TRL's PPOTrainer"],
+    ),
+    (
+        "0.29.1",
+        ["spec.algorithm.entropy_coef=0.01"],
+        [
+            "spec.algorithm.entropy_coef: trl 0.29.1 cannot express an entropy bonus",
+            "first supported in trl 1.16.0",
+        ],
+    ),
+    (
+        "0.23.1",
+        ["spec.reward.function=null", "spec.reward.builtin.name=math"],
+        [
+            "spec.reward.builtin.name: trl 0.23.1 cannot express reward.builtin.math",
+            "first supported in trl 0.29.1",
+        ],
+    ),
+    (
+        "1.16.0",
+        [
+            "spec.algorithm.kl={coef: 0.1, in: reward}",
+            "spec.placement.pools=[{name: a, gpus_per_node: 1, roles: [actor, rollout, ref]}]",
+        ],
+        ["spec.algorithm.kl.in: trl 1.16.0 cannot express KL in the reward with grpo"],
+    ),
+    (
+        "0.23.1",
+        ["spec.native.trl=[vllm_importance_sampling_mode=token]"],
+        ["spec.native.trl[0]", "vllm_importance_sampling_mode", "1.16.0"],
+    ),
+    (
+        "1.16.0",
+        ["spec.native.trl=[num_generations=lots]"],
+        ["spec.native.trl[0]", "num_generations"],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("version", "overrides", "messages"), REFUSED, ids=[str(i) for i in range(len(REFUSED))]
+)
+def test_refused_with_the_field_and_the_version(
+    version: str, overrides: list[str], messages: list[str]
+) -> None:
+    res = rladapt("render", "-f", f"trl=={version}", EXAMPLE, *overrides)
+    assert res.returncode == 2, res.stdout + res.stderr
+    text = " ".join(res.stderr.split())
+    for message in messages:
+        assert message in text, text
+    assert "Traceback" not in res.stderr
+    assert res.stdout == ""  # nothing half-rendered
+
+
+def test_the_example_renders_on_every_pinned_version() -> None:
+    for version in ("0.23.1", "0.29.1", "1.16.0"):
+        res = rladapt("render", "-f", f"trl=={version}", EXAMPLE)
+        assert res.returncode == 0, res.stderr
+        assert "-m rladapt.adapters.trl.driver" in res.stdout
