@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -24,6 +25,7 @@ from rladapt.launch import Runner
 from rladapt.plugins.checkpoints import ASIDE_DIR
 from rladapt.resume import read_attempts
 from rladapt.runs import RunStore
+from tests.launchers.test_slurm import slurm, slurm_env  # noqa: F401 (fixtures: the real Slurm of .ci/slurm.sh)
 
 REPO = Path(__file__).resolve().parents[1]
 SPEC = "examples/grpo-tiny-trl.yaml"
@@ -137,4 +139,69 @@ def test_a_kill_while_a_checkpoint_is_written_comes_back_by_itself_with_max_rest
     assert (partial.step, partial.complete) == (4, False)
     assert partial.reason == "missing rng_state.pth, trainer_state.json"
     assert [(s["restart"], s["from_step"]) for s in read_attempts(run.dir)] == [(0, None), (1, 2)]
+    assert _per_step(ck) == uninterrupted
+
+
+# --- the same on the real Slurm (.ci/slurm.sh): the script's own restart loop, and a requeue ---------------------
+
+SLURM_OPTIONS = {"ray": "false", "gpus_per_node": "0", "cpus_per_task": "2", "mem": "4G"}
+
+
+def _slurm_output(run_dir: Path) -> str:
+    return "".join(p.read_text() for p in sorted(run_dir.glob("slurm-*.out")))
+
+
+@pytest.mark.engine
+@pytest.mark.usefixtures("slurm_env")
+def test_on_slurm_a_kill_in_a_save_is_restarted_by_the_script_and_resumes(
+    uninterrupted: dict[int, tuple[float, float]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    ck, mark = tmp_path / "ck", tmp_path / "killed-once"
+    runner = Runner()
+    run = runner.launch(
+        SPEC,
+        _overrides(
+            ck,
+            "spec.lifecycle.max_restarts=1",
+            f"spec.env.PYTHONPATH={KILL_IN_SAVE}",
+            f"spec.env.RLADAPT_TEST_KILL_MARK={mark}",
+            "spec.env.RLADAPT_TEST_KILL_STEP='4'",
+        ),
+        framework=VERSION,
+        launcher="slurm",
+        options=SLURM_OPTIONS,
+    )
+    final = runner.wait(run, interval=0.5, timeout=600)
+    output = _slurm_output(run.dir)
+    assert final.state == "SUCCEEDED", output[-3000:]
+    assert mark.exists() and "restart 1 of 1" in output  # the script's loop, not the bootstrap's
+    assert "resuming from step 2" in output
+    assert [(s["restart"], s["from_step"]) for s in read_attempts(run.dir)] == [(0, None), (0, 2)]
+    assert _per_step(ck) == uninterrupted
+
+
+@pytest.mark.engine
+@pytest.mark.usefixtures("slurm_env")
+def test_on_slurm_a_requeued_job_resumes_from_its_newest_complete_checkpoint(
+    uninterrupted: dict[int, tuple[float, float]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    ck = tmp_path / "ck"
+    runner = Runner()
+    run = runner.launch(SPEC, _overrides(ck), framework=VERSION, launcher="slurm", options=SLURM_OPTIONS)
+    deadline = time.monotonic() + 600
+    while not any(c.step == 2 and c.complete for c in scan(ck, "1.16.0").checkpoints):
+        assert time.monotonic() < deadline, _slurm_output(run.dir)[-3000:]
+        time.sleep(0.05)
+    handle = run.handle
+    assert handle is not None
+    subprocess.run(
+        ["scontrol", "requeue", str(handle["job_id"])], check=True, capture_output=True, timeout=60
+    )
+    final = runner.wait(run, interval=0.5, timeout=900)
+    output = _slurm_output(run.dir)
+    assert final.state == "SUCCEEDED", output[-3000:]
+    assert "resuming from step 2" in output
+    assert [s["from_step"] for s in read_attempts(run.dir)] == [None, 2]
     assert _per_step(ck) == uninterrupted
