@@ -354,16 +354,20 @@ class Runner:
     def _resubmit(self, run: Run, planned: Planned, chosen: Checkpoint | None) -> int:
         """Submit ``planned`` into ``run``'s directory as its next attempt, recording it first."""
         plugin = planned.launcher
-        artifacts = plugin.render(planned.native, {**planned.options, RUN_ID_OPTION: run.id})
-        intent = plugin.intent(artifacts, run.id)
         attempts = list(run.record.get("attempts") or [{"attempt": 1, "kind": "launch"}])
         number = len(attempts) + 1
+        # Launchers name the job after this id (the Ray submission id, the RayJob, the Slurm job): a new attempt
+        # needs a name of its own, since the old job may still be known to the engine. At most 49 + 4 characters.
+        job_id = f"{run.id}-a{number}"
+        artifacts = plugin.render(planned.native, {**planned.options, RUN_ID_OPTION: job_id})
+        intent = plugin.intent(artifacts, job_id)
         attempts.append(
             {
                 "attempt": number,
                 "kind": "resume",
                 "from_step": None if chosen is None else chosen.step,
                 "submitted": _now(),
+                "job": job_id,
             }
         )
         for name, text in artifacts.files.items():
