@@ -167,6 +167,7 @@ class Runner:
         native = planned.native
         name = planned.launcher_name
         plugin = planned.launcher
+        self._check_resume_rule(planned)
         run_id = new_run_id(native.job_name)
         artifacts = plugin.render(native, {**planned.options, RUN_ID_OPTION: run_id})
         intent = plugin.intent(artifacts, run_id)
@@ -236,6 +237,21 @@ class Runner:
                     f"`rladapt status {run_id}` and `rladapt stop {run_id}` find the job by its identity {identity}"
                 )
             return run
+
+    @staticmethod
+    def _check_resume_rule(planned: Planned) -> None:
+        """Refuse here, before anything is recorded, what the job's bootstrap would refuse at its start
+        (``resume: never`` on a directory holding steps, ``resume: path`` naming a partial step) when the
+        checkpoint directory is visible from here; the job checks again where it runs."""
+        from rladapt.resume import decide, settings_for
+
+        settings = settings_for(planned.native, restarts_in_job=False)
+        if settings is None:
+            return
+        base = Path.cwd() / planned.native.working_dir
+        if not (base / settings.dir).is_dir():
+            return
+        decide(planned.rendered.adapter, settings, planned.native.argv, base=base)
 
     @staticmethod
     def _try_record(run: Run, save: Callable[[], None]) -> None:

@@ -73,7 +73,10 @@ def uninterrupted(tmp_path_factory: pytest.TempPathFactory) -> dict[int, tuple[f
 
 
 def test_sigkill_after_a_checkpoint_then_resume_matches_the_uninterrupted_run(
-    uninterrupted: dict[int, tuple[float, float]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    uninterrupted: dict[int, tuple[float, float]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     monkeypatch.chdir(REPO)
     ck = tmp_path / "ck"
@@ -98,6 +101,18 @@ def test_sigkill_after_a_checkpoint_then_resume_matches_the_uninterrupted_run(
     starts = read_attempts(run.dir)
     assert [s["from_step"] for s in starts] == [None, 2]
     assert [a["kind"] for a in run.refresh().record["attempts"]] == ["launch", "resume"]
+    # what `rladapt status` and `rladapt runs` show of it
+    from rladapt.cli import main as cli_main
+
+    for verb in ("status", "runs"):
+        capsys.readouterr()
+        cli_main([verb, *([run.id] if verb == "status" else [])])  # returns on success, exits otherwise
+        shown = capsys.readouterr().out
+        if verb == "status":
+            assert "  2. resume " in shown and ", from step 2" in shown
+            assert "start 2: " in shown and "start, from step 2" in shown
+        else:
+            assert f"{run.id}  local" in shown and "2 (from 2)" in shown
     print(
         f"killed {killed_after:.1f} s after launch; resumed run ended {time.monotonic() - started:.1f} s after"
     )

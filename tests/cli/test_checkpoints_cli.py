@@ -149,3 +149,39 @@ def test_resume_needs_a_complete_step_and_an_ended_run(
     run.save()
     code, _, err = cli("resume", run_id, capsys=capsys)
     assert code == 2 and "only a run that has ended can be resumed" in err
+
+
+def test_launch_with_resume_never_on_a_directory_with_steps_is_refused_before_anything_is_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(REPO)
+    verl_step(tmp_path, 2)
+    spec = str(REPO / "examples" / "grpo-gsm8k.yaml")
+    args = [
+        "launch",
+        "-f",
+        "verl==0.9.1",
+        spec,
+        f"spec.checkpoint.dir={tmp_path}",
+        "spec.checkpoint.resume=never",
+    ]
+    code, out, err = cli(*args, capsys=capsys)
+    assert code == 2 and out == "" and "Traceback" not in err
+    assert (
+        f"spec.checkpoint.resume is never, but the checkpoint directory {str(tmp_path)!r} already holds steps 2"
+        in err
+    )
+    assert RunStore().list() == []
+    step = tmp_path / "global_step_2"
+    args = [
+        "launch",
+        "-f",
+        "verl==0.9.1",
+        spec,
+        f"spec.checkpoint.dir={tmp_path}",
+        "spec.checkpoint.resume=path",
+    ]
+    (step / "data.pt").unlink()
+    code, _, err = cli(*args, f"spec.checkpoint.resume_path={step}", capsys=capsys)
+    assert code == 2 and "is a partial checkpoint: missing data.pt" in err
+    assert RunStore().list() == []
