@@ -34,7 +34,14 @@ def make_tokenizer(out: Path) -> None:
     # the tokens back without spaces on decode.
     core = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token=None))
     core.decoder = decoders.Fuse()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, pad_token="<pad>", eos_token="<eos>")
+    # input ids and attention mask only, as Qwen2's own tokenizer: GRPOTrainer 0.23.1 passes every tokenizer output
+    # to model.generate, which refuses token_type_ids
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        pad_token="<pad>",
+        eos_token="<eos>",
+        model_input_names=["input_ids", "attention_mask"],
+    )
     tokenizer.model_max_length = 128
     tokenizer.save_pretrained(out)
 

@@ -31,6 +31,7 @@ REGISTRY = load_registry(
         "verl": "rladapt.adapters.verl",
         "openrlhf": "rladapt.adapters.openrlhf",
         "nemo-rl": "rladapt.adapters.nemo_rl",
+        "trl": "rladapt.adapters.trl",
     },
     use_entry_points=False,
 )
@@ -175,13 +176,14 @@ def test_nemo_rl_keys_from_spec_fields_blame_them() -> None:
 # --- every pinned version, offline ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("framework", ["verl", "openrlhf", "nemo-rl"])
+@pytest.mark.parametrize("framework", ["verl", "openrlhf", "nemo-rl", "trl"])
 def test_every_pinned_version_has_a_snapshot_and_renders_without_the_unchecked_note(framework: str) -> None:
     versions = [e.version for e in compat.pinned(framework)]
     assert set(versions) <= set(snapshot_versions(framework))
-    example, overrides = (
-        ("grpo-gsm8k.yaml", NEMO_GSM8K) if framework == "nemo-rl" else ("grpo-gsm8k.yaml", [])
-    )
+    example, overrides = {
+        "nemo-rl": ("grpo-gsm8k.yaml", NEMO_GSM8K),
+        "trl": ("grpo-tiny-trl.yaml", []),  # TRL generates with HF on one process: its own example
+    }.get(framework, ("grpo-gsm8k.yaml", []))
     for version in versions:
         try:
             native = rendered(f"{framework}=={version}", example, *overrides)
@@ -208,6 +210,24 @@ def test_render_imports_no_framework_and_loads_only_the_requested_snapshot() -> 
         [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "[] 1"
+
+
+def test_a_trl_render_imports_neither_trl_nor_torch() -> None:
+    """The check of a TRL render is the snapshot's; the installed trl (the dev extra has it) stays unimported."""
+    code = textwrap.dedent(
+        """
+        import sys
+        from rladapt.pipeline import render_native
+        from rladapt.plugins._manager import get_registry
+        from rladapt.primitives import load_job
+        render_native(load_job("examples/grpo-tiny-trl.yaml"), "trl==0.23.1", get_registry())
+        print(sorted(m for m in sys.modules if m.split(".")[0] in ("trl", "torch", "transformers", "datasets")))
+        """
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == "[]"
 
 
 def test_snapshot_default_is_the_versions_own_default() -> None:

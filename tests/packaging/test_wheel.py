@@ -113,7 +113,7 @@ def test_installed_wheel_runs_without_the_source_tree(wheel: Path, tmp_path: Pat
     assert res.returncode == 0, res.stderr
     report = json.loads(res.stdout)
     assert report["broken"] == []
-    for framework in ("verl", "openrlhf", "nemo-rl"):
+    for framework in ("verl", "openrlhf", "nemo-rl", "trl"):
         assert report["frameworks"][framework]["versions"], framework
 
 

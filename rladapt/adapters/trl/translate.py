@@ -134,6 +134,11 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
             "dtype": job.spec.model.dtype,
         },
         "data": data,
+        # in the spec's units, for the driver's start line (the config counts completions)
+        "batch": {
+            "prompts_per_step": job.spec.training.global_batch,
+            "completions_per_prompt": job.spec.algorithm.group_size,
+        },
         "reward": reward,
         "resume": ck.resume,
         "metrics_file": METRICS_FILE,
@@ -255,16 +260,17 @@ def _algorithm(b: _Builder) -> None:
                 found=kl.in_,
                 expected=wanted,
             )
-        # GRPO's per_token_kl is exp(ref - logp) - (ref - logp) - 1, k3 (grpo_trainer.py _compute_loss); RLOO's is
-        # logp_old - ref summed over the completion, k1 (rloo_trainer.py, 0.23.1 to 1.16.0)
-        estimator = "k3" if b.trainer == "grpo" else "k1"
-        if kl.estimator not in (None, estimator):
-            b.unsupported(
-                "spec.algorithm.kl.estimator",
-                f"the {kl.estimator} KL estimator with {b.trainer} (it computes {estimator})",
-                found=kl.estimator,
-                expected=estimator,
-            )
+    # GRPO's per_token_kl is exp(ref - logp) - (ref - logp) - 1, k3 (grpo_trainer.py _compute_loss); RLOO's is
+    # logp_old - ref summed over the completion, k1 (rloo_trainer.py, 0.23.1 to 1.16.0). Checked with a zero
+    # coefficient too: an estimator nothing computes would otherwise reach nothing.
+    estimator = "k3" if b.trainer == "grpo" else "k1"
+    if kl.estimator not in (None, estimator):
+        b.unsupported(
+            "spec.algorithm.kl.estimator",
+            f"the {kl.estimator} KL estimator with {b.trainer} (it computes {estimator})",
+            found=kl.estimator,
+            expected=estimator,
+        )
     # epsilon / epsilon_high: the clip range (grpo_config.py and rloo_config.py, 0.23.1 to 1.16.0)
     b.set("epsilon", alg.clip.low, "spec.algorithm.clip.low")
     b.set("epsilon_high", alg.clip.high, "spec.algorithm.clip.high")
@@ -318,7 +324,7 @@ def _batches(b: _Builder) -> None:
         b.set("max_steps", tr.steps, "spec.training.steps")
     else:
         # TrainingArguments.num_train_epochs defaults to 3.0; the spec's default is one pass
-        b.set("num_train_epochs", float(tr.epochs or 1), "spec.training.epochs")
+        b.set("num_train_epochs", tr.epochs or 1, "spec.training.epochs")
     opt = tr.optimizer
     b.set("learning_rate", opt.lr, "spec.training.optimizer.lr")
     if opt.warmup_steps is not None:
@@ -345,6 +351,9 @@ def _batches(b: _Builder) -> None:
 def _rollout(b: _Builder) -> None:
     ro = b.job.spec.rollout
     d = b.job.spec.data
+    if ro.mode == "sync":
+        # the capability check refuses async; sync is what the trainer always does, so it sets nothing
+        b.notes.append("spec.rollout.mode sync: the trainer always generates, then trains, in one process")
     # temperature / top_p / top_k: the sampling of model.generate (grpo_config.py, rloo_config.py)
     b.set("temperature", ro.temperature, "spec.rollout.temperature")
     b.set("top_p", ro.top_p, "spec.rollout.top_p")

@@ -4,6 +4,8 @@ have it. Renders only: no torch needed."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from tests.cli.test_cli import rladapt
@@ -98,3 +100,31 @@ def test_the_example_renders_on_every_pinned_version() -> None:
         res = rladapt("render", "-f", f"trl=={version}", EXAMPLE)
         assert res.returncode == 0, res.stderr
         assert "-m rladapt.adapters.trl.driver" in res.stdout
+
+
+def test_the_deep_check_builds_the_installed_versions_config_class() -> None:
+    """The snapshot accepts an int; TRL 1.16.0's own GRPOConfig.__post_init__ refuses one that does not divide."""
+    pytest.importorskip("trl", reason="the trl extra (the dev extra installs it)")
+    res = rladapt(
+        "render", "--deep-check", "-f", "trl==1.16.0", EXAMPLE, "spec.native.trl=[generation_batch_size=12]"
+    )
+    assert res.returncode == 2, res.stderr
+    assert "trl 1.16.0 refuses the config: generation_batch_size (12) must be divisible" in res.stderr
+
+
+def test_builtin_math_is_trls_accuracy_reward_from_0_29_1() -> None:
+    res = rladapt(
+        "render",
+        "-f",
+        "trl==0.29.1",
+        "--format",
+        "json",
+        EXAMPLE,
+        "spec.reward.function=null",
+        "spec.reward.builtin.name=math",
+    )
+    assert res.returncode == 0, res.stderr
+    native = json.loads(res.stdout)
+    config = json.loads(native["files"][".rladapt/trl/tiny-grpo-trl.json"])
+    assert config["reward"] == {"builtin": "math"}
+    assert any("trl.rewards.accuracy_reward" in note for note in native["notes"])

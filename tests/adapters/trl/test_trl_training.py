@@ -7,6 +7,8 @@ Each run is a few optimizer steps (about 8 s on 2 cores, most of it importing to
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,10 @@ import pytest
 from tests.cli.test_cli import rladapt
 from tests.conftest import REPO
 
-pytest.importorskip("trl", reason="the trl extra (the dev extra installs it)")
+from .conftest import PINNED, job, render, trl_root
+
+trl = pytest.importorskip("trl", reason="the trl extra (the dev extra installs it)")
+INSTALLED = trl.__version__
 
 EXAMPLE = REPO / "examples" / "grpo-tiny-trl.yaml"
 TINY = REPO / "examples" / "tiny"
@@ -82,3 +87,33 @@ def test_a_missing_reward_file_fails_before_training(tmp_path: Path) -> None:
     assert f"error: spec.reward.function.path: no such file {str(tmp_path / 'nope.py')!r}" in res.stdout
     assert "Traceback" not in res.stdout
     assert not list(ckpt.glob("checkpoint-*"))
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("version", [v for v in PINNED if v != INSTALLED])
+def test_the_driver_trains_on_the_other_pinned_versions(version: str, tmp_path: Path) -> None:
+    """The older pinned versions import from their unzipped wheels (pure Python) over the same transformers: the
+    rendered config really trains there too, 2 steps, with a checkpoint."""
+    ckpt = tmp_path / "ckpt"
+    native = render(
+        job(
+            f"spec.model.path={TINY / 'model'}",
+            f"spec.data.train=[{TINY / 'prompts.jsonl'}]",
+            f"spec.reward.function.path={TINY / 'reward.py'}",
+            f"spec.checkpoint.dir={ckpt}",
+            "spec.training.steps=2",
+            "spec.checkpoint.every_steps=2",
+        ),
+        version,
+    )
+    for rel, text in native.files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    env = {**os.environ, "PYTHONPATH": str(trl_root(version))}
+    res = subprocess.run(
+        [sys.executable, *native.argv[1:]], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert f"[rladapt] TRL {version} GRPO" in res.stdout
+    assert json.loads((ckpt / "checkpoint-2" / "trainer_state.json").read_text())["global_step"] == 2
+    assert [r["step"] for r in metrics(ckpt)] == [1, 2]
