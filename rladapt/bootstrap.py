@@ -5,6 +5,11 @@ a Python entrypoint of this same interpreter (``python -m pkg``, ``python script
 runs in-process through ``runpy`` after the patches; anything else is ``exec``-ed (its exit code and
 signals are its own) and the patches reach it only through ``worker_process_setup_hook`` in Ray workers.
 
+With ``$RLADAPT_CHECKPOINTS`` set (``rladapt.resume``), it first decides what the job resumes from: the newest
+complete checkpoint of the framework's own layout, partial steps moved aside, the framework's own resume
+arguments added to the command. With ``max_restarts`` in it, it runs each attempt as a child and starts a failed
+one again, deciding again each time, up to that many times (a stop, SIGTERM or SIGINT, is never restarted).
+
 ``worker_setup`` is the Ray ``runtime_env.worker_process_setup_hook`` (``WORKER_SETUP_HOOK``): it applies the
 hooks listed in ``$RLADAPT_RUNTIME_PATCHES`` (comma-separated ``module:function``) in each worker process. Both
 read the secrets of ``$RLADAPT_SECRET_FILES`` from files where they run, so a Ray job table holds only paths.
@@ -18,6 +23,8 @@ import os
 import re
 import runpy
 import shutil
+import signal
+import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -223,6 +230,80 @@ def parse_args(args: Sequence[str]) -> tuple[list[str], list[str]]:
     _usage("missing -- before the command")
 
 
+_SETTINGS_ENV = "RLADAPT_CHECKPOINTS"  # rladapt.resume.SETTINGS_ENV, without importing it for every job
+
+
+def _say(message: str) -> None:
+    print(f"rladapt.bootstrap: {message}", file=sys.stderr, flush=True)
+
+
+def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str]) -> list[str]:
+    """Decide the resume point; without restarts return the command to run here, else supervise the attempts.
+
+    Each attempt is a child bootstrap (the runtime patches apply in it, in process), decided afresh from the
+    checkpoints on disk: a restart resumes from whatever the failed attempt committed last.
+    """
+    from rladapt.plugins._manager import get_registry
+    from rladapt.primitives.errors import RladaptError
+    from rladapt.resume import ResumeRefused, Settings, carry_out, decide, describe, record_attempt
+
+    try:
+        settings = Settings.from_json(json.loads(settings_text))
+    except (ValueError, TypeError) as exc:
+        print(f"rladapt.bootstrap: malformed ${_SETTINGS_ENV}: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    try:
+        adapter = get_registry().framework(settings.framework)
+    except RladaptError as exc:
+        print(f"rladapt.bootstrap: {exc.message}", file=sys.stderr)
+        raise SystemExit(2) from None
+    stopping: list[int] = []
+    child: list[subprocess.Popen[bytes]] = []
+
+    def on_stop(signum: int, frame: object) -> None:
+        stopping.append(signum)
+        if child and child[0].poll() is None:
+            child[0].send_signal(signum)
+
+    restart = 0
+    while True:
+        try:
+            decision = decide(adapter, settings, native)
+            if decision is not None:
+                carry_out(decision, _say)
+                _say(describe(decision))
+        except ResumeRefused as exc:
+            print(f"rladapt.bootstrap: error: {exc.message}", file=sys.stderr)
+            raise SystemExit(2) from None
+        except (RladaptError, OSError) as exc:
+            message = exc.message if isinstance(exc, RladaptError) else str(exc)
+            print(f"rladapt.bootstrap: cannot decide what to resume from: {message}", file=sys.stderr)
+            raise SystemExit(1) from None
+        argv = list(decision.plan.argv) if decision is not None else list(native)
+        record_attempt(decision, restart, settings.max_restarts)
+        if settings.max_restarts <= 0:
+            return argv
+        if not child:
+            signal.signal(signal.SIGTERM, on_stop)
+            signal.signal(signal.SIGINT, on_stop)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        patches = [a for hook in hooks for a in ("--patch", hook)]
+        proc = subprocess.Popen([sys.executable, "-m", "rladapt.bootstrap", *patches, "--", *argv])
+        child[:] = [proc]
+        code = proc.wait()
+        code = 128 - code if code < 0 else code
+        if code == 0 or stopping:
+            raise SystemExit(code)
+        if restart >= settings.max_restarts:
+            _say(
+                f"the attempt exited with {code}; no restart left (lifecycle.max_restarts is {settings.max_restarts})"
+            )
+            raise SystemExit(code)
+        restart += 1
+        _say(f"the attempt exited with {code}; restart {restart} of {settings.max_restarts}")
+
+
 def main(args: Sequence[str] | None = None) -> None:
     patches, native = parse_args(sys.argv[1:] if args is None else args)
     try:
@@ -254,6 +335,9 @@ def main(args: Sequence[str] | None = None) -> None:
     if hooks:
         # Python children (and Ray workers through worker_setup) see the same list.
         os.environ[PATCHES_ENV] = ",".join(hooks)
+    settings_text = os.environ.pop(_SETTINGS_ENV, None)
+    if settings_text:
+        native = _resume_and_restart(settings_text, native, hooks)
     if is_python(native[0]) and _run_in_process(native):
         return
     if hooks:

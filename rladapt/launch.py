@@ -16,18 +16,21 @@ Resume and restarts will extend this module rather than the CLI:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rladapt.pipeline import render_spec
 from rladapt.plugins.launcher import (
     RUN_ID_OPTION,
+    STOP_REQUEST_FILE,
     TERMINAL_STATES,
     Artifacts,
     Launcher,
@@ -36,12 +39,13 @@ from rladapt.plugins.launcher import (
 )
 from rladapt.primitives.errors import LaunchError, OutputError, RladaptError, UsageError
 from rladapt.processes import alive, this_process
-from rladapt.runs import Run, RunStore, new_run_id, spec_hash
+from rladapt.runs import Run, RunStore, new_run_id, spec_hash, write_atomic
 
 if TYPE_CHECKING:
     from rladapt.pipeline import Rendered
     from rladapt.plugins import NativeLaunch
     from rladapt.plugins._manager import Registry
+    from rladapt.plugins.checkpoints import Checkpoint
 
 __all__ = ["Planned", "Runner", "render_spec"]
 
@@ -163,6 +167,7 @@ class Runner:
         native = planned.native
         name = planned.launcher_name
         plugin = planned.launcher
+        self._check_resume_rule(planned)
         run_id = new_run_id(native.job_name)
         artifacts = plugin.render(native, {**planned.options, RUN_ID_OPTION: run_id})
         intent = plugin.intent(artifacts, run_id)
@@ -176,6 +181,11 @@ class Runner:
             artifacts=artifacts,
             options=planned.options,
             spec_path=planned.spec_path,
+            extra={
+                "overrides": list(planned.overrides),
+                "checkpoint": checkpoint_facts(planned),
+                "attempts": [{"attempt": 1, "kind": "launch", "submitted": _now()}],
+            },
         )
         with run.submission():
             try:
@@ -229,6 +239,21 @@ class Runner:
             return run
 
     @staticmethod
+    def _check_resume_rule(planned: Planned) -> None:
+        """Refuse here, before anything is recorded, what the job's bootstrap would refuse at its start
+        (``resume: never`` on a directory holding steps, ``resume: path`` naming a partial step) when the
+        checkpoint directory is visible from here; the job checks again where it runs."""
+        from rladapt.resume import decide, settings_for
+
+        settings = settings_for(planned.native, restarts_in_job=False)
+        if settings is None:
+            return
+        base = Path.cwd() / planned.native.working_dir
+        if not (base / settings.dir).is_dir():
+            return
+        decide(planned.rendered.adapter, settings, planned.native.argv, base=base)
+
+    @staticmethod
     def _try_record(run: Run, save: Callable[[], None]) -> None:
         """Record an outcome when the store lets us; the error being raised already says what went wrong."""
         with suppress(OutputError):
@@ -247,6 +272,148 @@ class Runner:
         return self.schedule(
             self.dryrun(spec, overrides, framework=framework, launcher=launcher, options=options)
         )
+
+    # --- resuming ------------------------------------------------------------------------------------------
+
+    def resume(
+        self, run: Run, *, from_step: int | None = None, force: bool = False
+    ) -> tuple[int, Checkpoint | None]:
+        """Submit ``run`` again, from its newest complete checkpoint (or ``from_step``), as its next attempt.
+
+        The recorded spec file, overrides, framework version, launcher and options are rendered again; the
+        job's bootstrap then resumes with the framework's own arguments (``rladapt.resume``). Refused (a
+        ``UsageError``, unless ``force``) when the run has not ended, when the spec now names another model or
+        checkpoint directory, or another world size for a framework that cannot reshard. Returns the attempt
+        number and the checkpoint it starts from.
+        """
+        from rladapt.plugins.native import Resume
+
+        current = self.refresh(run)
+        if not current.terminal:
+            raise UsageError(
+                f"run {run.id} is {current.state}: only a run that has ended can be resumed "
+                f"(stop it first: rladapt stop {run.id})"
+            )
+        rec = run.record
+        spec_path = rec.get("spec_path")
+        if not isinstance(spec_path, str) or not spec_path or spec_path.startswith("/dev/fd/"):
+            raise UsageError(
+                f"run {run.id} has no spec file to render again (it was read from {spec_path!r})"
+            )
+        if not Path(spec_path).is_file():
+            raise UsageError(f"the spec of run {run.id}, {spec_path!r}, is gone: cannot render the run again")
+        overrides = [str(o) for o in rec.get("overrides") or []]
+        options = {k: str(v) for k, v in (rec.get("options") or {}).items()}
+        planned = self.dryrun(
+            spec_path,
+            overrides,
+            framework=f"{rec['framework']}=={rec['version']}",
+            launcher=run.launcher,
+            options=options,
+        )
+        adapter = planned.rendered.adapter
+        root = checkpoint_root(run)
+        self._check_survives(run, planned, adapter.can_reshard, force)
+        scan = adapter.scan_checkpoints(root, planned.native.version)
+        if scan is None:
+            raise UsageError(
+                f"the {rec['framework']} adapter does not know how its framework writes checkpoints"
+            )
+        chosen: Checkpoint | None
+        if from_step is not None:
+            chosen = scan.step(from_step)
+            if chosen is None:
+                listed = ", ".join(str(c.step) for c in scan.checkpoints) or "none"
+                raise UsageError(f"--from-step {from_step}: no such step in {root} (steps: {listed})")
+            if not chosen.complete:
+                raise UsageError(f"--from-step {from_step}: step {from_step} is partial: {chosen.reason}")
+            resume_to = Resume(mode="path", path=str(chosen.path))
+        else:
+            chosen = scan.resume_from
+            if chosen is None and not force:
+                raise UsageError(
+                    f"run {run.id} has no complete checkpoint in {root}: nothing to resume from "
+                    "(start over with `rladapt launch`, or --force to start this run from the beginning)"
+                )
+            resume_to = Resume(mode="auto")
+        native = planned.native.model_copy(update={"resume": resume_to})
+        rendered = dataclasses.replace(planned.rendered, native=native)
+        planned = dataclasses.replace(
+            planned, rendered=rendered, artifacts=planned.launcher.render(native, planned.options)
+        )
+        return self._resubmit(run, planned, chosen), chosen
+
+    def _check_survives(self, run: Run, planned: Planned, can_reshard: bool, force: bool) -> None:
+        before = run.record.get("checkpoint")
+        if not isinstance(before, dict) or force:
+            return
+        now = checkpoint_facts(planned)
+        problems = []
+        if before.get("model") != now["model"]:
+            problems.append(
+                f"spec.model.path is now {now['model']!r}, but its checkpoints were written for {before.get('model')!r}"
+            )
+        if before.get("dir") != now["dir"]:
+            problems.append(f"spec.checkpoint.dir now leads to {now['dir']!r}, not {before.get('dir')!r}")
+        if before.get("world_size") != now["world_size"] and not can_reshard:
+            problems.append(
+                f"the world size is now {now['world_size']}, but the checkpoints were written by "
+                f"{before.get('world_size')} processes and {run.record['framework']} cannot reshard them"
+            )
+        if problems:
+            raise UsageError(
+                f"run {run.id} cannot resume from its checkpoints: "
+                + "; ".join(problems)
+                + " (--force to try anyway)"
+            )
+
+    def _resubmit(self, run: Run, planned: Planned, chosen: Checkpoint | None) -> int:
+        """Submit ``planned`` into ``run``'s directory as its next attempt, recording it first."""
+        plugin = planned.launcher
+        attempts = list(run.record.get("attempts") or [{"attempt": 1, "kind": "launch"}])
+        number = len(attempts) + 1
+        # Launchers name the job after this id (the Ray submission id, the RayJob, the Slurm job): a new attempt
+        # needs a name of its own, since the old job may still be known to the engine. At most 49 + 4 characters.
+        job_id = f"{run.id}-a{number}"
+        artifacts = plugin.render(planned.native, {**planned.options, RUN_ID_OPTION: job_id})
+        intent = plugin.intent(artifacts, job_id)
+        attempts.append(
+            {
+                "attempt": number,
+                "kind": "resume",
+                "from_step": None if chosen is None else chosen.step,
+                "submitted": _now(),
+                "job": job_id,
+            }
+        )
+        for name, text in artifacts.files.items():
+            write_atomic(run.dir / "artifacts" / name, text)
+        # A stop of an earlier attempt must not keep this one from starting: the user asked for it now.
+        (run.dir / STOP_REQUEST_FILE).unlink(missing_ok=True)
+        run.record.update(
+            attempts=attempts,
+            artifacts={"files": dict(artifacts.files), "request": dict(artifacts.request)},
+            handle=None,
+            exit_code=None,
+            message="",
+        )
+        with run.submission():
+            run.save_submitting(intent, this_process())
+            try:
+                with self._progress(f"submitting attempt {number} of {run.id} to {run.launcher}"):
+                    handle = plugin.submit(artifacts, run.dir)
+            except RladaptError as exc:
+                failure = exc.message
+                self._try_record(run, lambda: run.mark_submit_failed(failure))
+                raise
+            except Exception as exc:
+                failure = f"{type(exc).__name__}: {exc}"
+                self._try_record(run, lambda: run.mark_submit_failed(failure))
+                raise LaunchError(
+                    f"{run.launcher} launcher failed to resubmit run {run.id}: {failure}"
+                ) from exc
+            run.save_handle(handle)
+        return number
 
     # --- recorded runs ---------------------------------------------------------------------------------------
 
@@ -434,3 +601,39 @@ class Runner:
 def _describe(status: RunStatus) -> str:
     code = f" (exit code {status.exit_code})" if status.exit_code is not None else ""
     return f"{status.state}{code}" + (f": {status.message}" if status.message else "")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def world_size(native: NativeLaunch) -> int:
+    """Processes a checkpoint is sharded over: GPUs over every pool, or one per node on CPU."""
+    return sum(p.nodes * max(p.gpus_per_node, 1) for p in native.pools) or 1
+
+
+def checkpoint_facts(planned: Planned) -> dict[str, Any]:
+    """What a checkpoint of this launch depends on, recorded so that ``resume`` can tell what changed since.
+
+    ``dir`` is absolute as seen from here: the job runs from this directory, then its working directory.
+    """
+    native = planned.native
+    ck = native.checkpoint_dir or ""
+    where = Path.cwd() / native.working_dir / ck if ck else None
+    return {
+        "dir": None if where is None else str(where.resolve()),
+        "model": planned.rendered.job.spec.model.path,
+        "world_size": world_size(native),
+    }
+
+
+def checkpoint_root(run: Run) -> Path:
+    """The checkpoint directory a run writes to; a UsageError for a run recorded without one."""
+    facts = run.record.get("checkpoint")
+    where = facts.get("dir") if isinstance(facts, dict) else None
+    if not isinstance(where, str) or not where:
+        raise UsageError(
+            f"run {run.id} has no checkpoint directory in its record (launched by an older rladapt, or without "
+            "spec.checkpoint.dir); give the directory instead: rladapt checkpoints DIR -f NAME==VERSION"
+        )
+    return Path(where)

@@ -208,6 +208,17 @@ _FIELDS: dict[str, tuple[_Check, str, bool]] = {
     "submitter": (_or_none(_is_dict), "an object or null", False),
     "submitted": (_is_str, "a string", False),
     "updated": (_is_str, "a string", False),
+    "overrides": (
+        lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
+        "a list of strings",
+        False,
+    ),
+    "checkpoint": (_or_none(_is_dict), "an object or null", False),
+    "attempts": (
+        lambda v: isinstance(v, list) and all(isinstance(i, dict) for i in v),
+        "a list of objects",
+        False,
+    ),
 }
 _SUBMITTER: dict[str, tuple[_Check, str, bool]] = {
     "pid": (lambda v: _is_int(v) and v > 0, "a positive integer", True),
@@ -474,6 +485,7 @@ class RunStore:
         artifacts: Artifacts,
         options: dict[str, Any] | None = None,
         spec_path: str | None = None,
+        extra: dict[str, Any] | None = None,
     ) -> Run:
         """Record a new run; its directory appears complete (artifacts and record) or not at all.
 
@@ -509,6 +521,8 @@ class RunStore:
             "state": CREATED,
             "exit_code": None,
             "message": "",
+            # what `rladapt resume` needs: the overrides, the checkpoint facts, the attempts (launch.py)
+            **(extra or {}),
         }
         try:
             art_dir = building / ARTIFACTS_DIR

@@ -72,6 +72,15 @@ _NEMO["spec"]["placement"]["pools"].append(
 )
 
 
+# TRL runs one process with HF generation on one GPU (or the CPU): the GSM8K example as TRL can express it.
+_TRL = BASES["grpo"]["trl"] = _example("grpo-gsm8k")
+_TRL["spec"]["rollout"] = {"engine": "hf", "temperature": 1.0}
+_TRL["spec"]["training"].pop("backend")
+_TRL["spec"]["training"]["micro_batch_per_gpu"] = 1
+_TRL["spec"]["algorithm"]["kl"].pop("estimator")
+_TRL["spec"]["placement"]["pools"][0]["gpus_per_node"] = 1
+
+
 @dataclass(frozen=True)
 class Probe:
     """How to set one field: the value, the context it needs (other fields set first), and what to look for."""
@@ -425,7 +434,15 @@ def check_field(path: str) -> tuple[list[str], list[str]]:
         if isinstance(base, RladaptError):
             continue  # this framework cannot express the probe's context
         checked.append(framework)
-        native = _render(_job(framework, probe, path, with_value=True), framework)
+        try:
+            changed = _job(framework, probe, path, with_value=True)
+        except SpecError as exc:
+            # the value is invalid with this framework's base (a one-GPU TRL pool has no room for 4 GPUs): the
+            # spec's own validation refuses it, naming the field
+            if not _refusal_names(exc, path, literals):
+                failures.append(f"{framework}: {where} is refused without naming the field: {exc}")
+            continue
+        native = _render(changed, framework)
         if isinstance(native, RladaptError):
             if not _refusal_names(native, path, literals):
                 failures.append(f"{framework} refuses {where} without naming the field: {native}")

@@ -32,6 +32,8 @@ LAZY_VERBS: dict[str, str] = {
     "logs": "runs",
     "stop": "runs",
     "runs": "runs",
+    "checkpoints": "checkpoints",
+    "resume": "checkpoints",
     "import": "migrate",
     "diff": "migrate",
     "upgrade": "upgrade",

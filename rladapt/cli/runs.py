@@ -10,12 +10,12 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from rladapt.primitives.errors import LaunchError, RladaptError
-from rladapt.runs import DamagedRecord, DamagedRun
+from rladapt.runs import DamagedRecord, DamagedRun, Run
 
 from .options import framework_option, launcher_options, parse_launcher_opts, spec_argument
 from .output import dump_json
@@ -54,6 +54,15 @@ def _runner() -> Runner:
 def _describe(status: RunStatus) -> str:
     code = f" (exit code {status.exit_code})" if status.exit_code is not None else ""
     return f"{status.state}{code}"
+
+
+def _starts_cell(run: Run) -> str:
+    """How many times the job started, and the step the last start resumed from: ``2 (from 4)``."""
+    starts = _starts(run)
+    if not starts:
+        return str(len(run.record.get("attempts") or [1]))
+    step = starts[-1].get("from_step")
+    return f"{len(starts)}" + (f" (from {step})" if step is not None else "")
 
 
 def _echo_raw(line: str) -> None:
@@ -127,6 +136,8 @@ def status(run_id: str | None, as_json: bool) -> None:
     current = runner.status(run)
     if as_json:
         record = {k: v for k, v in run.record.items() if k != "artifacts"}
+        # each start of the job (restarts included) and the step it resumed from, as the job recorded it
+        record["starts"] = _starts(run)
         click.echo(dump_json(record, what="the run record", sort_keys=True))
         return
     rec = run.record
@@ -138,7 +149,39 @@ def status(run_id: str | None, as_json: bool) -> None:
     click.echo(f"state:     {_describe(current)}")
     if current.message:
         click.echo(f"message:   {current.message}")
+    for line in _attempt_lines(run):
+        click.echo(line)
     click.echo(f"directory: {run.dir}")
+
+
+def _starts(run: Run) -> list[dict[str, Any]]:
+    from rladapt.resume import read_attempts
+
+    return read_attempts(run.dir)
+
+
+def _attempt_lines(run: Run) -> list[str]:
+    """Each submission (launch, resume) and each start of the job in it (restarts), with the step it began at."""
+    submitted = [a for a in run.record.get("attempts") or [] if isinstance(a, dict)]
+    starts = _starts(run)
+    if len(submitted) <= 1 and len(starts) <= 1:
+        step = starts[0].get("from_step") if starts else None
+        return [] if step is None else [f"started:   from step {step}"]
+    lines = ["attempts:"]
+    for entry in submitted:
+        step = entry.get("from_step")
+        lines.append(
+            f"  {entry.get('attempt')}. {entry.get('kind', 'launch')} {entry.get('submitted', '')}"
+            + (f", from step {step}" if step is not None else "")
+        )
+    for n, entry in enumerate(starts, 1):
+        step = entry.get("from_step")
+        how = f"restart {entry.get('restart')}" if entry.get("restart") else "start"
+        lines.append(
+            f"  start {n}: {entry.get('started', '')} {how}, "
+            + (f"from step {step}" if step is not None else "from the beginning")
+        )
+    return lines
 
 
 @click.command()
@@ -210,7 +253,7 @@ def runs(refresh: bool, as_json: bool) -> None:
     if not every and not damaged:
         click.echo("no runs", err=True)
         return
-    rows = [("RUN", "LAUNCHER", "FRAMEWORK", "STATE", "CREATED")]
+    rows = [("RUN", "LAUNCHER", "FRAMEWORK", "STATE", "STARTS", "CREATED")]
     for run in every:
         rec = run.record
         state = run.recorded_status().state if run.submitting else run.state
@@ -221,10 +264,11 @@ def runs(refresh: bool, as_json: bool) -> None:
                 run.launcher,
                 f"{rec.get('framework', '')} {rec.get('version', '')}",
                 state,
+                _starts_cell(run),
                 str(rec.get("created", "")),
             )
         )
-    rows.extend((broken.id, "-", "-", "DAMAGED", "-") for broken in damaged)
+    rows.extend((broken.id, "-", "-", "DAMAGED", "-", "-") for broken in damaged)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())

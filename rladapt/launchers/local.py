@@ -51,6 +51,7 @@ from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookim
 from rladapt.plugins.launcher import STOP_REQUEST_FILE, Command, Option, stop_requested
 from rladapt.primitives.errors import LaunchError
 from rladapt.processes import alive, group_alive, start_time
+from rladapt.resume import ATTEMPTS_ENV, ATTEMPTS_FILE
 
 SCRIPT = "run.sh"
 LOG_FILE = "output.log"
@@ -253,6 +254,8 @@ class LocalLauncher(Launcher):
                 proc = subprocess.Popen(
                     argv,
                     cwd=cwd,
+                    # each start of the job appends the step it resumed from here (rladapt.resume)
+                    env={**os.environ, ATTEMPTS_ENV: str(run_dir / ATTEMPTS_FILE)},
                     stdin=subprocess.DEVNULL,
                     stdout=log,
                     stderr=subprocess.STDOUT,

@@ -18,6 +18,7 @@ from rladapt.primitives import Problem, RLJob
 
 from .adapter import CheckpointLayout, FrameworkAdapter, FrameworkVersion, unsupported
 from .capabilities import KNOWN_CAPABILITIES, Requirement, job_requirements
+from .checkpoints import Checkpoint, CheckpointScan, ResumePlan
 from .hookspecs import hookimpl, hookspec
 from .launcher import TERMINAL_STATES, Artifacts, Command, Launcher, Option, RunState, RunStatus
 from .native import (
@@ -39,7 +40,9 @@ __all__ = [
     "NATIVE_FORMAT_VERSION",
     "TERMINAL_STATES",
     "Artifacts",
+    "Checkpoint",
     "CheckpointLayout",
+    "CheckpointScan",
     "Command",
     "FrameworkAdapter",
     "FrameworkVersion",
@@ -53,6 +56,7 @@ __all__ = [
     "RLJob",
     "Requirement",
     "Resume",
+    "ResumePlan",
     "RolePlacement",
     "RunState",
     "RunStatus",

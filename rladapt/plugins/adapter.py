@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, ClassVar, Literal
+from types import ModuleType
+from typing import TYPE_CHECKING, ClassVar, Literal, cast
 
 from packaging.version import InvalidVersion, Version
 
@@ -14,10 +16,13 @@ from ._matrix import read_matrix
 from .capabilities import job_requirements
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from importlib.resources.abc import Traversable
+    from pathlib import Path
 
     from rladapt.primitives import RLJob
 
+    from .checkpoints import Checkpoint, CheckpointScan, ResumePlan
     from .native import NativeLaunch
 
 
@@ -153,7 +158,61 @@ class FrameworkAdapter(ABC):
         return None
 
     def checkpoint_layout(self, native: NativeLaunch) -> CheckpointLayout | None:
+        """Where ``native`` writes checkpoints and in which pattern, for people (``render`` prints it)."""
         return None
+
+    # --- checkpoints and resume: read by `rladapt checkpoints`, `rladapt resume` and the job's bootstrap ---------
+    #
+    # By default these come from the adapter package's ``checkpoints`` module (``<package of the class>.checkpoints``,
+    # e.g. ``rladapt/adapters/verl/checkpoints.py``), which defines ``scan(root, version)``,
+    # ``plan_resume(argv, version, scan, chosen)`` and ``CAN_RESHARD``; an adapter without one has no checkpoints
+    # rladapt knows (nothing resumes). A plugin may override the methods instead.
+
+    def _checkpoints_module(self) -> ModuleType | None:
+        package = type(self).__module__
+        try:
+            return importlib.import_module(f"{package}.checkpoints")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{package}.checkpoints":
+                raise
+            return None
+
+    @property
+    def can_reshard(self) -> bool:
+        """Whether a checkpoint loads on another world size: ``rladapt resume`` refuses a changed one otherwise."""
+        module = self._checkpoints_module()
+        return bool(getattr(module, "CAN_RESHARD", False))
+
+    def scan_checkpoints(self, root: Path, version: str) -> CheckpointScan | None:
+        """Every step under the checkpoint directory ``root`` as ``version`` writes it, complete or not.
+
+        A step is complete only when every file the framework's save writes is there, non-empty, and the
+        framework's commit point (its marker, its rename, its last file) says the save ended; otherwise its
+        ``reason`` names what is missing. ``native_pick`` is what the framework's own resume would load. Pure
+        (reads only). None: this adapter does not know its framework's checkpoints, and nothing resumes.
+        """
+        module = self._checkpoints_module()
+        return None if module is None else cast("CheckpointScan", module.scan(root, version))
+
+    def plan_resume(
+        self, argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
+    ) -> ResumePlan:
+        """How the native command ``argv`` resumes from ``chosen`` (None: starts fresh), in the framework's own way.
+
+        Called in the job, by the bootstrap, before each attempt (``rladapt.resume``). Pure: the plan says which
+        steps to move aside and which markers to rewrite, and the bootstrap does it.
+        """
+        module = self._checkpoints_module()
+        if module is None:
+            raise UnsupportedError(
+                [
+                    Problem(
+                        "spec.checkpoint.resume",
+                        f"{self.PLUGIN_NAME} declares no way to resume from a checkpoint",
+                    )
+                ]
+            )
+        return cast("ResumePlan", module.plan_resume(argv, version, scan, chosen))
 
     # --- shared machinery --------------------------------------------------------------------------------
 

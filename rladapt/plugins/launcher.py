@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
+from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv, json_env_value
 from rladapt.primitives.errors import PluginError, UsageError
 
 if TYPE_CHECKING:
@@ -253,6 +253,10 @@ class Launcher(ABC):
     OPTIONS: ClassVar[tuple[Option, ...]] = ()
     #: ``status`` only reads local state (no engine to reach), so ``rladapt runs`` refreshes it unasked.
     LOCAL_STATUS: ClassVar[bool] = False
+    #: The launcher starts a failed job again by itself, ``lifecycle.max_restarts`` times (the Slurm script's
+    #: loop, a Kubernetes ``backoffLimit``): the bootstrap then only decides each start's resume point. Without
+    #: it, the bootstrap restarts failed attempts itself.
+    RESTARTS_ITSELF: ClassVar[bool] = False
 
     @classmethod
     def declared_options(cls) -> dict[str, Option]:
@@ -304,11 +308,18 @@ class Launcher(ABC):
         Every launcher runs this instead of ``native.argv``: a launcher that ran ``native.argv`` itself would start
         the framework without its runtime patches, and nothing would say so.
         """
+        from rladapt.resume import SETTINGS_ENV, settings_for
+
+        env: dict[str, str] = {}
+        settings = settings_for(native, restarts_in_job=not self.RESTARTS_ITSELF)
+        if settings is not None:
+            # The job decides what it resumes from, where it runs (rladapt.resume): the same rule on every launcher.
+            env[SETTINGS_ENV] = json_env_value(settings.to_json())
         if not native.runtime_patches:
-            return Command(argv=tuple(bootstrap_argv(native)))
+            return Command(argv=tuple(bootstrap_argv(native)), env=env)
         return Command(
             argv=tuple(bootstrap_argv(native)),
-            env={PATCHES_ENV: ",".join(native.runtime_patches)},
+            env={PATCHES_ENV: ",".join(native.runtime_patches), **env},
             ray_runtime_env={"worker_process_setup_hook": WORKER_SETUP_HOOK},
         )
 

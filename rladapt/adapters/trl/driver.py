@@ -14,6 +14,7 @@ The file is JSON (``rladapt/adapters/trl/translate.py`` writes it)::
     {"format": 1, "trainer": "grpo" | "rloo", "trl_version": "1.16.0",
      "model": {"path": ..., "tokenizer": ..., "dtype": "float32"},
      "data": {"train": [...], "val": [...], "prompt_key": "prompt", "drop_prompts_longer_than": 1024 | null},
+     "batch": {"prompts_per_step": 2, "completions_per_prompt": 8},
      "reward": {"function": {"path": ..., "name": ...}} | {"builtin": "math"},
      "resume": "auto" | "never" | "path", "metrics_file": "rladapt-metrics.jsonl",
      "config": {<GRPOConfig / RLOOConfig keyword arguments>}}
@@ -258,9 +259,15 @@ def run(config: dict[str, Any], resume_from: str | None) -> int:
     from transformers.trainer_callback import PrinterCallback
 
     trainer.remove_callback(PrinterCallback)
+    batch = config.get("batch") or {}
+    per_step = (
+        f", {batch['prompts_per_step']} prompts x {batch['completions_per_prompt']} completions per generation"
+        if {"prompts_per_step", "completions_per_prompt"} <= set(batch)
+        else ""
+    )
     print(
         f"[rladapt] TRL {config.get('trl_version', '')} {config['trainer'].upper()}: "
-        f"{len(train)} prompts, {args.max_steps if args.max_steps > 0 else 'all'} steps"
+        f"{len(train)} prompts{per_step}, {args.max_steps if args.max_steps > 0 else 'all'} steps"
         + (f", resuming from {checkpoint}" if checkpoint else ""),
         flush=True,
     )

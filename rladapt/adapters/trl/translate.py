@@ -134,6 +134,11 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
             "dtype": job.spec.model.dtype,
         },
         "data": data,
+        # in the spec's units, for the driver's start line (the config counts completions)
+        "batch": {
+            "prompts_per_step": job.spec.training.global_batch,
+            "completions_per_prompt": job.spec.algorithm.group_size,
+        },
         "reward": reward,
         "resume": ck.resume,
         "metrics_file": METRICS_FILE,
@@ -319,7 +324,7 @@ def _batches(b: _Builder) -> None:
         b.set("max_steps", tr.steps, "spec.training.steps")
     else:
         # TrainingArguments.num_train_epochs defaults to 3.0; the spec's default is one pass
-        b.set("num_train_epochs", float(tr.epochs or 1), "spec.training.epochs")
+        b.set("num_train_epochs", tr.epochs or 1, "spec.training.epochs")
     opt = tr.optimizer
     b.set("learning_rate", opt.lr, "spec.training.optimizer.lr")
     if opt.warmup_steps is not None:

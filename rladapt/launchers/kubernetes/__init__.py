@@ -68,6 +68,8 @@ POLL_SECONDS = 2.0
 
 
 class KubernetesLauncher(Launcher):
+    #: The Job or RayJob retries a failed pod: backoffLimit is lifecycle.max_restarts (manifest.py).
+    RESTARTS_ITSELF = True
     PLUGIN_NAME = PLUGIN_NAME
     DESCRIPTION = "a KubeRay RayJob on the current kubeconfig context (needs the KubeRay operator)"
     OPTIONS = OPTIONS

@@ -75,6 +75,8 @@ def _read_exit_code(path: Path) -> int | None:
 
 
 class SlurmLauncher(Launcher):
+    #: The script runs the driver again on failure, lifecycle.max_restarts times (script.py, _driver_lines).
+    RESTARTS_ITSELF = True
     PLUGIN_NAME = PLUGIN_NAME
     DESCRIPTION = "Submit an sbatch script: a Ray head and workers on the allocated nodes, then the driver."
     OPTIONS = OPTIONS

@@ -430,6 +430,8 @@ def render_script(native: NativeLaunch, opts: ScriptOptions, command: Command) -
         # The job starts in the run directory: a stop asked for while rladapt was still submitting (the submitter
         # then died before it could scancel) keeps the job from starting, whenever it leaves the queue.
         f'if [ -e {STOP_REQUEST_FILE} ]; then echo "rladapt: stopped before it started" >&2; exit 143; fi',
+        # Each start of the driver (a restart, a requeue) appends the step it resumed from here (rladapt.resume).
+        'export RLADAPT_ATTEMPTS="$PWD/attempts.jsonl"',
         'cd -- "$SLURM_SUBMIT_DIR"',
         f"cd -- {quote_path(native.working_dir)}",
         # The working directory is importable in every process of the job, Ray workers included (the ray

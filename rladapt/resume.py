@@ -1,0 +1,225 @@
+"""The resume decision: which checkpoint a job starts from, taken where the job runs, before each attempt.
+
+The bootstrap (``rladapt.bootstrap``) runs first on every launcher, so the same rule holds for a first start, a
+restart after a failure (``lifecycle.max_restarts``), a Slurm requeue, a Kubernetes retry and ``rladapt
+resume``: scan the checkpoint directory with the framework's own layout (the adapter's ``scan_checkpoints``),
+take the newest complete step (or the one asked for), move aside the partial steps the framework could pick
+by itself, and give the framework its own resume arguments for that step (``plan_resume``).
+
+``RLADAPT_CHECKPOINTS`` carries the settings to the job (JSON, see ``settings_env``); ``RLADAPT_ATTEMPTS``,
+when set, names a file where each start is appended as a JSON line (the local and Slurm launchers point it
+into the run directory, so ``rladapt status`` shows each attempt and the step it started from).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from rladapt.plugins.checkpoints import ASIDE_DIR, Checkpoint, CheckpointScan, ResumePlan, move_aside
+from rladapt.primitives.errors import UsageError
+
+if TYPE_CHECKING:
+    from rladapt.plugins.adapter import FrameworkAdapter
+    from rladapt.plugins.native import NativeLaunch
+
+SETTINGS_ENV = "RLADAPT_CHECKPOINTS"
+ATTEMPTS_ENV = "RLADAPT_ATTEMPTS"
+ATTEMPTS_FILE = "attempts.jsonl"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """What the job needs to decide: the framework and version, the checkpoint directory, the resume rule."""
+
+    framework: str
+    version: str
+    dir: str
+    resume: str = "auto"
+    path: str | None = None
+    max_restarts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "framework": self.framework,
+            "version": self.version,
+            "dir": self.dir,
+            "resume": self.resume,
+            "path": self.path,
+            "max_restarts": self.max_restarts,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> Settings:
+        if not isinstance(data, dict) or not all(
+            isinstance(data.get(k), str) for k in ("framework", "version")
+        ):
+            raise ValueError("expected an object with framework, version, dir, resume")
+        return cls(
+            framework=str(data["framework"]),
+            version=str(data["version"]),
+            dir=str(data.get("dir") or ""),
+            resume=str(data.get("resume") or "auto"),
+            path=None if data.get("path") is None else str(data["path"]),
+            max_restarts=int(data.get("max_restarts") or 0),
+        )
+
+
+def settings_for(native: NativeLaunch, *, restarts_in_job: bool) -> Settings | None:
+    """The settings of ``native``; None without a checkpoint directory. ``restarts_in_job``: the bootstrap
+    restarts failed attempts itself (the launcher has no retry of its own)."""
+    if not native.checkpoint_dir:
+        return None
+    restarts = int(native.lifecycle.get("max_restarts") or 0) if restarts_in_job else 0
+    return Settings(
+        framework=native.framework,
+        version=native.version,
+        dir=native.checkpoint_dir,
+        resume=native.resume.mode,
+        path=native.resume.path,
+        max_restarts=restarts,
+    )
+
+
+class ResumeRefused(UsageError):
+    """The checkpoint directory and the resume rule disagree: the job must not start (exit 2)."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    scan: CheckpointScan
+    chosen: Checkpoint | None
+    plan: ResumePlan
+    log: list[str] = field(default_factory=list)
+
+
+def _steps(scan: CheckpointScan) -> str:
+    shown = [f"{c.step}{'' if c.complete else ' (partial)'}" for c in scan.checkpoints[:8]]
+    return ", ".join(shown) + (", ..." if len(scan.checkpoints) > 8 else "")
+
+
+def decide(
+    adapter: FrameworkAdapter, settings: Settings, argv: Sequence[str], *, base: Path | None = None
+) -> Decision | None:
+    """What this start resumes from, and how; None when the adapter does not know its checkpoints.
+
+    ``resume: never`` with steps in the directory is refused: a new run never continues an old one silently.
+    ``resume: path`` names a step that must be complete. ``auto`` takes the newest complete step.
+    """
+    root = (base or Path.cwd()) / settings.dir
+    scan = adapter.scan_checkpoints(root, settings.version)
+    if scan is None:
+        return None
+    if settings.resume == "never":
+        if scan.checkpoints:
+            raise ResumeRefused(
+                f"spec.checkpoint.resume is never, but the checkpoint directory {str(root)!r} already holds "
+                f"steps {_steps(scan)}: set spec.checkpoint.resume to auto (continue from the newest complete "
+                "step) or path, or use a new spec.checkpoint.dir"
+            )
+        return Decision(scan, None, ResumePlan(tuple(argv)))
+    chosen: Checkpoint | None
+    if settings.resume == "path":
+        wanted = Path(settings.path or "")
+        wanted = wanted if wanted.is_absolute() else (base or Path.cwd()) / wanted
+        chosen = next((c for c in scan.checkpoints if _same(c.path, wanted)), None)
+        if chosen is None:
+            raise ResumeRefused(
+                f"spec.checkpoint.resume_path {settings.path!r} is not a step of {str(root)!r}"
+                + (f" (steps: {_steps(scan)})" if scan.checkpoints else " (it holds no steps)")
+            )
+        if not chosen.complete:
+            raise ResumeRefused(
+                f"spec.checkpoint.resume_path {settings.path!r} is a partial checkpoint: {chosen.reason}"
+            )
+    else:
+        chosen = scan.resume_from
+    return Decision(scan, chosen, adapter.plan_resume(argv, settings.version, scan, chosen))
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except OSError:
+        return a == b
+
+
+def carry_out(decision: Decision, say: Callable[[str], None]) -> None:
+    """Move the plan's steps aside and rewrite its markers, saying each change (nothing is deleted)."""
+    root = decision.scan.root
+    for path in decision.plan.move_aside:
+        if not path.exists():
+            continue
+        target = move_aside(root, path)
+        why = next((c.reason for c in decision.scan.checkpoints if c.path == path), None)
+        say(f"moved {path} aside to {target}" + (f" ({why})" if why else ""))
+    for path, text in decision.plan.rewrite.items():
+        if path.exists():
+            target = move_aside(root, path)
+            say(f"moved {path} aside to {target}")
+        tmp = path.with_name(f".{path.name}.rladapt-tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+        say(f"wrote {path}: {text}")
+
+
+def describe(decision: Decision) -> str:
+    chosen = decision.chosen
+    if chosen is None:
+        return f"starting fresh: no complete checkpoint in {decision.scan.root}"
+    return f"resuming from step {chosen.step} ({chosen.path})"
+
+
+def record_attempt(decision: Decision | None, restart: int, max_restarts: int) -> None:
+    """Append this start to ``$RLADAPT_ATTEMPTS`` when set; a failure to write must not stop the job."""
+    target = os.environ.get(ATTEMPTS_ENV)
+    if not target:
+        return
+    chosen = decision.chosen if decision is not None else None
+    entry = {
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "from_step": None if chosen is None else chosen.step,
+        "path": None if chosen is None else str(chosen.path),
+        "restart": restart,
+        "max_restarts": max_restarts,
+    }
+    try:
+        with open(target, "a", encoding="utf-8") as out:
+            out.write(json.dumps(entry, sort_keys=True) + "\n")
+    except OSError:
+        pass
+
+
+def read_attempts(run_dir: Path) -> list[dict[str, Any]]:
+    """The starts recorded in a run directory, oldest first; unreadable lines are skipped."""
+    try:
+        lines = (run_dir / ATTEMPTS_FILE).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    out = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
+
+
+__all__ = [
+    "ASIDE_DIR",
+    "ATTEMPTS_ENV",
+    "SETTINGS_ENV",
+    "Decision",
+    "ResumeRefused",
+    "Settings",
+    "carry_out",
+    "decide",
+    "settings_for",
+]
