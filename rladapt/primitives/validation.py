@@ -284,7 +284,8 @@ def _offload(job: RLJob) -> list[Problem]:
     off = job.spec.training.offload
     roles = job.spec.required_roles
     for role in ("ref", "critic"):
-        given = sorted(getattr(off, role).model_fields_set)
+        # a value, not a key written: a spec dumped and reloaded (a modify hook) holds every field, null or not
+        given = sorted(k for k, v in getattr(off, role) if v is not None)
         if given and role not in roles:
             out.append(
                 Problem(

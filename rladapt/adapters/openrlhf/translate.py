@@ -18,7 +18,7 @@ from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
 from .args import Args
 from .checks import FlagView, check
 from .parser import split_native
-from .versions import ALGORITHMS, capabilities, has_flag, spell
+from .versions import ALGORITHMS, capabilities, dotted, has_flag, spell
 
 if TYPE_CHECKING:
     from rladapt.plugins import FrameworkVersion
@@ -670,15 +670,12 @@ def _data_memory(job: RLJob, args: Args) -> None:
     elif actor_opt or (critic and critic_opt):
         args.set("adam_offload", True, "spec.training.offload.actor.optimizer")
     if off.ref.params:
-        if has_flag(args.version, "ref_offload"):
-            args.set("ref_offload", True, "spec.training.offload.ref.params")
-        else:
-            args.set("ref_reward_offload", True, "spec.training.offload.ref.params")
-            if spec.reward.model is not None:
-                args.notes.append(
-                    f"openrlhf {args.version} offloads the reward model with the reference model "
-                    "(one --ref_reward_offload)"
-                )
+        args.set("ref_reward_offload", True, "spec.training.offload.ref.params")
+        if not dotted(args.version) and spec.reward.model is not None:
+            args.notes.append(
+                f"openrlhf {args.version} offloads the reward model with the reference model "
+                "(one --ref_reward_offload)"
+            )
 
     pack = tr.pack_sequences
     if pack:
@@ -767,9 +764,7 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
         "spec.training.backend": ("zero_stage",),
         "spec.training.pack_sequences": ("packing_samples",),
         "spec.training.offload.actor.optimizer": ("adam_offload",),
-        "spec.training.offload.ref.params": (
-            "ref_offload" if has_flag(v, "ref_offload") else "ref_reward_offload",
-        ),
+        "spec.training.offload.ref.params": ("ref_reward_offload",),
     }
     if has_flag(v, "entropy_loss_coef"):
         out["spec.algorithm.entropy_coef"] = ("entropy_loss_coef",)

@@ -109,8 +109,7 @@ DOTTED: dict[str, str] = {
     # offloads its parameters (trainer/ray/launcher.py get_ds_eval_config(offload=...)): one --ref_reward_offload
     # for the reference and reward models to 0.10.1.post2, --ref.offload and --reward.offload from 0.10.2
     "adam_offload": "ds.adam_offload",
-    "ref_reward_offload": "ref_reward_offload",
-    "ref_offload": "ref.offload",
+    "ref_reward_offload": "ref.offload",
     "lora_rank": "ds.lora.rank",
     "lora_alpha": "ds.lora.alpha",
     "target_modules": "ds.lora.target_modules",
@@ -158,8 +157,6 @@ RANGES: dict[str, tuple[str | None, str | None]] = {
     "prompt_max_len": (None, "0.9.8"),
     "generate_max_len": (None, "0.9.8"),
     "max_new_tokens": ("0.9.8", None),
-    "ref_reward_offload": (None, "0.10.2"),
-    "ref_offload": ("0.10.2", None),
 }
 
 #: Native advantage estimators and the release that added each.

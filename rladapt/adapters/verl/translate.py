@@ -786,7 +786,11 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
         "spec.training.backend": (f"{ARR}.actor.strategy",),
         "spec.rollout.mode": (f"{ARR}.rollout.mode",),
         "spec.eval.before_training": ("trainer.val_before_train",),
-        "spec.data.overlong_prompts": ("data.filter_overlong_prompts", "data.truncation"),
+        "spec.data.overlong_prompts": (
+            ("data.filter_overlong_prompts", "data.truncation")
+            if keys(version).reads_truncation
+            else ("data.filter_overlong_prompts",)
+        ),
         "spec.training.pack_sequences": (f"{ARR}.model.use_remove_padding",),
         "spec.training.offload.actor.params": (f"{engine}.param_offload",),
         "spec.training.offload.actor.optimizer": (f"{engine}.optimizer_offload",),

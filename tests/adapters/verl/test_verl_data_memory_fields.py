@@ -193,3 +193,14 @@ def test_import_maps_filter_offload_and_remove_padding(registry: Registry, versi
     assert spec.training.pack_sequences is (version == "0.6.1")
     native = " ".join(spec.native.get("verl", []))
     assert "offload" not in native and "filter_overlong" not in native and "remove_padding" not in native
+
+
+def test_import_maps_the_datasets_truncation_where_it_is_read(registry: Registry) -> None:
+    text = (
+        f"python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo {ARR}.rollout.n=4 {ARR}.model.path=m "
+        "data.train_files=t data.truncation=middle"
+    )
+    launch = read_launch(text, "cmd", fw.match)
+    imported = build(fw, "0.6.1", list(launch.argv), source="cmd", registry=registry)
+    assert imported.job.spec.data.overlong_prompts == "truncate_middle"
+    assert not any("truncation" in item for item in imported.job.spec.native.get("verl", []))
