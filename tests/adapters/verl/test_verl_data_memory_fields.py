@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 from rladapt.adapters.verl.versions import keys
 from rladapt.importing import verl as fw
@@ -23,17 +24,6 @@ from .test_verl_honest_defaults import ARR, composed, render, select
 
 def _source(package: Path, *globs: str) -> str:
     return "\n".join(p.read_text(encoding="utf-8") for g in globs for p in sorted(package.glob(g)))
-
-
-def test_drop_filters_overlong_prompts_when_the_dataset_loads(
-    pinned: tuple[str, Path], registry: Registry
-) -> None:
-    version, package = pinned
-    cfg = composed(render(registry, version, data__overlong_prompts="drop"), version)
-    assert select(cfg, "data.filter_overlong_prompts") is True
-    dataset = _source(package, "utils/dataset/rl_dataset.py")
-    assert 'config.get("filter_overlong_prompts"' in dataset
-    assert "doc2len(doc) <= self.max_prompt_length" in dataset
 
 
 @pytest.mark.parametrize("how", ["truncate_left", "truncate_right", "truncate_middle"])
@@ -66,12 +56,17 @@ def test_truncation_is_the_datasets_where_it_reads_it(
 
 
 @pytest.mark.parametrize("backend", [None, "megatron"])
-def test_offload_reaches_every_role(
+def test_drop_offload_and_packing_reach_every_role(
     pinned: tuple[str, Path], registry: Registry, backend: str | None
 ) -> None:
+    """One composition per version and backend: the prompt filter, every role's offload and, on FSDP, packing
+    set to the opposite of the version's own default (off to 0.6.1, on from 0.7.1)."""
     version, package = pinned
+    megatron = backend == "megatron"
+    pack = Version(version) < Version("0.7.1")
     spec: dict[str, object] = {
         "algorithm": {"name": "ppo", "kl": {"coef": 0.01}},
+        "data": {"train": ["data/train.parquet"], "overlong_prompts": "drop"},
         "training": {
             "steps": 10,
             "global_batch": 64,
@@ -81,11 +76,14 @@ def test_offload_reaches_every_role(
                 "ref": {"params": True},
                 "critic": {"params": True, "optimizer": False},
             },
-            **({"backend": backend} if backend else {}),
+            **({"backend": backend} if backend else {"pack_sequences": pack}),
         },
     }
     cfg = composed(render(registry, version, **spec), version)
-    megatron = backend == "megatron"
+    assert select(cfg, "data.filter_overlong_prompts") is True
+    dataset = _source(package, "utils/dataset/rl_dataset.py")
+    assert 'config.get("filter_overlong_prompts"' in dataset
+    assert "doc2len(doc) <= self.max_prompt_length" in dataset
     actor = f"{ARR}.actor.megatron" if megatron else f"{ARR}.actor.fsdp_config"
     ref = f"{ARR}.ref.megatron" if megatron else f"{ARR}.ref.fsdp_config"
     critic = "critic.megatron" if megatron else keys(version).critic_fsdp
@@ -98,33 +96,19 @@ def test_offload_reaches_every_role(
     workers = _source(package, "workers/*.py", "workers/engine/**/*.py", "workers/config/*.py")
     for key in ("param_offload", "optimizer_offload"):
         assert key in workers, (version, key)
+    if not megatron:
+        assert select(cfg, f"{ARR}.model.use_remove_padding") is pack
+        assert select(cfg, "critic.model.use_remove_padding") is pack
+        assert "use_remove_padding" in _source(
+            package, "workers/fsdp_workers.py", "workers/engine_workers.py"
+        )
 
 
-def test_unset_offload_keeps_verls_own(pinned: tuple[str, Path], registry: Registry) -> None:
+def test_unset_fields_keep_verls_own(pinned: tuple[str, Path], registry: Registry) -> None:
     version, _ = pinned
-    native = render(registry, version)
-    assert "offload" not in " ".join(native.argv)
-    assert "use_remove_padding" not in " ".join(native.argv)
-    assert "filter_overlong_prompts" not in " ".join(native.argv)
-
-
-@pytest.mark.parametrize("pack", [True, False])
-def test_pack_sequences_sets_remove_padding_for_actor_and_critic(
-    pinned: tuple[str, Path], registry: Registry, pack: bool
-) -> None:
-    version, package = pinned
-    cfg = composed(
-        render(
-            registry,
-            version,
-            algorithm={"name": "ppo"},
-            training={"steps": 10, "global_batch": 64, "mini_batch": 16, "pack_sequences": pack},
-        ),
-        version,
-    )
-    assert select(cfg, f"{ARR}.model.use_remove_padding") is pack
-    assert select(cfg, "critic.model.use_remove_padding") is pack
-    assert "use_remove_padding" in _source(package, "workers/fsdp_workers.py", "workers/engine_workers.py")
+    argv = " ".join(render(registry, version).argv)
+    for key in ("offload", "use_remove_padding", "filter_overlong_prompts", "truncation"):
+        assert key not in argv
 
 
 def test_megatron_packing_is_decided_where_each_version_reads_it(
