@@ -38,8 +38,10 @@ _BASE = frozenset(
         # dtensor_cfg.cpu_offload (FSDP2's CPUOffloadPolicy: parameters, gradients and optimizer states)
         "offload.actor.params",
         "offload.actor.optimizer",
-        # the policy workers keep the reference weights as a CPU state dict (dtensor_policy_worker.py
-        # get_cpu_state_dict), so a reference in CPU memory is NeMo-RL's own
+        # the policy workers keep the reference weights as a CPU state dict (0.4.0 dtensor_policy_worker*.py
+        # get_cpu_state_dict; 0.7.0 models/automodel/setup.py and models/megatron/setup.py
+        # setup_reference_model_state, "a CPU copy of the model's state dict"), so a reference in CPU memory is
+        # NeMo-RL's own
         "offload.ref.params",
     }
 )
