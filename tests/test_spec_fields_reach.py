@@ -171,6 +171,8 @@ PROBES: dict[str, Probe] = {
     "spec.training.critic_optimizer.weight_decay": Probe(FLOAT, base="ppo"),
     "spec.training.critic_optimizer.warmup_ratio": Probe(FLOAT, base="ppo"),
     "spec.training.critic_optimizer.max_grad_norm": Probe(FLOAT, base="ppo"),
+    "spec.training.offload.critic.params": Probe(True, base="ppo"),
+    "spec.training.offload.critic.optimizer": Probe(True, base="ppo"),
     "spec.checkpoint.resume_path": Probe(
         f"/ckpt/{TEXT}", needs={"spec.checkpoint.resume": "path", "spec.checkpoint.resume_path": "/ckpt/base"}
     ),

@@ -356,7 +356,28 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
         put("spec.logging.project", "logger.mlflow.experiment_name")
         put("spec.logging.experiment", "logger.mlflow.run_name")
     _placement(t, out, version)
+    _memory(t, out, version)
     return out
+
+
+def _memory(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
+    """CPU offload and packed sequences: the keys ``translate._memory`` writes, when they differ from the tag's."""
+    if out.get("spec.training.backend") == "megatron":
+        mo = "policy.megatron_cfg.optimizer"
+        # the render writes the offload with fraction 1.0 (NeMo-RL's only supported value with the offload on)
+        on = t.get(f"{mo}.optimizer_cpu_offload")
+        fraction = t.get(f"{mo}.optimizer_offload_fraction")
+        if _written(t, f"{mo}.optimizer_cpu_offload", version) and fraction == (1.0 if on is True else 0.0):
+            out["spec.training.offload.actor.optimizer"] = on is True
+    elif _written(t, "policy.dtensor_cfg.cpu_offload", version):
+        # dtensor_cfg.cpu_offload moves parameters and optimizer states together
+        value = t["policy.dtensor_cfg.cpu_offload"] is True
+        out["spec.training.offload.actor.params"] = value
+        out["spec.training.offload.actor.optimizer"] = value
+    # with dynamic batching the render turns packing off itself (the two exclude each other)
+    packing = "policy.sequence_packing.enabled"
+    if t.get("policy.dynamic_batching.enabled") is not True and _written(t, packing, version):
+        out["spec.training.pack_sequences"] = t[packing] is True
 
 
 def _placement(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:

@@ -14,6 +14,7 @@ from rladapt.adapters.verl.translate import (
     ARR,
     CONFIG_NAMES,
     KL_TYPE,
+    TRUNCATION,
     hydra_value,
 )
 from rladapt.adapters.verl.validate import parse_argv
@@ -92,6 +93,37 @@ def _grad_clip(t: dict[str, Any], version: str, role: str, megatron: bool) -> fl
     return None if same(value, snapshot("verl", version).default(names[0])) else value
 
 
+def _data_memory(t: dict[str, Any], version: str, megatron: bool, out: dict[str, Any]) -> None:
+    """Overlong prompts, CPU offload and packed sequences: the keys ``translate._data_memory`` writes."""
+    k = keys(version)
+    if t.get("data.filter_overlong_prompts") is True:
+        out["spec.data.overlong_prompts"] = "drop"
+    elif k.reads_truncation and t.get(f"{ARR}.rollout.mode") != "async":
+        side = t.get("data.truncation")
+        how = {v: name for name, v in TRUNCATION.items()}.get(str(side))
+        if how is not None:
+            out["spec.data.overlong_prompts"] = how
+    engine = "megatron" if megatron else "fsdp_config"
+    roles = [("actor", f"{ARR}.actor.{engine}"), ("ref", f"{ARR}.ref.{engine}")]
+    if t.get("algorithm.adv_estimator") == "gae":
+        roles.append(("critic", "critic.megatron" if megatron else k.critic_fsdp))
+    for role, prefix in roles:
+        parts = [("params", "param_offload")] + (
+            [] if role == "ref" else [("optimizer", "optimizer_offload")]
+        )
+        for part, key in parts:
+            # verl's own is false everywhere: only a role kept in CPU memory becomes a field
+            if t.get(f"{prefix}.{key}") is True:
+                out[f"spec.training.offload.{role}.{part}"] = True
+    if megatron and k.megatron_remove_padding != "model":
+        return  # packed by the Megatron workers themselves, or by the actor's own key (left to native)
+    pack = t.get(f"{ARR}.model.use_remove_padding")
+    if isinstance(pack, bool) and not same(
+        pack, snapshot("verl", version).default(f"{ARR}.model.use_remove_padding")
+    ):
+        out["spec.training.pack_sequences"] = pack
+
+
 def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     """Spec field path -> value, from the effective config ``t`` (only keys it has; None values are skipped)."""
     k = keys(version)
@@ -165,6 +197,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     clip = _grad_clip(t, version, f"{ARR}.actor", megatron)
     if clip is not None:
         out["spec.training.optimizer.max_grad_norm"] = clip
+    _data_memory(t, version, megatron, out)
     if megatron:
         out["spec.training.backend"] = "megatron"
         put("spec.training.parallel.tp", f"{ARR}.actor.megatron.tensor_model_parallel_size")

@@ -46,6 +46,16 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "lora": "LoRA",
     "dynamic_batch": "token-based dynamic batching",
     "optimizer.warmup_ratio": "learning-rate warmup as a ratio of the total steps",
+    "data.overlong_prompts.drop": "drop prompts longer than max_prompt_length before training",
+    "data.overlong_prompts.truncate_left": "cut the first tokens of a prompt longer than max_prompt_length",
+    "data.overlong_prompts.truncate_right": "cut the last tokens of a prompt longer than max_prompt_length",
+    "data.overlong_prompts.truncate_middle": "cut the middle of a prompt longer than max_prompt_length",
+    "offload.actor.params": "actor parameters in CPU memory",
+    "offload.actor.optimizer": "actor optimizer states in CPU memory",
+    "offload.ref.params": "reference-policy parameters in CPU memory",
+    "offload.critic.params": "critic parameters in CPU memory",
+    "offload.critic.optimizer": "critic optimizer states in CPU memory",
+    "pack_sequences": "training on packed sequences without padding",
     "weight_sync.off_policy": "bounded staleness (max_staleness > 0)",
     "checkpoint.resume_path": "resume from a given checkpoint path",
     "checkpoint.keep_last": "keep only the last N checkpoints",
@@ -104,6 +114,20 @@ def job_requirements(job: RLJob) -> list[Requirement]:
     ):
         if opt is not None and opt.warmup_ratio is not None:
             need("optimizer.warmup_ratio", f"spec.training.{role}.warmup_ratio", opt.warmup_ratio)
+    if spec.data.overlong_prompts is not None:
+        how = spec.data.overlong_prompts
+        need(f"data.overlong_prompts.{how}", "spec.data.overlong_prompts", how)
+    # offload: only a role kept in CPU memory needs the framework to do it (false is every framework's own)
+    for role, parts in (
+        ("actor", ("params", "optimizer")),
+        ("ref", ("params",)),
+        ("critic", ("params", "optimizer")),
+    ):
+        for part in parts:
+            if getattr(getattr(spec.training.offload, role), part) is True:
+                need(f"offload.{role}.{part}", f"spec.training.offload.{role}.{part}", True)
+    if spec.training.pack_sequences:
+        need("pack_sequences", "spec.training.pack_sequences", True)
     if spec.weight_sync.max_staleness > 0:
         need("weight_sync.off_policy", "spec.weight_sync.max_staleness", spec.weight_sync.max_staleness)
     if spec.checkpoint.resume == "path":

@@ -136,6 +136,9 @@ class Algorithm(_Model):
         return self.kl.coef > 0.0
 
 
+OverlongPrompts = Literal["drop", "truncate_left", "truncate_right", "truncate_middle"]
+
+
 class DataSpec(_Model):
     train: list[str] = Field(min_length=1, description="Training files (parquet/jsonl).")
     val: list[str] = Field(default_factory=list)
@@ -144,6 +147,14 @@ class DataSpec(_Model):
     max_response_length: PositiveInt = 1024
     shuffle: bool = True
     seed: int | None = Field(None, description="Data/shuffle seed; null: the framework's own (verl: none).")
+    overlong_prompts: OverlongPrompts | None = Field(
+        None,
+        description="What happens to a prompt longer than max_prompt_length tokens. drop: removed from the "
+        "dataset before training, never sampled; truncate_left: its first tokens are cut (the end is kept); "
+        "truncate_right: its last tokens are cut; truncate_middle: its middle is cut (both ends are kept). "
+        "null: the framework's own (verl: an error in its synchronous rollout, 0.9.1 truncates left; "
+        "OpenRLHF: the tokenizer truncates; NeMo-RL: kept, cut to a stub and masked out of the loss).",
+    )
 
 
 class Optimizer(_Model):
@@ -180,6 +191,38 @@ class DynamicBatch(_Model):
     max_tokens_per_gpu: PositiveInt = 16384
 
 
+class TrainedOffload(_Model):
+    """CPU offload of a role that trains (actor, critic)."""
+
+    params: bool | None = Field(
+        None,
+        description="Keep the role's parameters in CPU memory, moved to the GPU only while it computes; null: "
+        "the framework's own (on the GPU).",
+    )
+    optimizer: bool | None = Field(
+        None,
+        description="Keep the role's optimizer states in CPU memory; null: the framework's own (on the GPU).",
+    )
+
+
+class FrozenOffload(_Model):
+    """CPU offload of a role that only runs forward passes (the reference policy)."""
+
+    params: bool | None = Field(
+        None,
+        description="Keep the role's parameters in CPU memory, moved to the GPU only while it computes; null: "
+        "the framework's own (verl and OpenRLHF: on the GPU; NeMo-RL: always in CPU memory).",
+    )
+
+
+class Offload(_Model):
+    """What each role keeps in CPU memory instead of GPU memory (no field: the framework's own)."""
+
+    actor: TrainedOffload = Field(default_factory=TrainedOffload)
+    ref: FrozenOffload = Field(default_factory=FrozenOffload)
+    critic: TrainedOffload = Field(default_factory=TrainedOffload)
+
+
 class Parallelism(_Model):
     tp: PositiveInt = 1
     pp: PositiveInt = 1
@@ -203,6 +246,15 @@ class Training(_Model):
         "config's DTensor policy).",
     )
     parallel: Parallelism = Field(default_factory=Parallelism)
+    offload: Offload = Field(default_factory=Offload)
+    pack_sequences: bool | None = Field(
+        None,
+        description="Train without pad tokens: the sequences of a micro batch are packed into one row with "
+        "variable-length attention (verl use_remove_padding, OpenRLHF --packing_samples, NeMo-RL "
+        "policy.sequence_packing). null: the framework's own (verl: off to 0.6.1, on from 0.7.1, always on "
+        "with Megatron; OpenRLHF: off unless dynamic batching or ring attention turn it on; NeMo-RL: its "
+        "example config's, on).",
+    )
 
     @model_validator(mode="after")
     def _steps_or_epochs(self) -> Training:

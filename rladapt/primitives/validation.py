@@ -16,7 +16,17 @@ if TYPE_CHECKING:
 
 def check_job(job: RLJob) -> list[Problem]:
     problems: list[Problem] = []
-    for rule in (_placement, _parallelism, _batches, _algorithm, _rollout, _weight_sync, _platform, _eval):
+    for rule in (
+        _placement,
+        _parallelism,
+        _batches,
+        _algorithm,
+        _offload,
+        _rollout,
+        _weight_sync,
+        _platform,
+        _eval,
+    ):
         problems.extend(rule(job))
     return problems
 
@@ -265,6 +275,28 @@ def _algorithm(job: RLJob) -> list[Problem]:
                 "a critic optimizer",
             )
         )
+    return out
+
+
+def _offload(job: RLJob) -> list[Problem]:
+    """An offload setting for a role the job does not run would reach nothing."""
+    out: list[Problem] = []
+    off = job.spec.training.offload
+    roles = job.spec.required_roles
+    for role in ("ref", "critic"):
+        # a value, not a key written: a spec dumped and reloaded (a modify hook) holds every field, null or not
+        given = sorted(k for k, v in getattr(off, role) if v is not None)
+        if given and role not in roles:
+            out.append(
+                Problem(
+                    f"spec.training.offload.{role}",
+                    "the job has no reference policy (spec.algorithm.kl.coef is 0)"
+                    if role == "ref"
+                    else f"algorithm {job.spec.algorithm.name} has no critic",
+                    f"no offload.{role} (or a job with a {role})",
+                    ", ".join(given),
+                )
+            )
     return out
 
 

@@ -25,6 +25,15 @@ if TYPE_CHECKING:
 _LAZY_SUBMODULES = frozenset({"translate", "validate"})
 
 
+#: nemo_rl/data/processors.py (math_hf_data_processor and the others, every pinned tag): a prompt of
+#: data.max_input_seq_length tokens or more stays in the data, cut to at most 4 tokens per message, with
+#: loss_multiplier 0 (it is generated for and masked out of the loss)
+_OVERLONG = (
+    "NeMo-RL keeps an overlong prompt, cut to a 4-token stub per message and masked out of the loss "
+    "(loss_multiplier 0, nemo_rl/data/processors.py): it neither drops nor truncates it"
+)
+
+
 class NemoRLAdapter(FrameworkAdapter):
     PLUGIN_NAME = "nemo-rl"
     DESCRIPTION = (
@@ -38,6 +47,12 @@ class NemoRLAdapter(FrameworkAdapter):
         "reward.builtin.by_data_source": "NeMo-RL scores each dataset with one environment, not by a sample's "
         "data source",
         "reward.builtin.gsm8k": "no NeMo-RL environment checks GSM8K's '#### ' answer format",
+        "data.overlong_prompts.drop": _OVERLONG,
+        "data.overlong_prompts.truncate_left": _OVERLONG,
+        "data.overlong_prompts.truncate_right": _OVERLONG,
+        "data.overlong_prompts.truncate_middle": _OVERLONG,
+        "offload.critic.params": "NeMo-RL's GRPO trains no critic",
+        "offload.critic.optimizer": "NeMo-RL's GRPO trains no critic",
         "optimizer.warmup_ratio": "NeMo-RL's warmup is a number of iterations (policy.scheduler, "
         "megatron_cfg.scheduler.lr_warmup_iters), never a ratio of the total steps: use "
         "training.optimizer.warmup_steps",

@@ -105,6 +105,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     _checkpoint(b)
     _eval_logging(b)
     _interpreter(b)
+    _memory(b)
     native = _native_overrides(b)
     if b.problems:
         raise UnsupportedError(b.problems)
@@ -736,6 +737,71 @@ def _eval_logging(b: _Builder) -> None:
             b.set("logger.mlflow.run_name", job.experiment, "spec.logging")
 
 
+def _memory(b: _Builder) -> None:
+    """CPU offload and packed sequences (the overlong-prompt policy is refused by capability: see WHY_NOT)."""
+    tr = b.job.spec.training
+    off = tr.offload
+    actor = (off.actor.params, off.actor.optimizer)
+    if tr.backend == "megatron":
+        # megatron_cfg.optimizer.optimizer_cpu_offload, with optimizer_offload_fraction 1.0 ("currently if
+        # optimizer_cpu_offload is true, this knob must be 1.0": nemo_rl/models/policy/__init__.py, 0.4.0+)
+        if off.actor.params:
+            b.unsupported(
+                "spec.training.offload.actor.params",
+                "actor parameters in CPU memory with Megatron (only its optimizer offloads)",
+                found=True,
+            )
+        if off.actor.optimizer is not None:
+            mc = "policy.megatron_cfg.optimizer"
+            b.set(f"{mc}.optimizer_cpu_offload", off.actor.optimizer, "spec.training.offload.actor.optimizer")
+            b.set(
+                f"{mc}.optimizer_offload_fraction",
+                1.0 if off.actor.optimizer else 0.0,
+                "spec.training.offload.actor.optimizer",
+            )
+    elif actor != (None, None):
+        # dtensor_cfg.cpu_offload is FSDP2's CPUOffloadPolicy: parameters, gradients and optimizer states move
+        # together (dtensor_policy_worker*.py), so the two fields must agree
+        if len({bool(v) for v in actor}) > 1:
+            b.unsupported(
+                "spec.training.offload.actor",
+                "actor parameters and optimizer states offloaded apart (dtensor_cfg.cpu_offload moves both)",
+                found=f"params={actor[0]}, optimizer={actor[1]}",
+            )
+        else:
+            b.set(
+                "policy.dtensor_cfg.cpu_offload",
+                bool(actor[0] or actor[1]),
+                "spec.training.offload.actor",
+            )
+    if off.ref.params is False:
+        b.unsupported(
+            "spec.training.offload.ref.params",
+            "reference weights on the GPU (the policy workers keep them as a CPU state dict)",
+            found=False,
+        )
+    elif off.ref.params:
+        b.notes.append(
+            "NeMo-RL keeps the reference weights in CPU memory by itself: offload.ref.params needs no key"
+        )
+
+    pack = tr.pack_sequences
+    if pack is None:
+        return  # NeMo-RL's own: its example config's (on), or off where rladapt turns dynamic batching on
+    if b.version < V0_4_0:
+        if pack:  # check_capabilities reports it first
+            b.unsupported("spec.training.pack_sequences", "packed sequences", "0.4.0", True)
+        return
+    if pack and tr.dynamic_batch.enabled:
+        b.unsupported(
+            "spec.training.pack_sequences",
+            "packed sequences with dynamic batching (policy.sequence_packing and policy.dynamic_batching "
+            "exclude each other)",
+            found=True,
+        )
+    b.set("policy.sequence_packing.enabled", pack, "spec.training.pack_sequences")
+
+
 def _native_overrides(b: _Builder) -> list[str]:
     return hydra_passthrough(b.job, FRAMEWORK)
 
@@ -753,6 +819,8 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
         "spec.eval.before_training": ("grpo.val_at_start",),
         "spec.checkpoint.keep_last": ("checkpointing.keep_top_k", "checkpointing.metric_name"),
         "spec.rollout.mode": ("policy.generation.vllm_cfg.async_engine",),
+        "spec.training.pack_sequences": ("policy.sequence_packing.enabled",) if k.custom_files else (),
+        "spec.training.offload.actor.params": ("policy.dtensor_cfg.cpu_offload",),
     }
     if k.has_kl_type:
         out["spec.algorithm.kl.estimator"] = ("loss_fn.reference_policy_kl_type",)

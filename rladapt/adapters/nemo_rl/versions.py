@@ -35,6 +35,14 @@ _BASE = frozenset(
         # MathEnvironment (nemo_rl/environments/math_environment.py, every tag): math-verify on the boxed
         # ground truth; the environment of run_grpo_math.py and of grpo_math_1B.yaml's data config
         "reward.builtin.math",
+        # dtensor_cfg.cpu_offload (FSDP2's CPUOffloadPolicy: parameters, gradients and optimizer states)
+        "offload.actor.params",
+        "offload.actor.optimizer",
+        # the policy workers keep the reference weights as a CPU state dict (0.4.0 dtensor_policy_worker*.py
+        # get_cpu_state_dict; 0.7.0 models/automodel/setup.py and models/megatron/setup.py
+        # setup_reference_model_state, "a CPU copy of the model's state dict"), so a reference in CPU memory is
+        # NeMo-RL's own
+        "offload.ref.params",
     }
 )
 
@@ -68,6 +76,7 @@ def capabilities(version: str) -> frozenset[str]:
             # env.math.math_verify_impl: dapo_math_verify (math_environment.py, dapo_math_verifier.py from 0.4.0)
             "reward.builtin.math_dapo",
             "logging.mlflow",
+            "pack_sequences",  # policy.sequence_packing (grpo_math_1B.yaml, 0.4.0+)
         }
     if v >= V0_5_0:
         caps.add("lora")  # policy.dtensor_cfg.lora_cfg

@@ -39,6 +39,14 @@ class OpenRLHFAdapter(FrameworkAdapter):
         "reward.builtin.math": "OpenRLHF neither requires math-verify nor ships a math-verify scorer",
         "reward.builtin.math_dapo": "OpenRLHF ships no DAPO math check",
         "reward.builtin.gsm8k": "OpenRLHF ships no GSM8K answer check",
+        "data.overlong_prompts.drop": "OpenRLHF's PromptDataset keeps every prompt (datasets/prompts_dataset.py): "
+        "an overlong one is cut, never dropped",
+        "data.overlong_prompts.truncate_middle": "OpenRLHF cuts an overlong prompt at one end only",
+        "offload.actor.params": "OpenRLHF's DeepSpeed training config never offloads parameters "
+        "(get_train_ds_config(offload=False)); --deepspeed_enable_sleep moves them to CPU only while a colocated "
+        "rollout generates",
+        "offload.critic.params": "OpenRLHF's DeepSpeed training config never offloads parameters "
+        "(get_train_ds_config(offload=False))",
     }
 
     def capabilities(self, version: str) -> frozenset[str]:

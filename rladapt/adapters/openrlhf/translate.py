@@ -18,7 +18,7 @@ from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
 from .args import Args
 from .checks import FlagView, check
 from .parser import split_native
-from .versions import ALGORITHMS, capabilities, has_flag, option, spell
+from .versions import ALGORITHMS, capabilities, dotted, has_flag, option, spell
 
 if TYPE_CHECKING:
     from rladapt.plugins import FrameworkVersion
@@ -41,6 +41,7 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
     _data_and_eval(job, args)
     _optimizer(job, args)
     _deepspeed(job, args)
+    _data_memory(job, args)
     _checkpoint(job, args)
     _logging(job, args)
     if args.unsupported:
@@ -639,6 +640,76 @@ def _deepspeed(job: RLJob, args: Args) -> None:
         )
 
 
+def _data_memory(job: RLJob, args: Args) -> None:
+    """Overlong prompts, CPU offload per role and packed sequences (check_capabilities refuses what no flag
+    can express first)."""
+    spec = job.spec
+    tr = spec.training
+    how = spec.data.overlong_prompts
+    if how == "truncate_right":
+        args.notes.append(
+            "openrlhf cuts a prompt longer than --prompt_max_len with the tokenizer (truncation=True): from the "
+            "right, unless the tokenizer's own config sets truncation_side left"
+        )
+    elif how == "truncate_left":
+        # utils/agent.py: the prompt keeps its last max_len - max_new_tokens tokens, which is max_prompt_length
+        # only when the response budget is max_response_length (unset, it grows into any room a prompt leaves)
+        max_tokens = spec.rollout.max_tokens
+        if max_tokens is not None and max_tokens != spec.data.max_response_length:
+            args.cannot(
+                "spec.data.overlong_prompts",
+                "cutting prompts at data.max_prompt_length while rollout.max_tokens differs from "
+                "data.max_response_length (it keeps the last --max_len - --max_new_tokens tokens of a prompt)",
+                how,
+                "rollout.max_tokens unset or equal to data.max_response_length",
+            )
+        else:
+            args.set("max_new_tokens", spec.data.max_response_length, "spec.data.overlong_prompts")
+
+    off = tr.offload
+    critic = spec.algorithm.needs_critic
+    if off.actor.params is False and args.get("deepspeed_enable_sleep"):
+        # trainer/ray/ppo_actor.py: with --deepspeed_enable_sleep the actor's DeepSpeed states (parameters,
+        # gradients, optimizer) go to CPU while vLLM generates (utils/deepspeed/deepspeed_utils.py)
+        args.cannot(
+            "spec.training.offload.actor.params",
+            "actor parameters kept on the GPU while a colocated rollout generates (--deepspeed_enable_sleep, "
+            "which the shared GPUs need, moves them to CPU)",
+            False,
+            "null or true",
+        )
+    actor_opt = off.actor.optimizer
+    critic_opt = off.critic.optimizer if off.critic.optimizer is not None else actor_opt
+    if critic and (critic_opt or False) != (actor_opt or False):
+        args.cannot(
+            "spec.training.offload.critic.optimizer",
+            "a critic optimizer offload different from the actor's (one --adam_offload serves both)",
+            critic_opt,
+            f"{actor_opt} (the actor's)",
+        )
+    elif actor_opt or (critic and critic_opt):
+        args.set("adam_offload", True, "spec.training.offload.actor.optimizer")
+    if off.ref.params:
+        args.set("ref_reward_offload", True, "spec.training.offload.ref.params")
+        if not dotted(args.version) and spec.reward.model is not None:
+            args.notes.append(
+                f"openrlhf {args.version} offloads the reward model with the reference model "
+                "(one --ref_reward_offload)"
+            )
+
+    pack = tr.pack_sequences
+    if pack:
+        args.set("packing_samples", True, "spec.training.pack_sequences")
+    elif pack is False and (args.get("use_dynamic_batch") or (args.get("ring_attn_size") or 1) > 1):
+        # cli/train_ppo_ray.py after parsing: ring attention and dynamic batching set packing_samples (0.8.x+)
+        args.cannot(
+            "spec.training.pack_sequences",
+            "unpacked sequences with dynamic batching or ring attention (it packs them for both)",
+            False,
+            "null or true",
+        )
+
+
 def _checkpoint(job: RLJob, args: Args) -> None:
     ck = job.spec.checkpoint
     root = job.checkpoint_dir
@@ -711,6 +782,9 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
         "spec.training.optimizer.max_grad_norm": ("max_norm",),
         "spec.model.gradient_checkpointing": ("gradient_checkpointing",),
         "spec.training.backend": ("zero_stage",),
+        "spec.training.pack_sequences": ("packing_samples",),
+        "spec.training.offload.actor.optimizer": ("adam_offload",),
+        "spec.training.offload.ref.params": ("ref_reward_offload",),
     }
     if has_flag(v, "entropy_loss_coef"):
         out["spec.algorithm.entropy_coef"] = ("entropy_loss_coef",)

@@ -104,6 +104,12 @@ DOTTED: dict[str, str] = {
     "gradient_checkpointing": "actor.gradient_checkpointing_enable",
     "ring_attn_size": "ds.ring_attn_size",
     "packing_samples": "ds.packing_samples",
+    # CPU offload: one --adam_offload builds the DeepSpeed strategy of actor and critic (utils/deepspeed/deepspeed.py
+    # get_train_ds_config(adam_offload=...) -> offload_optimizer device cpu); the reference model's eval config
+    # offloads its parameters (trainer/ray/launcher.py get_ds_eval_config(offload=...)): one --ref_reward_offload
+    # for the reference and reward models to 0.10.1.post2, --ref.offload and --reward.offload from 0.10.2
+    "adam_offload": "ds.adam_offload",
+    "ref_reward_offload": "ref.offload",
     "lora_rank": "ds.lora.rank",
     "lora_alpha": "ds.lora.alpha",
     "target_modules": "ds.lora.target_modules",
@@ -276,4 +282,14 @@ def capabilities(version: str) -> frozenset[str]:
         caps.add("openrlhf.async_queue_size")
     if has_flag(v, "use_dynamic_batch"):
         caps.add("dynamic_batch")
+    # a prompt longer than the limit: to 0.9.8 the experience maker tokenizes prompts with truncation=True at
+    # --prompt_max_len (trainer/ppo_utils/experience_maker.py tokenize_fn: the tokenizer's truncation side, right
+    # by default); from 0.9.8 the agent executor keeps its last max_len - max_new_tokens tokens (utils/agent.py
+    # SingleTurnAgentExecutor: prompt_token_ids[-max_prompt_length:])
+    caps.add(
+        "data.overlong_prompts.truncate_left"
+        if has_flag(v, "max_new_tokens")
+        else "data.overlong_prompts.truncate_right"
+    )
+    caps |= {"offload.actor.optimizer", "offload.critic.optimizer", "offload.ref.params", "pack_sequences"}
     return frozenset(caps)

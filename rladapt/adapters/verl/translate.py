@@ -106,6 +106,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     _rollout(b)
     _reward(b)
     _trainer(b)
+    _data_memory(b)
     native = _native_overrides(b)
     if b.problems:
         raise UnsupportedError(b.problems)
@@ -594,6 +595,91 @@ def _trainer(b: _Builder) -> None:
         b.notes.append("Ulysses sequence parallelism also applies to the critic")
 
 
+#: spec.data.overlong_prompts truncate_* -> data.truncation (utils/dataset/rl_dataset.py, 0.5.0 and 0.6.1:
+#: raw_prompt_ids[-max:] for left, [:max] for right, both halves for middle).
+TRUNCATION: dict[str, str] = {"truncate_left": "left", "truncate_right": "right", "truncate_middle": "middle"}
+
+
+def _data_memory(b: _Builder) -> None:
+    """Overlong prompts, CPU offload per role and packed sequences."""
+    spec = b.job.spec
+    tr = spec.training
+    how = spec.data.overlong_prompts
+    if how == "drop":
+        # RLHFDataset.maybe_filter_out_long_prompts: rows whose chat-templated prompt is longer than
+        # max_prompt_length tokens are filtered out when the files load (rl_dataset.py, every pinned wheel)
+        b.set("data.filter_overlong_prompts", True, "spec.data.overlong_prompts")
+    elif how is not None and b.k.reads_truncation:
+        if spec.rollout.mode == "async":
+            # the agent loop tokenizes the raw chat again, uncut (experimental/agent_loop/single_turn_agent_loop.py)
+            b.unsupported(
+                "spec.data.overlong_prompts",
+                f"{how} with the async rollout (its agent loop re-tokenizes the raw chat without data.truncation; "
+                "use rollout.mode sync, or drop)",
+                found=how,
+            )
+        else:
+            b.set("data.truncation", TRUNCATION[how], "spec.data.overlong_prompts")
+    elif how == "truncate_left" and b.k.agent_loop_truncates_left:
+        b.notes.append(
+            f"verl {b.version}'s agent loop cuts every prompt longer than rollout.prompt_length "
+            "(data.max_prompt_length) from the left itself: spec.data.overlong_prompts truncate_left needs no key"
+        )
+    # check_capabilities refuses any other value for this version first
+
+    off = tr.offload
+    critic = spec.algorithm.needs_critic
+    megatron = tr.backend == "megatron"
+    # FSDP: fsdp_workers.py (to 0.7.1) and the FSDP engine (workers/config/engine.py FSDPEngineConfig) read
+    # fsdp_config.param_offload / optimizer_offload; Megatron: megatron.param_offload / optimizer_offload
+    # (megatron_workers.py, McoreEngineConfig) - the same names in every pinned version
+    actor = f"{ARR}.actor.megatron" if megatron else f"{ARR}.actor.fsdp_config"
+    ref = f"{ARR}.ref.megatron" if megatron else f"{ARR}.ref.fsdp_config"
+    crit = "critic.megatron" if megatron else b.k.critic_fsdp
+    settings = [
+        (actor, "param_offload", off.actor.params, "actor.params"),
+        (actor, "optimizer_offload", off.actor.optimizer, "actor.optimizer"),
+        (ref, "param_offload", off.ref.params, "ref.params"),
+    ]
+    if critic:
+        settings += [
+            (crit, "param_offload", off.critic.params, "critic.params"),
+            (crit, "optimizer_offload", off.critic.optimizer, "critic.optimizer"),
+        ]
+    for prefix, key, value, field_ in settings:
+        if value is not None:
+            b.set(f"{prefix}.{key}", value, f"spec.training.offload.{field_}")
+
+    pack = tr.pack_sequences
+    if pack is None:
+        return
+    decides = b.k.megatron_remove_padding if megatron else "model"
+    if decides != "model":
+        if decides == "actor":
+            b.set(f"{ARR}.actor.megatron.use_remove_padding", pack, "spec.training.pack_sequences")
+        if not pack and (decides == "always" or critic):
+            b.unsupported(
+                "spec.training.pack_sequences",
+                "unpacked sequences with Megatron (its "
+                + ("critic's forward" if decides == "actor" else "forward")
+                + " always packs them before 0.8.0)",
+                "0.8.0",
+                found=False,
+            )
+        return
+    if not pack and tr.parallel.sp > 1 and not megatron:
+        # workers/config/actor.py: "When using sequence parallelism ... you must enable use_remove_padding"
+        b.unsupported(
+            "spec.training.pack_sequences",
+            "Ulysses sequence parallelism without packed sequences",
+            found=False,
+        )
+    # fsdp_workers.py / engine_workers.py read model.use_remove_padding for the actor, ref and critic
+    b.set(f"{ARR}.model.use_remove_padding", pack, "spec.training.pack_sequences")
+    if critic:
+        b.set("critic.model.use_remove_padding", pack, "spec.training.pack_sequences")
+
+
 #: key -> (the key that decides whether verl reads it, the values of that key under which it is read, why).
 #: verl derives the warmup from the ratio only ``if num_warmup_steps < 0`` (workers/fsdp_workers.py, actor and
 #: critic optimizers: verl 0.5.0 wheel lines 430 and 1152, 0.6.1 550 and 1426, 0.7.1 657 and 1585): a ratio
@@ -651,6 +737,7 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
     kl = job.spec.algorithm.kl
     megatron = job.spec.training.backend == "megatron"
     otc = f"{ARR}.actor.megatron.override_transformer_config"
+    engine = f"{ARR}.actor.megatron" if megatron else f"{ARR}.actor.fsdp_config"
     return {
         "spec.data.seed": ("data.seed",),
         "spec.model.gradient_checkpointing": (
@@ -671,6 +758,14 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
         "spec.training.backend": (f"{ARR}.actor.strategy",),
         "spec.rollout.mode": (f"{ARR}.rollout.mode",),
         "spec.eval.before_training": ("trainer.val_before_train",),
+        "spec.data.overlong_prompts": (
+            ("data.filter_overlong_prompts", "data.truncation")
+            if keys(version).reads_truncation
+            else ("data.filter_overlong_prompts",)
+        ),
+        "spec.training.pack_sequences": (f"{ARR}.model.use_remove_padding",),
+        "spec.training.offload.actor.params": (f"{engine}.param_offload",),
+        "spec.training.offload.actor.optimizer": (f"{engine}.optimizer_offload",),
     }
 
 

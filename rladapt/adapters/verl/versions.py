@@ -44,6 +44,15 @@ _BASE = frozenset(
         "lora",
         "dynamic_batch",
         "optimizer.warmup_ratio",  # optim.lr_warmup_steps_ratio, read while lr_warmup_steps < 0
+        # data.filter_overlong_prompts: RLHFDataset drops them when it loads the files (utils/dataset/rl_dataset.py)
+        "data.overlong_prompts.drop",
+        # fsdp_config.* / megatron.* param_offload and optimizer_offload of every role (read by the workers)
+        "offload.actor.params",
+        "offload.actor.optimizer",
+        "offload.ref.params",
+        "offload.critic.params",
+        "offload.critic.optimizer",
+        "pack_sequences",  # model.use_remove_padding (FSDP); the Megatron forward packs (thd) by itself
         "checkpoint.resume_path",
         "checkpoint.keep_last",
         "eval.before_training",
@@ -62,6 +71,17 @@ def capabilities(version: str) -> frozenset[str]:
     if v < V0_7_1:
         # 0.7.1 removed the synchronous rollout mode ("Rollout mode 'sync' has been removed") and the HF rollout.
         caps |= {"rollout.sync", "rollout.engine.hf"}
+        # data.truncation: RLHFDataset.__getitem__ tokenizes and cuts the prompt (utils/dataset/rl_dataset.py,
+        # 0.5.0 and 0.6.1). From 0.7.1 the dataset returns the raw chat and the agent loop tokenizes, and the key
+        # is stored but never read; 0.9.1's agent loop cuts every prompt from the left by itself.
+        caps |= {
+            "data.overlong_prompts.truncate_left",
+            "data.overlong_prompts.truncate_right",
+            "data.overlong_prompts.truncate_middle",
+        }
+    if v >= V0_9_0:
+        # experimental/agent_loop/agent_loop.py _cap_text_prompt_length: prompt_ids[-rollout.prompt_length:]
+        caps.add("data.overlong_prompts.truncate_left")
     if v >= V0_6_1:
         caps.add("algorithm.gspo")  # policy_loss.loss_mode=gspo
     if v >= V0_8_0:
@@ -139,6 +159,35 @@ class Keys:
         if self.version < V0_8_0:
             return ("grad_clip", "optim.clip_grad")
         return ("optim.clip_grad",)
+
+    @property
+    def reads_truncation(self) -> bool:
+        """``data.truncation`` is read (by RLHFDataset.__getitem__, for the synchronous rollout) before 0.7.1."""
+        return self.version < V0_7_1
+
+    @property
+    def agent_loop_truncates_left(self) -> bool:
+        """0.9.x's agent loop cuts every prompt to its last ``rollout.prompt_length`` tokens, with a warning."""
+        return self.version >= V0_9_0
+
+    @property
+    def critic_fsdp(self) -> str:
+        """The FSDP critic's engine settings: ``critic.model.fsdp_config`` before 0.8.0, ``critic.fsdp`` after."""
+        return "critic.fsdp" if self.version >= V0_8_0 else "critic.model.fsdp_config"
+
+    @property
+    def megatron_remove_padding(self) -> str:
+        """Who decides whether the Megatron workers pack sequences.
+
+        ``always``: 0.5.0 and 0.6.1, whose forward always packs (models/mcore/model_forward.py "Forward pass for
+        models with sequence packing"); ``actor``: 0.7.1, whose actor (and the ref, by interpolation) reads
+        ``actor.megatron.use_remove_padding`` (workers/actor/megatron_actor.py: thd or bshd) while the critic
+        still always packs; ``model``: 0.8.0+, whose engine workers read ``model.use_remove_padding`` of each
+        role (workers/engine_workers.py).
+        """
+        if self.version >= V0_8_0:
+            return "model"
+        return "actor" if self.version >= V0_7_1 else "always"
 
     @property
     def megatron_critic_transformer_config(self) -> bool:
