@@ -406,11 +406,14 @@ def _data(b: _Builder) -> dict[str, Any]:
         b.set("max_prompt_length", d.max_prompt_length, "spec.data.max_prompt_length")
     else:
         drop = d.max_prompt_length
-        b.notes.append(
-            f"trl {b.version} has no max_prompt_length (removed after its 0.26.0 deprecation, grpo_config.py): "
-            f"the driver drops prompts longer than spec.data.max_prompt_length={d.max_prompt_length} tokens "
-            "instead of truncating them, as TRL's deprecation note asks"
-        )
+        if d.overlong_prompts is None:
+            # the one thing this version can do with spec.data.max_prompt_length: said, since the user did not
+            b.notes.append(
+                f"trl {b.version} has no max_prompt_length (removed after its 0.26.0 deprecation, grpo_config.py): "
+                f"the driver drops prompts longer than spec.data.max_prompt_length={d.max_prompt_length} tokens "
+                "instead of truncating them, as TRL's deprecation note asks (spec.data.overlong_prompts: drop "
+                "says so)"
+            )
     for i, path in enumerate([*d.train, *d.val]):
         if not path.endswith((".parquet", ".jsonl", ".json")):
             where = f"spec.data.train[{i}]" if i < len(d.train) else f"spec.data.val[{i - len(d.train)}]"

@@ -58,6 +58,11 @@ def capabilities(version: str) -> frozenset[str]:
         # trl/rewards/accuracy_rewards.py accuracy_reward (math-verify on the `solution` column): 0.29.1 and 1.16.0
         # have it; 0.23.1's trl.rewards holds only think_format_reward and get_soft_overlong_punishment
         caps.add("reward.builtin.math")
+        # no max_prompt_length any more: the driver drops the longer prompts (translate._data)
+        caps.add("data.overlong_prompts.drop")
+    else:
+        # GRPOConfig.max_prompt_length keeps a longer prompt's last tokens (grpo_config.py 0.23.1)
+        caps.add("data.overlong_prompts.truncate_left")
     return frozenset(caps)
 
 
