@@ -256,6 +256,18 @@ def _algorithm(job: RLJob) -> list[Problem]:
                 job.spec.model.critic_path,
             )
         )
+    budgets = job.spec.training.budgets
+    for name in ("critic_update", "critic_values"):
+        given = getattr(budgets, name).model_fields_set
+        if given and not alg.needs_critic:
+            out.append(
+                Problem(
+                    f"spec.training.budgets.{name}",
+                    f"algorithm {alg.name} has no critic",
+                    f"no budgets.{name} (or algorithm: ppo)",
+                    ", ".join(sorted(given)),
+                )
+            )
     if job.spec.training.critic_optimizer and not alg.needs_critic:
         out.append(
             Problem(
