@@ -29,6 +29,8 @@ _BASE = frozenset(
         "kl.loss",
         "dynamic_batch",
         "checkpoint.keep_last",
+        "checkpoint.never",  # checkpointing.enabled: grpo.py saves only while it is true
+        "checkpoint.keep_best",  # checkpointing.metric_name / higher_is_better / keep_top_k (CheckpointManager)
         "eval.before_training",
         "logging.wandb",
         "logging.tensorboard",
@@ -68,6 +70,11 @@ def capabilities(version: str) -> frozenset[str]:
             # env.math.math_verify_impl: dapo_math_verify (math_environment.py, dapo_math_verifier.py from 0.4.0)
             "reward.builtin.math_dapo",
             "logging.mlflow",
+            # vllm_cfg.enforce_eager and the vllm_kwargs passed to vllm.LLM (generation/vllm/vllm_worker.py);
+            # 0.2.1 fixes enforce_eager=True and declares no vllm_kwargs
+            "rollout.enforce_eager",
+            "rollout.chunked_prefill",
+            "rollout.max_batched_tokens",
         }
     if v >= V0_5_0:
         caps.add("lora")  # policy.dtensor_cfg.lora_cfg
