@@ -124,7 +124,7 @@ def job_requirements(job: RLJob) -> list[Requirement]:
     if ck.keep_best is not None:
         need("checkpoint.keep_best", "spec.checkpoint.keep_best", ck.keep_best.metric)
     eng = spec.rollout.engine_settings
-    for cap, name in (
+    for cap, setting in (
         ("rollout.enforce_eager", "enforce_eager"),
         ("rollout.chunked_prefill", "chunked_prefill"),
         ("rollout.max_batched_tokens", "max_batched_tokens"),
@@ -132,9 +132,9 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         ("rollout.load_weights_from_disk", "load_weights_from_disk"),
         ("rollout.layered_weight_sync", "layered_weight_sync"),
     ):
-        value = getattr(eng, name)
+        value = getattr(eng, setting)
         if value is not None:
-            need(cap, f"spec.rollout.engine_settings.{name}", value)
+            need(cap, f"spec.rollout.engine_settings.{setting}", value)
     if spec.eval.before_training:
         need("eval.before_training", "spec.eval.before_training", True)
     for backend in spec.logging.backends:

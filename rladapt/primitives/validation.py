@@ -258,7 +258,9 @@ def _algorithm(job: RLJob) -> list[Problem]:
         )
     budgets = job.spec.training.budgets
     for name in ("critic_update", "critic_values"):
-        given = getattr(budgets, name).model_fields_set
+        budget = getattr(budgets, name)
+        # by value, not model_fields_set: a job re-validated from a full dump names every field (as null)
+        given = [field for field in type(budget).model_fields if getattr(budget, field) is not None]
         if given and not alg.needs_critic:
             out.append(
                 Problem(

@@ -775,6 +775,13 @@ def _keep_best(b: _Builder) -> None:
             found=f"keep_last={ck.keep_last}",
         )
         return
+    if b.version >= V0_4_0 and not best.metric.startswith(("val:", "train:")):
+        # CheckpointManager reads the prefix to pick the val or train metrics (PR 1291, 0.4.0+)
+        b.unsupported(
+            "spec.checkpoint.keep_best.metric",
+            "a metric name without its 'val:' or 'train:' prefix (e.g. val:accuracy)",
+            found=best.metric,
+        )
     b.set(f"{c}.metric_name", best.metric, "spec.checkpoint.keep_best.metric")
     b.set(f"{c}.higher_is_better", best.higher_is_better, "spec.checkpoint.keep_best.higher_is_better")
     b.set(f"{c}.keep_top_k", best.count, "spec.checkpoint.keep_best.count")
