@@ -11,6 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from rladapt.importing import verl as fw
+from rladapt.importing.importer import build
+from rladapt.importing.script import read_launch
 from rladapt.plugins._manager import Registry
 from rladapt.primitives import SpecError
 
@@ -174,3 +177,29 @@ def test_keep_best_is_refused_with_the_reason(registry: Registry) -> None:
     with pytest.raises(SpecError) as err:
         render(registry, "0.9.1", checkpoint={"keep_best": {"metric": "val-core/acc", "count": 2}})
     assert "spec.checkpoint.keep_best" in str(err.value) and "use checkpoint.keep_last" in str(err.value)
+
+
+@pytest.mark.parametrize("version", ["0.5.0", "0.9.1"])
+def test_import_maps_budgets_engine_settings_and_never_saving(registry: Registry, version: str) -> None:
+    r = f"{ARR}.rollout"
+    text = (
+        f"python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo {r}.n=4 {ARR}.model.path=m "
+        f"data.train_files=t {ARR}.actor.ppo_micro_batch_size_per_gpu=2 {r}.log_prob_micro_batch_size_per_gpu=8 "
+        f"{ARR}.ref.log_prob_micro_batch_size_per_gpu=16 {r}.max_num_batched_tokens=12288 "
+        f"{r}.layered_summon=true {r}.load_format=safetensors trainer.save_freq=-1"
+    )
+    launch = read_launch(text, "cmd", fw.match)
+    imported = build(fw, version, list(launch.argv), source="cmd", registry=registry)
+    spec = imported.job.spec
+    assert spec.training.budgets.old_log_prob.micro_batch_per_gpu == 8
+    assert spec.training.budgets.ref_log_prob.micro_batch_per_gpu == 16
+    eng = spec.rollout.engine_settings
+    assert (eng.max_batched_tokens, eng.layered_weight_sync, eng.load_weights_from_disk) == (
+        12288,
+        True,
+        True,
+    )
+    assert spec.checkpoint.enabled is False
+    residue = " ".join(spec.native.get("verl", []))
+    for key in ("log_prob_micro", "max_num_batched", "layered_summon", "load_format", "save_freq"):
+        assert key not in residue, residue
