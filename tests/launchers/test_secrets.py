@@ -42,6 +42,8 @@ FRAMEWORKS = ("verl", "openrlhf")
 REFUSED: dict[tuple[str, str], str] = {
     # OpenRLHF ships no math-verify scorer (rladapt/adapters/openrlhf/__init__.py, WHY_NOT)
     ("grpo-math-nemo-rl", "openrlhf"): "spec.reward.builtin.name",
+    # OpenRLHF trains with DeepSpeed only (no backend.megatron capability in any version)
+    ("grpo-megatron-math", "openrlhf"): "spec.training.backend",
 }
 #: What each launcher needs on the command line for a dry run of any example.
 LAUNCHER_ARGS = {
