@@ -209,8 +209,8 @@ class Budgets(_Model):
     )
     critic_update: PassBudget = Field(
         default_factory=PassBudget,
-        description="The critic's training pass (PPO); null: the actor update's micro batch, and twice its "
-        "token cap (values are cheaper than log-probs over the vocabulary).",
+        description="The critic's training pass (PPO); null: the actor update's micro batch, and its token "
+        "cap as the framework pairs them (verl: twice the actor's; OpenRLHF: one flag for both).",
     )
     critic_values: PassBudget = Field(
         default_factory=PassBudget,
