@@ -496,6 +496,12 @@ def _role_budgets(job: RLJob, args: Args) -> None:
                     own,
                     str(value or tr.dynamic_batch.max_tokens_per_gpu),
                 )
+    values_follow_old = bud.critic_values.micro_batch_per_gpu is None and old.micro_batch_per_gpu is not None
+    if job.spec.algorithm.needs_critic and values_follow_old:
+        args.notes.append(
+            "training.budgets.critic_values: OpenRLHF computes the critic's values in old_log_prob's micro "
+            f"batches (--micro_rollout_batch_size {micro}), not the critic update's"
+        )
     upd = bud.critic_update
     train = (
         ("micro_batch_per_gpu", tr.micro_batch_per_gpu),

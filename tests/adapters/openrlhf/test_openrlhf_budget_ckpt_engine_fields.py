@@ -164,3 +164,8 @@ def test_never_saving_is_refused_because_the_final_model_is_always_saved(registr
         _render("0.11.2", registry, checkpoint={"enabled": False})
     assert "spec.checkpoint.enabled" in str(err.value) and "always saves the final model" in str(err.value)
     assert "async_save_model()" in _source("0.11.2", "cli/train_ppo_ray.py")
+
+
+def test_critic_values_following_old_log_prob_is_noted(registry: Registry) -> None:
+    native = _render("0.11.2", registry, training={"budgets": {"old_log_prob": {"micro_batch_per_gpu": 8}}})
+    assert any("critic's values in old_log_prob's micro batches" in note for note in native.notes)
