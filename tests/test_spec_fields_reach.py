@@ -127,6 +127,9 @@ NON_LITERAL: dict[str, str] = {
     "spec.training.mini_batch": "must divide the global batch: a power of two the base has elsewhere",
     "spec.training.micro_batch_per_gpu": "must divide the per-GPU batch: a power of two the base has elsewhere",
     "spec.training.critic_optimizer.warmup_steps": "OpenRLHF takes warmup as a ratio of the total steps",
+    "spec.training.budgets.old_log_prob.micro_batch_per_gpu": "OpenRLHF splits each GPU's share of the rollout "
+    "into micro batches: a small power of two the base has elsewhere",
+    "spec.training.budgets.ref_log_prob.micro_batch_per_gpu": "a small power of two the base has elsewhere",
     "spec.data.max_response_length": "OpenRLHF (0.9.8+) takes it in --max_len, the prompt plus response length",
 }
 
@@ -177,6 +180,35 @@ PROBES: dict[str, Probe] = {
         f"/ckpt/{TEXT}", needs={"spec.checkpoint.resume": "path", "spec.checkpoint.resume_path": "/ckpt/base"}
     ),
     "spec.checkpoint.resume": Probe("never"),
+    # never saving: the example's period and retention would do nothing, so the context drops them
+    "spec.checkpoint.enabled": Probe(
+        False, needs={"spec.checkpoint.every_steps": 0, "spec.checkpoint.keep_last": None}
+    ),
+    **{
+        f"spec.checkpoint.keep_best.{name}": Probe(
+            value,
+            needs={
+                "spec.checkpoint.keep_last": None,
+                "spec.checkpoint.keep_best": {"metric": "val:accuracy"},
+            },
+        )
+        for name, value in (("metric", TEXT), ("higher_is_better", False), ("count", 77))
+    },
+    **{
+        f"spec.training.budgets.{role}.max_tokens_per_gpu": Probe(
+            INT, needs={"spec.training.dynamic_batch.enabled": True}, base=base
+        )
+        for role, base in (
+            ("old_log_prob", "grpo"),
+            ("ref_log_prob", "grpo"),
+            ("critic_update", "ppo"),
+            ("critic_values", "ppo"),
+        )
+    },
+    "spec.training.budgets.old_log_prob.micro_batch_per_gpu": Probe(32),
+    "spec.training.budgets.ref_log_prob.micro_batch_per_gpu": Probe(32),
+    "spec.training.budgets.critic_update.micro_batch_per_gpu": Probe(INT, base="ppo"),
+    "spec.training.budgets.critic_values.micro_batch_per_gpu": Probe(INT, base="ppo"),
     "spec.algorithm.name": Probe("rloo"),
     "spec.training.global_batch": Probe(7168, literals=("7168",)),
     # OpenRLHF counts samples: max_samples = steps x global batch (1024 in the example)

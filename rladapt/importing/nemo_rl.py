@@ -341,6 +341,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
         out["spec.checkpoint.keep_last"] = t[f"{c}.keep_top_k"]  # keep_last means the newest (translate.py)
     if k.has_save_consolidated:
         put("spec.checkpoint.save_hf", f"{c}.save_consolidated")
+    _budget_ckpt_engine(t, out, version)
     put("spec.eval.every_steps", "grpo.val_period")
     if _written(t, "grpo.val_at_start", version):
         put("spec.eval.before_training", "grpo.val_at_start")
@@ -399,6 +400,49 @@ def _placement(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
         apart["reward"] = t["env.reward_model.resources.num_nodes"]
     if apart:
         out["(placement.apart)"] = apart
+
+
+def _budget_ckpt_engine(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
+    """The log-prob budget, checkpoint switches and vLLM settings (the inverse of translate's _logprob_budgets,
+    _checkpoint/_keep_best and _engine_settings)."""
+    micro, logprob = t.get("policy.train_micro_batch_size"), t.get("policy.logprob_batch_size")
+    if isinstance(logprob, int) and logprob != micro:
+        out["spec.training.budgets.old_log_prob.micro_batch_per_gpu"] = logprob
+    dyn = "policy.dynamic_batching"
+    if t.get(f"{dyn}.enabled") is True:
+        tokens = t.get(f"{dyn}.logprob_mb_tokens")
+        if isinstance(tokens, int) and tokens != t.get(f"{dyn}.train_mb_tokens"):
+            out["spec.training.budgets.old_log_prob.max_tokens_per_gpu"] = tokens
+    c = "checkpointing"
+    if t.get(f"{c}.enabled") is False:
+        # grpo.py saves nothing: the period, retention and format do nothing
+        out["spec.checkpoint.enabled"] = False
+        for path in ("spec.checkpoint.every_steps", "spec.checkpoint.keep_last", "spec.checkpoint.save_hf"):
+            out.pop(path, None)
+    else:
+        metric = t.get(f"{c}.metric_name")
+        written = any(
+            _written(t, f"{c}.{key}", version) for key in ("metric_name", "higher_is_better", "keep_top_k")
+        )
+        top_k = t.get(f"{c}.keep_top_k")
+        if isinstance(metric, str) and written and isinstance(top_k, int):
+            out["spec.checkpoint.keep_best"] = {
+                "metric": metric,
+                "higher_is_better": t.get(f"{c}.higher_is_better") is not False,
+                "count": top_k,
+            }
+    gen = "policy.generation"
+    if t.get(f"{gen}.backend") != "vllm" or Version(version) < V0_4_0:
+        return
+    if _written(t, f"{gen}.vllm_cfg.enforce_eager", version):
+        out["spec.rollout.engine_settings.enforce_eager"] = t[f"{gen}.vllm_cfg.enforce_eager"]
+    for key, name in (
+        ("enable_chunked_prefill", "chunked_prefill"),
+        ("max_num_batched_tokens", "max_batched_tokens"),
+    ):
+        value = t.get(f"{gen}.vllm_kwargs.{key}")
+        if value is not None:
+            out[f"spec.rollout.engine_settings.{name}"] = value
 
 
 def _written(t: Mapping[str, Any], key: str, version: str) -> bool:

@@ -258,6 +258,13 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     contents = t.get(f"{ARR}.actor.checkpoint.save_contents")
     if isinstance(contents, list):
         out["spec.checkpoint.save_hf"] = "hf_model" in contents
+    if isinstance(save, int) and save <= 0:
+        # verl saves only while save_freq > 0 (its default is -1): retention and contents then do nothing
+        out["spec.checkpoint.enabled"] = False
+        for path in ("spec.checkpoint.keep_last", "spec.checkpoint.save_hf"):
+            out.pop(path, None)
+    _budgets(t, version, out)
+    _engine_settings(t, version, out)
     test = t.get("trainer.test_freq")
     if isinstance(test, int) and test > 0:
         out["spec.eval.every_steps"] = test
@@ -269,3 +276,56 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     if isinstance(nodes, int) and isinstance(gpus, int):
         out["(placement)"] = (nodes, gpus)
     return out
+
+
+def _differs(t: dict[str, Any], version: str, key: str) -> bool:
+    """Whether the effective value of ``key`` is set and not verl's own default of this version."""
+    return key in t and t[key] is not None and not same(t[key], snapshot("verl", version).default(key))
+
+
+def _budgets(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
+    """``spec.training.budgets``: a pass's micro batch or token cap where it is not what rladapt would render
+    for it unset (the actor's, old_log_prob's for the reference, the update's for the critic's values, twice
+    the actor's cap for the critic update)."""
+    r, ref = f"{ARR}.rollout", f"{ARR}.ref"
+    dynamic = t.get(f"{ARR}.actor.use_dynamic_bsz") is True
+    micro = t.get(f"{ARR}.actor.ppo_micro_batch_size_per_gpu")
+    tokens = t.get(f"{ARR}.actor.ppo_max_token_len_per_gpu")
+
+    def own(path: str, key: str, follows: Any) -> Any:
+        value = t.get(key)
+        if isinstance(value, int) and not isinstance(value, bool) and value != follows:
+            out[f"spec.training.budgets.{path}"] = value
+        return value if isinstance(value, int) else follows
+
+    old_micro = own("old_log_prob.micro_batch_per_gpu", f"{r}.log_prob_micro_batch_size_per_gpu", micro)
+    own("ref_log_prob.micro_batch_per_gpu", f"{ref}.log_prob_micro_batch_size_per_gpu", old_micro)
+    if dynamic:
+        old_tokens = own("old_log_prob.max_tokens_per_gpu", f"{r}.log_prob_max_token_len_per_gpu", tokens)
+        own("ref_log_prob.max_tokens_per_gpu", f"{ref}.log_prob_max_token_len_per_gpu", old_tokens)
+    if out.get("spec.algorithm.name") == "ppo":
+        update = own("critic_update.micro_batch_per_gpu", "critic.ppo_micro_batch_size_per_gpu", micro)
+        own("critic_values.micro_batch_per_gpu", "critic.forward_micro_batch_size_per_gpu", update)
+        if dynamic and isinstance(tokens, int):
+            cap = own("critic_update.max_tokens_per_gpu", "critic.ppo_max_token_len_per_gpu", 2 * tokens)
+            own("critic_values.max_tokens_per_gpu", "critic.forward_max_token_len_per_gpu", cap)
+
+
+#: ``actor_rollout_ref.rollout`` key -> ``spec.rollout.engine_settings`` field (the inverse of translate's).
+_ENGINE_KEYS = {
+    "enforce_eager": "enforce_eager",
+    "enable_chunked_prefill": "chunked_prefill",
+    "max_num_batched_tokens": "max_batched_tokens",
+    "free_cache_engine": "free_cache_between_phases",
+    "layered_summon": "layered_weight_sync",
+}
+
+
+def _engine_settings(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
+    r = f"{ARR}.rollout"
+    for key, name in _ENGINE_KEYS.items():
+        if _differs(t, version, f"{r}.{key}"):
+            out[f"spec.rollout.engine_settings.{name}"] = t[f"{r}.{key}"]
+    # only the format rladapt renders for true; any other loader stays a native override
+    if t.get(f"{r}.load_format") == "safetensors":
+        out["spec.rollout.engine_settings.load_weights_from_disk"] = True

@@ -57,6 +57,14 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "offload.critic.optimizer": "critic optimizer states in CPU memory",
     "pack_sequences": "training on packed sequences without padding",
     "weight_sync.off_policy": "bounded staleness (max_staleness > 0)",
+    "checkpoint.never": "never write a checkpoint (checkpoint.enabled: false)",
+    "checkpoint.keep_best": "keep the best checkpoints by a validation metric",
+    "rollout.enforce_eager": "rollout engine without CUDA graphs (enforce_eager)",
+    "rollout.chunked_prefill": "rollout engine chunked prefill switch",
+    "rollout.max_batched_tokens": "rollout engine tokens per scheduler step",
+    "rollout.free_cache": "rollout engine frees its KV cache between phases",
+    "rollout.load_weights_from_disk": "choose whether the rollout engine loads the model from disk at start",
+    "rollout.layered_weight_sync": "layer-by-layer weight gathering for the rollout sync",
     "checkpoint.resume_path": "resume from a given checkpoint path",
     "checkpoint.keep_last": "keep only the last N checkpoints",
     "eval.before_training": "evaluate before the first step",
@@ -134,6 +142,23 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         need("checkpoint.resume_path", "spec.checkpoint.resume", "path")
     if spec.checkpoint.keep_last is not None:
         need("checkpoint.keep_last", "spec.checkpoint.keep_last", spec.checkpoint.keep_last)
+    ck = spec.checkpoint
+    if not ck.enabled:
+        need("checkpoint.never", "spec.checkpoint.enabled", False)
+    if ck.keep_best is not None:
+        need("checkpoint.keep_best", "spec.checkpoint.keep_best", ck.keep_best.metric)
+    eng = spec.rollout.engine_settings
+    for cap, setting in (
+        ("rollout.enforce_eager", "enforce_eager"),
+        ("rollout.chunked_prefill", "chunked_prefill"),
+        ("rollout.max_batched_tokens", "max_batched_tokens"),
+        ("rollout.free_cache", "free_cache_between_phases"),
+        ("rollout.load_weights_from_disk", "load_weights_from_disk"),
+        ("rollout.layered_weight_sync", "layered_weight_sync"),
+    ):
+        value = getattr(eng, setting)
+        if value is not None:
+            need(cap, f"spec.rollout.engine_settings.{setting}", value)
     if spec.eval.before_training:
         need("eval.before_training", "spec.eval.before_training", True)
     for backend in spec.logging.backends:

@@ -223,6 +223,44 @@ class Offload(_Model):
     critic: TrainedOffload = Field(default_factory=TrainedOffload)
 
 
+class PassBudget(_Model):
+    """The batch of one pass of one role: sequences per forward, and the token cap with dynamic batching."""
+
+    micro_batch_per_gpu: PositiveInt | None = Field(
+        None, description="Sequences per forward pass per GPU; null: see the pass."
+    )
+    max_tokens_per_gpu: PositiveInt | None = Field(
+        None,
+        description="Tokens per forward pass per GPU with training.dynamic_batch.enabled; null: see the pass.",
+    )
+
+
+class Budgets(_Model):
+    """Per-role batches, separate from the actor's update (``training.micro_batch_per_gpu``, ``dynamic_batch``).
+
+    Forward-only passes hold no gradients or optimizer state, so real jobs give them larger batches.
+    """
+
+    old_log_prob: PassBudget = Field(
+        default_factory=PassBudget,
+        description="The actor's forward pass recomputing the rollout's log-probs; null: the actor update's "
+        "(training.micro_batch_per_gpu, dynamic_batch.max_tokens_per_gpu).",
+    )
+    ref_log_prob: PassBudget = Field(
+        default_factory=PassBudget,
+        description="The reference model's log-probs; null: old_log_prob's.",
+    )
+    critic_update: PassBudget = Field(
+        default_factory=PassBudget,
+        description="The critic's training pass (PPO); null: the actor update's micro batch, and its token "
+        "cap as the framework pairs them (verl: twice the actor's; OpenRLHF: one flag for both).",
+    )
+    critic_values: PassBudget = Field(
+        default_factory=PassBudget,
+        description="The critic's forward pass computing values (PPO); null: critic_update's.",
+    )
+
+
 class Parallelism(_Model):
     tp: PositiveInt = 1
     pp: PositiveInt = 1
@@ -238,6 +276,9 @@ class Training(_Model):
     mini_batch: PositiveInt = Field(64, description="Prompts per policy update (PPO mini batch).")
     micro_batch_per_gpu: PositiveInt = Field(2, description="Sequences per forward pass per GPU.")
     dynamic_batch: DynamicBatch = Field(default_factory=DynamicBatch)
+    budgets: Budgets = Field(
+        default_factory=Budgets, description="Batches of the other passes and roles, when not the actor's."
+    )
     optimizer: Optimizer = Field(default_factory=Optimizer)
     critic_optimizer: Optimizer | None = None
     backend: Literal["fsdp", "fsdp2", "megatron", "deepspeed"] | None = Field(
@@ -262,6 +303,18 @@ class Training(_Model):
             raise ValueError("set either steps or epochs, not both")
         return self
 
+    @model_validator(mode="after")
+    def _token_caps_need_dynamic_batch(self) -> Training:
+        if not self.dynamic_batch.enabled:
+            capped = [
+                f"budgets.{name}.max_tokens_per_gpu"
+                for name in Budgets.model_fields
+                if getattr(self.budgets, name).max_tokens_per_gpu is not None
+            ]
+            if capped:
+                raise ValueError(f"{', '.join(capped)} needs dynamic_batch.enabled: true")
+        return self
+
 
 # --- rollout / reward / weight sync --------------------------------------------------------------------------
 
@@ -270,6 +323,35 @@ class ValSampling(_Model):
     n: PositiveInt = 1
     temperature: Annotated[float, Field(ge=0.0)] = 0.0
     top_p: Fraction = 1.0
+
+
+class EngineSettings(_Model):
+    """Settings of the rollout's inference engine (vLLM, SGLang) that real jobs set; null: the framework's own."""
+
+    enforce_eager: bool | None = Field(
+        None, description="Run the model eagerly, without CUDA graphs (less memory, slower decoding)."
+    )
+    chunked_prefill: bool | None = Field(
+        None, description="Split long prompts' prefill into chunks scheduled beside decoding."
+    )
+    max_batched_tokens: PositiveInt | None = Field(
+        None, description="Tokens the engine schedules in one step (vLLM max_num_batched_tokens)."
+    )
+    free_cache_between_phases: bool | None = Field(
+        None,
+        description="Release the engine's KV cache (and sleep it) while the trainer runs, so training gets "
+        "the memory back on shared GPUs.",
+    )
+    load_weights_from_disk: bool | None = Field(
+        None,
+        description="true: the engine loads model.path from disk at start; false: it starts with placeholder "
+        "weights the first weight sync fills. LoRA jobs whose sync carries only the adapter need true.",
+    )
+    layered_weight_sync: bool | None = Field(
+        None,
+        description="Gather the trainer's sharded (LoRA-merged) weights one layer at a time for the sync: "
+        "lower peak memory, slower.",
+    )
 
 
 class Rollout(_Model):
@@ -284,6 +366,10 @@ class Rollout(_Model):
         None, description="null: the framework version's own (verl: sync before 0.7, async from 0.7.1)."
     )
     val: ValSampling = Field(default_factory=ValSampling)
+    engine_settings: EngineSettings = Field(
+        default_factory=EngineSettings,
+        description="The inference engine's own knobs; each null: the framework's own.",
+    )
 
 
 class RewardFunction(_Model):
@@ -408,6 +494,16 @@ class Placement(_Model):
 # --- checkpoint / eval / logging / lifecycle -----------------------------------------------------------------
 
 
+class KeepBest(_Model):
+    metric: str = Field(
+        min_length=1,
+        description="A validation metric in the framework's own naming (NeMo-RL: val:accuracy; OpenRLHF: "
+        "eval_<dataset>_pass1).",
+    )
+    higher_is_better: bool = True
+    count: PositiveInt = Field(1, description="How many of the best checkpoints to keep.")
+
+
 class Checkpoint(_Model):
     dir: str | None = Field(None, description="Defaults to checkpoints/<metadata.name>.")
     every_steps: NonNegInt = Field(0, description="0 = only at the end.")
@@ -415,6 +511,12 @@ class Checkpoint(_Model):
     resume: Literal["auto", "never", "path"] = "auto"
     resume_path: str | None = Field(None, description="A global_step_N directory; required for resume: path.")
     save_hf: bool = False
+    enabled: bool = Field(
+        True, description="false: never write a checkpoint, not even at the end (a smoke test, a sweep)."
+    )
+    keep_best: KeepBest | None = Field(
+        None, description="Keep the best checkpoints by a validation metric; null: by keep_last or all."
+    )
 
     @model_validator(mode="after")
     def _resume_path(self) -> Checkpoint:
@@ -422,6 +524,23 @@ class Checkpoint(_Model):
             raise ValueError("resume: path needs resume_path")
         if self.resume != "path" and self.resume_path:
             raise ValueError("resume_path is only used with resume: path")
+        return self
+
+    @model_validator(mode="after")
+    def _nothing_kept_when_never_saved(self) -> Checkpoint:
+        if not self.enabled:
+            given = [
+                name
+                for name, on in (
+                    ("every_steps", self.every_steps > 0),
+                    ("keep_last", self.keep_last is not None),
+                    ("keep_best", self.keep_best is not None),
+                    ("save_hf", self.save_hf),
+                )
+                if on
+            ]
+            if given:
+                raise ValueError(f"enabled: false never saves, so {', '.join(given)} would do nothing")
         return self
 
 

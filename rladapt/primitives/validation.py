@@ -266,6 +266,20 @@ def _algorithm(job: RLJob) -> list[Problem]:
                 job.spec.model.critic_path,
             )
         )
+    budgets = job.spec.training.budgets
+    for name in ("critic_update", "critic_values"):
+        budget = getattr(budgets, name)
+        # by value, not model_fields_set: a job re-validated from a full dump names every field (as null)
+        given = [field for field in type(budget).model_fields if getattr(budget, field) is not None]
+        if given and not alg.needs_critic:
+            out.append(
+                Problem(
+                    f"spec.training.budgets.{name}",
+                    f"algorithm {alg.name} has no critic",
+                    f"no budgets.{name} (or algorithm: ppo)",
+                    ", ".join(sorted(given)),
+                )
+            )
     if job.spec.training.critic_optimizer and not alg.needs_critic:
         out.append(
             Problem(

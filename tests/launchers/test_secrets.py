@@ -45,6 +45,8 @@ REFUSED: dict[tuple[str, str], str] = {
     # the TRL example generates with the policy itself (HF rollout); it dry-runs on trl below
     ("grpo-tiny-trl", "verl"): "spec.rollout.engine",
     ("grpo-tiny-trl", "openrlhf"): "spec.rollout.engine",
+    # OpenRLHF trains with DeepSpeed only (no backend.megatron capability in any version)
+    ("grpo-megatron-math", "openrlhf"): "spec.training.backend",
 }
 #: What each launcher needs on the command line for a dry run of any example.
 LAUNCHER_ARGS = {

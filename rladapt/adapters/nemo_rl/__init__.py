@@ -56,6 +56,13 @@ class NemoRLAdapter(FrameworkAdapter):
         "optimizer.warmup_ratio": "NeMo-RL's warmup is a number of iterations (policy.scheduler, "
         "megatron_cfg.scheduler.lr_warmup_iters), never a ratio of the total steps: use "
         "training.optimizer.warmup_steps",
+        # grpo.py calls finish_generation() (vLLM sleep) after every colocated generation, never otherwise
+        "rollout.free_cache": "NeMo-RL decides itself: a colocated vLLM always sleeps while the policy trains, "
+        "a separate one never does",
+        # nemo_rl/models/generation/__init__.py configure_generation_config, every pinned tag
+        "rollout.load_weights_from_disk": "NeMo-RL sets vllm_cfg.load_format itself (dummy for training, "
+        "filled by the first refit), over any configured value",
+        "rollout.layered_weight_sync": "NeMo-RL's refit has no layer-by-layer mode to choose",
     }
 
     def capabilities(self, version: str) -> frozenset[str]:

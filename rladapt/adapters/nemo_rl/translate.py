@@ -100,6 +100,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     _batches(b)
     _backend(b)
     _rollout(b)
+    _engine_settings(b)
     _data(b)
     _reward(b)
     _checkpoint(b)
@@ -336,6 +337,7 @@ def _batches(b: _Builder) -> None:
             b.set(
                 "policy.sequence_packing.enabled", False, "spec.training"
             )  # exclusive with dynamic batching
+    _logprob_budgets(b)
     if tr.steps is not None:
         b.set("grpo.max_num_steps", tr.steps, "spec.training.steps")
         if b.k.has_epochs:
@@ -355,6 +357,47 @@ def _batches(b: _Builder) -> None:
         b.set("grpo.seed", spec.data.seed, "spec.data.seed")
     else:
         b.unsupported("spec.data.seed", "a data seed", "0.4.0", spec.data.seed)
+
+
+def _logprob_budgets(b: _Builder) -> None:
+    """``spec.training.budgets`` on the policy's log-prob settings.
+
+    One policy worker computes the old and the reference log-probs (get_logprobs and
+    get_reference_policy_logprobs), both in micro batches of ``policy.logprob_batch_size`` or, with dynamic
+    batching, of ``policy.dynamic_batching.logprob_mb_tokens`` (nemo_rl/models/policy/dtensor_policy_worker.py in
+    0.2.1, lm_policy.py from 0.4.0): the reference cannot have a budget of its own.
+    """
+    tr = b.job.spec.training
+    bud = tr.budgets
+    old, ref = bud.old_log_prob, bud.ref_log_prob
+    micro = old.micro_batch_per_gpu or tr.micro_batch_per_gpu
+    tokens = old.max_tokens_per_gpu or tr.dynamic_batch.max_tokens_per_gpu
+    if old.micro_batch_per_gpu is not None:
+        b.set("policy.logprob_batch_size", micro, "spec.training.budgets.old_log_prob.micro_batch_per_gpu")
+    if old.max_tokens_per_gpu is not None:
+        b.set(
+            "policy.dynamic_batching.logprob_mb_tokens",
+            tokens,
+            "spec.training.budgets.old_log_prob.max_tokens_per_gpu",
+        )
+    for attr, value in (("micro_batch_per_gpu", micro), ("max_tokens_per_gpu", tokens)):
+        own = getattr(ref, attr)
+        if own is not None and own != value:
+            b.unsupported(
+                f"spec.training.budgets.ref_log_prob.{attr}",
+                "a reference budget different from old_log_prob's (one policy worker computes both with "
+                "policy.logprob_batch_size / dynamic_batching.logprob_mb_tokens)",
+                found=own,
+            )
+    tp = tr.parallel.tp
+    if micro != tr.micro_batch_per_gpu and tp >= 4 and b.version >= V0_6_0:
+        # lm_policy.py (0.6.0, 0.7.0) asserts train_micro_batch_size == logprob_batch_size for tp >= 4
+        b.unsupported(
+            "spec.training.budgets.old_log_prob.micro_batch_per_gpu",
+            f"a log-prob micro batch different from the update's with tp {tp} (NeMo-RL's TP>=4 accuracy "
+            "check requires them equal)",
+            found=micro,
+        )
 
 
 def _backend(b: _Builder) -> None:
@@ -692,7 +735,8 @@ def _checkpoint(b: _Builder) -> None:
     ck = job.spec.checkpoint
     tr = job.spec.training
     c = "checkpointing"
-    b.set(f"{c}.enabled", True, "spec.checkpoint")
+    # grpo.py saves only `if master_config["checkpointing"]["enabled"]` (every pinned tag)
+    b.set(f"{c}.enabled", ck.enabled, "spec.checkpoint.enabled")
     b.set(f"{c}.checkpoint_dir", job.checkpoint_dir, "spec.checkpoint")
     # 0 = only at the end: NeMo-RL also saves on the last step whatever the period.
     b.set(f"{c}.save_period", ck.every_steps or tr.steps or UNLIMITED, "spec.checkpoint.every_steps")
@@ -701,6 +745,8 @@ def _checkpoint(b: _Builder) -> None:
         b.set(f"{c}.keep_top_k", ck.keep_last, "spec.checkpoint.keep_last")
         b.set(f"{c}.metric_name", None, "spec.checkpoint.keep_last")
     # unset: NeMo-RL's own, the best keep_top_k by its example config's metric_name
+    if ck.keep_best is not None:
+        _keep_best(b)
     if ck.save_hf:
         if b.k.has_save_consolidated:
             b.set(f"{c}.save_consolidated", True, "spec.checkpoint")
@@ -712,6 +758,60 @@ def _checkpoint(b: _Builder) -> None:
             "never resuming: every version resumes from the newest step_N in checkpoint_dir "
             "(NVIDIA-NeMo/RL issue 345); use a new checkpoint.dir for a fresh run",
             found="never",
+        )
+
+
+def _keep_best(b: _Builder) -> None:
+    """CheckpointManager (nemo_rl/utils/checkpoint.py, every pinned tag) keeps the keep_top_k checkpoints best
+    by metric_name ("val:<name>" or "train:<name>" from 0.4.0, a validation metric's bare name in 0.2.1) in the
+    direction of higher_is_better: the same mechanism keep_last uses with a null metric, so not both."""
+    ck = b.job.spec.checkpoint
+    best = ck.keep_best
+    assert best is not None
+    c = "checkpointing"
+    if ck.keep_last is not None:
+        b.unsupported(
+            "spec.checkpoint.keep_best",
+            "keeping the best and the last checkpoints together (one checkpointing.keep_top_k)",
+            found=f"keep_last={ck.keep_last}",
+        )
+        return
+    if b.version >= V0_4_0 and not best.metric.startswith(("val:", "train:")):
+        # CheckpointManager reads the prefix to pick the val or train metrics (PR 1291, 0.4.0+)
+        b.unsupported(
+            "spec.checkpoint.keep_best.metric",
+            "a metric name without its 'val:' or 'train:' prefix (e.g. val:accuracy)",
+            found=best.metric,
+        )
+    b.set(f"{c}.metric_name", best.metric, "spec.checkpoint.keep_best.metric")
+    b.set(f"{c}.higher_is_better", best.higher_is_better, "spec.checkpoint.keep_best.higher_is_better")
+    b.set(f"{c}.keep_top_k", best.count, "spec.checkpoint.keep_best.count")
+
+
+def _engine_settings(b: _Builder) -> None:
+    """``spec.rollout.engine_settings`` on vLLM: ``vllm_cfg.enforce_eager`` and ``vllm_kwargs``, which
+    vllm_worker.py passes on to ``vllm.LLM(..., enforce_eager=vllm_cfg["enforce_eager"], **vllm_kwargs)``
+    (nemo_rl/models/generation/vllm/vllm_worker.py, 0.4.0 to 0.7.0; 0.2.1 fixes enforce_eager=True)."""
+    eng = b.job.spec.rollout.engine_settings
+    src = "spec.rollout.engine_settings"
+    vllm_only = {
+        "enforce_eager": eng.enforce_eager,
+        "chunked_prefill": eng.chunked_prefill,
+        "max_batched_tokens": eng.max_batched_tokens,
+    }
+    if b.job.spec.rollout.engine != "vllm":
+        for name, value in vllm_only.items():
+            if value is not None:
+                b.unsupported(f"{src}.{name}", f"{name} with the SGLang rollout (vLLM only)", found=value)
+        return
+    gen = "policy.generation"
+    if eng.enforce_eager is not None:
+        b.set(f"{gen}.vllm_cfg.enforce_eager", eng.enforce_eager, f"{src}.enforce_eager")
+    if eng.chunked_prefill is not None:
+        b.set(f"{gen}.vllm_kwargs.enable_chunked_prefill", eng.chunked_prefill, f"{src}.chunked_prefill")
+    if eng.max_batched_tokens is not None:
+        b.set(
+            f"{gen}.vllm_kwargs.max_num_batched_tokens", eng.max_batched_tokens, f"{src}.max_batched_tokens"
         )
 
 
@@ -821,7 +921,14 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
         "spec.rollout.mode": ("policy.generation.vllm_cfg.async_engine",),
         "spec.training.pack_sequences": ("policy.sequence_packing.enabled",) if k.custom_files else (),
         "spec.training.offload.actor.params": ("policy.dtensor_cfg.cpu_offload",),
+        "spec.checkpoint.keep_best": (
+            "checkpointing.metric_name",
+            "checkpointing.higher_is_better",
+            "checkpointing.keep_top_k",
+        ),
     }
+    if job.spec.rollout.engine == "vllm" and Version(version) >= V0_4_0:
+        out["spec.rollout.engine_settings.enforce_eager"] = ("policy.generation.vllm_cfg.enforce_eager",)
     if k.has_kl_type:
         out["spec.algorithm.kl.estimator"] = ("loss_fn.reference_policy_kl_type",)
     if job.spec.algorithm.name in ("grpo", "dapo", "gspo"):

@@ -29,6 +29,8 @@ _BASE = frozenset(
         "kl.loss",
         "dynamic_batch",
         "checkpoint.keep_last",
+        "checkpoint.never",  # checkpointing.enabled: grpo.py saves only while it is true
+        "checkpoint.keep_best",  # checkpointing.metric_name / higher_is_better / keep_top_k (CheckpointManager)
         "eval.before_training",
         "logging.wandb",
         "logging.tensorboard",
@@ -77,6 +79,11 @@ def capabilities(version: str) -> frozenset[str]:
             "reward.builtin.math_dapo",
             "logging.mlflow",
             "pack_sequences",  # policy.sequence_packing (grpo_math_1B.yaml, 0.4.0+)
+            # vllm_cfg.enforce_eager and the vllm_kwargs passed to vllm.LLM (generation/vllm/vllm_worker.py);
+            # 0.2.1 fixes enforce_eager=True and declares no vllm_kwargs
+            "rollout.enforce_eager",
+            "rollout.chunked_prefill",
+            "rollout.max_batched_tokens",
         }
     if v >= V0_5_0:
         caps.add("lora")  # policy.dtensor_cfg.lora_cfg

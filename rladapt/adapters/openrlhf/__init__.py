@@ -47,6 +47,13 @@ class OpenRLHFAdapter(FrameworkAdapter):
         "rollout generates",
         "offload.critic.params": "OpenRLHF's DeepSpeed training config never offloads parameters "
         "(get_train_ds_config(offload=False))",
+        # cli/train_ppo_ray.py of 0.5.9.post1 to 0.11.2 ends with actor_model.async_save_model() unconditionally
+        "checkpoint.never": "OpenRLHF always saves the final model (to --save_path) at the end of training",
+        # trainer/ray/vllm_engine.py builds vllm.LLM from a fixed set of its own flags (0.5.9.post1 to 0.11.2)
+        "rollout.chunked_prefill": "OpenRLHF passes no chunked-prefill setting to its vLLM engines",
+        "rollout.max_batched_tokens": "OpenRLHF passes no max_num_batched_tokens to its vLLM engines",
+        "rollout.layered_weight_sync": "OpenRLHF broadcasts each parameter as DeepSpeed gathers it; there is no "
+        "layered mode to choose",
     }
 
     def capabilities(self, version: str) -> frozenset[str]:

@@ -44,6 +44,7 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
     _data_memory(job, args)
     _checkpoint(job, args)
     _logging(job, args)
+    _engine_settings(job, args)
     if args.unsupported:
         raise UnsupportedError(args.unsupported)
     problems = check(FlagView.from_args(args))
@@ -451,6 +452,7 @@ def _batches(job: RLJob, args: Args) -> None:
             )
         else:
             args.cannot("spec.training.dynamic_batch.enabled", "token-based dynamic batching", True, "false")
+    _role_budgets(job, args)
 
     data = spec.data
     ro = spec.rollout
@@ -472,6 +474,62 @@ def _batches(job: RLJob, args: Args) -> None:
         args.cannot("spec.rollout.top_k", "top-k sampling", ro.top_k, "-1")
     if ro.val.top_p != 1.0:
         args.cannot("spec.rollout.val.top_p", "top-p sampling for evaluation", ro.val.top_p, "1.0")
+
+
+def _role_budgets(job: RLJob, args: Args) -> None:
+    """``spec.training.budgets`` on OpenRLHF's two shared settings.
+
+    Every forward pass of experience making (the actor's old log-probs, the reference's, the critic's values,
+    the reward model) runs in micro batches of ``--micro_rollout_batch_size`` and under
+    ``--rollout_max_tokens_per_gpu`` (trainer/ppo_utils/experience_maker.py, 0.5.9.post1 to 0.11.2; the token cap
+    from 0.8.6); the actor's and the critic's updates share ``--micro_train_batch_size`` and
+    ``--train_max_tokens_per_gpu`` (trainer/ray/ppo_actor.py, ppo_critic.py, ppo_utils/replay_buffer.py). So the
+    forward budgets have to agree with each other, and the critic update with the actor's.
+    """
+    tr = job.spec.training
+    bud = tr.budgets
+    old = bud.old_log_prob
+    micro = old.micro_batch_per_gpu or tr.micro_batch_per_gpu
+    if old.micro_batch_per_gpu is not None:
+        args.set("micro_rollout_batch_size", micro, "spec.training.budgets.old_log_prob.micro_batch_per_gpu")
+    tokens = old.max_tokens_per_gpu
+    if tokens is not None and has_flag(args.version, "rollout_max_tokens_per_gpu"):
+        args.set(
+            "rollout_max_tokens_per_gpu", tokens, "spec.training.budgets.old_log_prob.max_tokens_per_gpu"
+        )
+    shared = "one --micro_rollout_batch_size and --rollout_max_tokens_per_gpu serve every forward pass"
+    for name in ("ref_log_prob", "critic_values"):
+        given = getattr(bud, name)
+        for attr, value in (("micro_batch_per_gpu", micro), ("max_tokens_per_gpu", tokens)):
+            own = getattr(given, attr)
+            if own is not None and own != (value or tr.dynamic_batch.max_tokens_per_gpu):
+                args.cannot(
+                    f"spec.training.budgets.{name}.{attr}",
+                    f"a {name} budget different from old_log_prob's ({shared})",
+                    own,
+                    str(value or tr.dynamic_batch.max_tokens_per_gpu),
+                )
+    values_follow_old = bud.critic_values.micro_batch_per_gpu is None and old.micro_batch_per_gpu is not None
+    if job.spec.algorithm.needs_critic and values_follow_old:
+        args.notes.append(
+            "training.budgets.critic_values: OpenRLHF computes the critic's values in old_log_prob's micro "
+            f"batches (--micro_rollout_batch_size {micro}), not the critic update's"
+        )
+    upd = bud.critic_update
+    train = (
+        ("micro_batch_per_gpu", tr.micro_batch_per_gpu),
+        ("max_tokens_per_gpu", tr.dynamic_batch.max_tokens_per_gpu),
+    )
+    for attr, actor in train:
+        own = getattr(upd, attr)
+        if own is not None and own != actor:
+            args.cannot(
+                f"spec.training.budgets.critic_update.{attr}",
+                "a critic update budget different from the actor's (one --micro_train_batch_size and "
+                "--train_max_tokens_per_gpu serve both)",
+                own,
+                str(actor),
+            )
 
 
 def _data_and_eval(job: RLJob, args: Args) -> None:
@@ -724,6 +782,8 @@ def _checkpoint(job: RLJob, args: Args) -> None:
     if ck.keep_last is not None:
         args.set("max_ckpt_num", ck.keep_last, "spec.checkpoint.keep_last")
     args.set("save_hf_ckpt", ck.save_hf, "spec.checkpoint.save_hf")
+    if ck.keep_best is not None:
+        _keep_best(job, args)
     if ck.resume == "auto":
         # OpenRLHF resumes only when <ckpt_path>/_actor exists, so a first run starts fresh.
         args.set("load_checkpoint", True, "spec.checkpoint.resume")
@@ -733,6 +793,59 @@ def _checkpoint(job: RLJob, args: Args) -> None:
             "resuming from a chosen step (it resumes from the latest tag under <ckpt_path>/_actor)",
             "path",
             "auto or never",
+        )
+
+
+def _keep_best(job: RLJob, args: Args) -> None:
+    """``--best_metric_key`` (0.9.10+): PPOTrainer.save_best_checkpoint keeps one ``best_global_step<N>``
+    checkpoint, replaced whenever the eval metric is strictly greater (trainer/ppo_trainer.py,
+    utils/deepspeed/deepspeed.py save_ckpt), beside the ``--max_ckpt_num`` regular ones."""
+    best = job.spec.checkpoint.keep_best
+    assert best is not None
+    if not best.higher_is_better:
+        args.cannot(
+            "spec.checkpoint.keep_best.higher_is_better",
+            "keeping the checkpoint with the lowest metric (a new best must be greater)",
+            False,
+            "true",
+        )
+    if best.count != 1:
+        args.cannot(
+            "spec.checkpoint.keep_best.count",
+            "more than one best checkpoint (it keeps one, replacing it on each new best)",
+            best.count,
+            "1",
+        )
+    args.set("best_metric_key", best.metric, "spec.checkpoint.keep_best.metric")
+    args.notes.append(
+        "spec.checkpoint.keep_best: OpenRLHF keeps the best checkpoint beside the regular ones "
+        f"(--max_ckpt_num {job.spec.checkpoint.keep_last or 3}), and saves it only when an eval metric "
+        f"{best.metric!r} exists (eval_steps and an eval dataset)"
+    )
+
+
+def _engine_settings(job: RLJob, args: Args) -> None:
+    """``spec.rollout.engine_settings`` on the flags OpenRLHF passes to ``vllm.LLM`` (trainer/ray/vllm_engine.py,
+    0.5.9.post1 to 0.11.2: enforce_eager, enable_sleep_mode=vllm_enable_sleep; no load_format, so vLLM's own
+    "auto" loads the model from disk)."""
+    eng = job.spec.rollout.engine_settings
+    src = "spec.rollout.engine_settings"
+    if eng.enforce_eager is not None:
+        args.set("enforce_eager", eng.enforce_eager, f"{src}.enforce_eager")
+    if eng.free_cache_between_phases is not None:
+        # overrides the hybrid engine's default (set with colocate_all in _placement)
+        args.set("vllm_enable_sleep", eng.free_cache_between_phases, f"{src}.free_cache_between_phases")
+    if eng.load_weights_from_disk is False:
+        args.cannot(
+            f"{src}.load_weights_from_disk",
+            "rollout engines starting with placeholder weights (its vLLM engines always load the model)",
+            False,
+            "true or null",
+        )
+    elif eng.load_weights_from_disk:
+        args.notes.append(
+            f"{src.removeprefix('spec.')}.load_weights_from_disk: OpenRLHF's vLLM engines always load the "
+            "model from disk"
         )
 
 
@@ -792,6 +905,12 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
         out["spec.rollout.max_tokens"] = ("max_new_tokens",)
     if job.spec.algorithm.needs_critic:
         out["spec.model.critic_path"] = ("critic_pretrain",)
+    out["spec.rollout.engine_settings.enforce_eager"] = ("enforce_eager",)
+    if not job.placement.colocated("actor", "rollout"):
+        out["spec.rollout.engine_settings.free_cache_between_phases"] = ("vllm_enable_sleep",)
+    if has_flag(v, "best_metric_key"):
+        # unset, OpenRLHF's own "" keeps a best checkpoint by the first eval_*_pass1 metric it finds
+        out["spec.checkpoint.keep_best"] = ("best_metric_key",)
     return {field: tuple(spell(version, flat) for flat in flats) for field, flats in out.items()}
 
 

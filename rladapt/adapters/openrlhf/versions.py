@@ -120,6 +120,8 @@ DOTTED: dict[str, str] = {
     "max_ckpt_num": "ckpt.max_num",
     "load_checkpoint": "ckpt.load_enable",
     "save_hf_ckpt": "ckpt.save_hf",
+    "best_metric_key": "ckpt.best_metric_key",
+    "enforce_eager": "vllm.enforce_eager",
     # logging
     "use_wandb": "logger.wandb.key",
     "wandb_project": "logger.wandb.project",
@@ -169,6 +171,7 @@ RANGES: dict[str, tuple[str | None, str | None]] = {
     "prompt_max_len": (None, "0.9.8"),
     "generate_max_len": (None, "0.9.8"),
     "max_new_tokens": ("0.9.8", None),
+    "best_metric_key": ("0.9.10", None),
 }
 
 #: Native advantage estimators and the release that added each.
@@ -256,6 +259,9 @@ def capabilities(version: str) -> frozenset[str]:
         "lora",
         "checkpoint.keep_last",
         "optimizer.warmup_ratio",  # --lr_warmup_ratio (--actor.lr_warmup_ratio from 0.10.2)
+        "rollout.enforce_eager",  # --enforce_eager (--vllm.enforce_eager from 0.10.2)
+        "rollout.free_cache",  # --vllm_enable_sleep (--vllm.enable_sleep)
+        "rollout.load_weights_from_disk",  # always from disk: true is noted, false refused
         "logging.wandb",
         "logging.tensorboard",
         "openrlhf.colocate.all",
@@ -292,4 +298,6 @@ def capabilities(version: str) -> frozenset[str]:
         else "data.overlong_prompts.truncate_right"
     )
     caps |= {"offload.actor.optimizer", "offload.critic.optimizer", "offload.ref.params", "pack_sequences"}
+    if has_flag(v, "best_metric_key"):
+        caps.add("checkpoint.keep_best")
     return frozenset(caps)

@@ -25,6 +25,11 @@ class VerlAdapter(FrameworkAdapter):
     DESCRIPTION = "verl (volcengine): python3 -m verl.trainer.main_ppo with Hydra overrides"
 
     MATRIX = bundled("verl")
+    WHY_NOT = {
+        # trainer/ppo/ray_trainer.py _save_checkpoint of 0.5.0 to 0.9.1 prunes by max_actor_ckpt_to_keep, oldest first
+        "checkpoint.keep_best": "verl keeps the newest checkpoints only (trainer.max_actor_ckpt_to_keep), never "
+        "by a validation metric: use checkpoint.keep_last",
+    }
 
     def capabilities(self, version: str) -> frozenset[str]:
         return capabilities(version)

@@ -104,6 +104,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     _batches(b)
     _backend(b)
     _rollout(b)
+    _engine_settings(b)
     _reward(b)
     _trainer(b)
     _data_memory(b)
@@ -333,16 +334,7 @@ def _batches(b: _Builder) -> None:
         tr.micro_batch_per_gpu,
         "spec.training.micro_batch_per_gpu",
     )
-    b.set(
-        f"{ARR}.rollout.log_prob_micro_batch_size_per_gpu",
-        tr.micro_batch_per_gpu,
-        "spec.training.micro_batch_per_gpu",
-    )
-    b.set(
-        f"{ARR}.ref.log_prob_micro_batch_size_per_gpu",
-        tr.micro_batch_per_gpu,
-        "spec.training.micro_batch_per_gpu",
-    )
+    _forward_budgets(b)
     dyn = tr.dynamic_batch
     b.set(f"{ARR}.actor.use_dynamic_bsz", dyn.enabled, "spec.training.dynamic_batch.enabled")
     if dyn.enabled:
@@ -370,15 +362,7 @@ def _batches(b: _Builder) -> None:
         for key in b.k.grad_clip_keys(megatron):
             b.set(f"{ARR}.actor.{key}", opt.max_grad_norm, "spec.training.optimizer.max_grad_norm")
     if spec.algorithm.needs_critic:
-        b.set(
-            "critic.ppo_micro_batch_size_per_gpu", tr.micro_batch_per_gpu, "spec.training.micro_batch_per_gpu"
-        )
-        if dyn.enabled:
-            b.set(
-                "critic.ppo_max_token_len_per_gpu",
-                2 * dyn.max_tokens_per_gpu,
-                "spec.training.dynamic_batch.max_tokens_per_gpu",
-            )
+        _critic_budgets(b)
         copt = tr.critic_optimizer or opt
         b.set("critic.optim.lr", copt.lr, "spec.training.critic_optimizer.lr")
         if copt.warmup_steps is None:
@@ -416,6 +400,104 @@ def _batches(b: _Builder) -> None:
         if copt.max_grad_norm is not None:
             for key in b.k.grad_clip_keys(megatron):
                 b.set(f"critic.{key}", copt.max_grad_norm, "spec.training.critic_optimizer.max_grad_norm")
+
+
+def _budget(
+    b: _Builder, key: str, value: int | None, field: str, fallback: int | None, fallback_field: str
+) -> None:
+    """Set ``key`` to the pass's own value, else to the fallback rladapt chose (None: verl's own default)."""
+    if value is not None:
+        b.set(key, value, field)
+    elif fallback is not None:
+        b.set(key, fallback, fallback_field)
+
+
+def _forward_budgets(b: _Builder) -> None:
+    """The actor's and the reference's log-prob passes: their own micro batch and token cap.
+
+    Every pinned wheel declares them per role (trainer/config/rollout/rollout.yaml and ref/ref.yaml, 0.5.0's
+    generated ppo_trainer.yaml): ``log_prob_micro_batch_size_per_gpu`` (null, required when dynamic batching is
+    off) and ``log_prob_max_token_len_per_gpu`` (interpolating the actor's ``ppo_max_token_len_per_gpu``), read by
+    workers/fsdp_workers.py and megatron_workers.py compute_log_prob / compute_ref_log_prob.
+    """
+    tr = b.job.spec.training
+    bud = tr.budgets
+    old, ref = bud.old_log_prob, bud.ref_log_prob
+    micro = old.micro_batch_per_gpu or tr.micro_batch_per_gpu
+    old_field = "spec.training.budgets.old_log_prob.micro_batch_per_gpu"
+    _budget(
+        b,
+        f"{ARR}.rollout.log_prob_micro_batch_size_per_gpu",
+        old.micro_batch_per_gpu,
+        old_field,
+        tr.micro_batch_per_gpu,
+        "spec.training.micro_batch_per_gpu",
+    )
+    # null: old_log_prob's (its own value when given, else the actor update's)
+    _budget(
+        b,
+        f"{ARR}.ref.log_prob_micro_batch_size_per_gpu",
+        ref.micro_batch_per_gpu,
+        "spec.training.budgets.ref_log_prob.micro_batch_per_gpu",
+        micro,
+        old_field if old.micro_batch_per_gpu else "spec.training.micro_batch_per_gpu",
+    )
+    # token caps: unset, verl's own interpolation follows the actor's ppo_max_token_len_per_gpu
+    tokens_field = "spec.training.budgets.old_log_prob.max_tokens_per_gpu"
+    _budget(
+        b, f"{ARR}.rollout.log_prob_max_token_len_per_gpu", old.max_tokens_per_gpu, tokens_field, None, ""
+    )
+    _budget(
+        b,
+        f"{ARR}.ref.log_prob_max_token_len_per_gpu",
+        ref.max_tokens_per_gpu,
+        "spec.training.budgets.ref_log_prob.max_tokens_per_gpu",
+        old.max_tokens_per_gpu,
+        tokens_field,
+    )
+
+
+def _critic_budgets(b: _Builder) -> None:
+    """The critic's update and value passes (trainer/config/critic/critic.yaml, 0.5.0's generated config):
+    ``ppo_micro_batch_size_per_gpu`` / ``ppo_max_token_len_per_gpu`` for the update, ``forward_*`` for the values
+    (which verl interpolates from the update's), read by workers/critic/dp_critic.py and megatron_critic.py."""
+    tr = b.job.spec.training
+    upd, val = tr.budgets.critic_update, tr.budgets.critic_values
+    dyn = tr.dynamic_batch
+    _budget(
+        b,
+        "critic.ppo_micro_batch_size_per_gpu",
+        upd.micro_batch_per_gpu,
+        "spec.training.budgets.critic_update.micro_batch_per_gpu",
+        tr.micro_batch_per_gpu,
+        "spec.training.micro_batch_per_gpu",
+    )
+    if dyn.enabled:
+        _budget(
+            b,
+            "critic.ppo_max_token_len_per_gpu",
+            upd.max_tokens_per_gpu,
+            "spec.training.budgets.critic_update.max_tokens_per_gpu",
+            2 * dyn.max_tokens_per_gpu,
+            "spec.training.dynamic_batch.max_tokens_per_gpu",
+        )
+    # unset: verl's own forward_* = ${.ppo_*} (the update's)
+    _budget(
+        b,
+        "critic.forward_micro_batch_size_per_gpu",
+        val.micro_batch_per_gpu,
+        "spec.training.budgets.critic_values.micro_batch_per_gpu",
+        None,
+        "",
+    )
+    _budget(
+        b,
+        "critic.forward_max_token_len_per_gpu",
+        val.max_tokens_per_gpu,
+        "spec.training.budgets.critic_values.max_tokens_per_gpu",
+        None,
+        "",
+    )
 
 
 def _backend(b: _Builder) -> None:
@@ -480,6 +562,55 @@ def _rollout(b: _Builder) -> None:
     b.set(f"{r}.val_kwargs.temperature", ro.val.temperature, "spec.rollout.val.temperature")
     b.set(f"{r}.val_kwargs.top_p", ro.val.top_p, "spec.rollout.val.top_p")
     b.set(f"{r}.val_kwargs.do_sample", ro.val.temperature > 0 or ro.val.n > 1, "spec.rollout.val.temperature")
+
+
+#: The load_format with which verl's rollout starts from placeholder weights that the first sync fills: its own
+#: default per version and backend (0.5.0: trainer/config/ppo_trainer.yaml dummy_dtensor and
+#: ppo_megatron_trainer.yaml dummy_megatron; 0.6.1+: rollout/rollout.yaml dummy).
+def _placeholder_format(b: _Builder) -> str:
+    if b.version < Version("0.6.1"):
+        return "dummy_megatron" if b.job.spec.training.backend == "megatron" else "dummy_dtensor"
+    return "dummy"
+
+
+def _engine_settings(b: _Builder) -> None:
+    """``spec.rollout.engine_settings``: keys of ``actor_rollout_ref.rollout`` in every pinned wheel.
+
+    Read by the vLLM rollout (workers/rollout/vllm_rollout/vllm_rollout_spmd.py in 0.5.0 and 0.6.1,
+    vllm_async_server.py from 0.7.1: enforce_eager, enable_chunked_prefill, max_num_batched_tokens, load_format;
+    free_cache_engine by the sharding managers, then by vllm_rollout.py / vllm_async_server.py sleep) and by the
+    SGLang one (enforce_eager as disable_cuda_graph, 0.7.1+); layered_summon by fsdp_workers.py (0.5.0 to 0.7.1)
+    and engine_workers.py / vllm_rollout.py (0.7.1+) when it gathers LoRA weights.
+    """
+    eng = b.job.spec.rollout.engine_settings
+    given = sorted(name for name in type(eng).model_fields if getattr(eng, name) is not None)
+    if not given:
+        return
+    if b.job.spec.rollout.engine == "hf":
+        for name in given:
+            b.unsupported(
+                f"spec.rollout.engine_settings.{name}",
+                "inference engine settings with the HF rollout (no vLLM or SGLang engine)",
+                found=getattr(eng, name),
+            )
+        return
+    r = f"{ARR}.rollout"
+    src = "spec.rollout.engine_settings"
+    if eng.enforce_eager is not None:
+        b.set(f"{r}.enforce_eager", eng.enforce_eager, f"{src}.enforce_eager")
+    if eng.chunked_prefill is not None:
+        b.set(f"{r}.enable_chunked_prefill", eng.chunked_prefill, f"{src}.chunked_prefill")
+    if eng.max_batched_tokens is not None:
+        b.set(f"{r}.max_num_batched_tokens", eng.max_batched_tokens, f"{src}.max_batched_tokens")
+    if eng.free_cache_between_phases is not None:
+        b.set(f"{r}.free_cache_engine", eng.free_cache_between_phases, f"{src}.free_cache_between_phases")
+    if eng.load_weights_from_disk is not None:
+        # safetensors: the model's own files, as verl's LoRA examples load them (examples/grpo_trainer/
+        # run_qwen2_5-3b_gsm8k_grpo_lora.sh of v0.5.0: rollout.load_format=safetensors)
+        fmt = "safetensors" if eng.load_weights_from_disk else _placeholder_format(b)
+        b.set(f"{r}.load_format", fmt, f"{src}.load_weights_from_disk")
+    if eng.layered_weight_sync is not None:
+        b.set(f"{r}.layered_summon", eng.layered_weight_sync, f"{src}.layered_weight_sync")
 
 
 #: Where rladapt writes the reward function of a fixed built-in scorer (relative to the working directory).
@@ -564,7 +695,10 @@ def _trainer(b: _Builder) -> None:
     else:
         b.set("trainer.total_epochs", tr.epochs or 1, "spec.training.epochs")
     ck = spec.checkpoint
-    if ck.every_steps:
+    if not ck.enabled:
+        # save_freq > 0 is the only condition under which verl's fit loop saves (trainer/ppo/ray_trainer.py)
+        b.set("trainer.save_freq", -1, "spec.checkpoint.enabled")
+    elif ck.every_steps:
         b.set("trainer.save_freq", ck.every_steps, "spec.checkpoint.every_steps")
     else:
         # verl saves on `save_freq > 0 and (last step or step % save_freq == 0)`: -1 would never save at all.
@@ -766,7 +900,34 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
         "spec.training.pack_sequences": (f"{ARR}.model.use_remove_padding",),
         "spec.training.offload.actor.params": (f"{engine}.param_offload",),
         "spec.training.offload.actor.optimizer": (f"{engine}.optimizer_offload",),
+        **_budget_and_engine_defaults(job),
     }
+
+
+def _budget_and_engine_defaults(job: RLJob) -> dict[str, tuple[str, ...]]:
+    """The budget and engine-setting fields whose null leaves verl's own key (interpolated or its default)."""
+    r = f"{ARR}.rollout"
+    out: dict[str, tuple[str, ...]] = {
+        "spec.rollout.engine_settings.enforce_eager": (f"{r}.enforce_eager",),
+        "spec.rollout.engine_settings.chunked_prefill": (f"{r}.enable_chunked_prefill",),
+        "spec.rollout.engine_settings.max_batched_tokens": (f"{r}.max_num_batched_tokens",),
+        "spec.rollout.engine_settings.free_cache_between_phases": (f"{r}.free_cache_engine",),
+        "spec.rollout.engine_settings.load_weights_from_disk": (f"{r}.load_format",),
+        "spec.rollout.engine_settings.layered_weight_sync": (f"{r}.layered_summon",),
+    }
+    if job.spec.training.dynamic_batch.enabled:
+        out["spec.training.budgets.old_log_prob.max_tokens_per_gpu"] = (
+            f"{r}.log_prob_max_token_len_per_gpu",
+        )
+    if job.spec.algorithm.needs_critic:
+        out["spec.training.budgets.critic_values.micro_batch_per_gpu"] = (
+            "critic.forward_micro_batch_size_per_gpu",
+        )
+        if job.spec.training.dynamic_batch.enabled:
+            out["spec.training.budgets.critic_values.max_tokens_per_gpu"] = (
+                "critic.forward_max_token_len_per_gpu",
+            )
+    return out
 
 
 def runtime_env(job: RLJob) -> dict[str, Any]:

@@ -55,6 +55,15 @@ _BASE = frozenset(
         "pack_sequences",  # model.use_remove_padding (FSDP); the Megatron forward packs (thd) by itself
         "checkpoint.resume_path",
         "checkpoint.keep_last",
+        "checkpoint.never",  # trainer.save_freq=-1: ray_trainer.py saves only while save_freq > 0
+        # actor_rollout_ref.rollout.* (enforce_eager, enable_chunked_prefill, max_num_batched_tokens,
+        # free_cache_engine, load_format, layered_summon) in every pinned wheel's config
+        "rollout.enforce_eager",
+        "rollout.chunked_prefill",
+        "rollout.max_batched_tokens",
+        "rollout.free_cache",
+        "rollout.load_weights_from_disk",
+        "rollout.layered_weight_sync",
         "eval.before_training",
         "logging.wandb",
         "logging.tensorboard",

@@ -58,6 +58,8 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
     """verl key -> the value the spec asks for, on ``version``."""
     v = Version(version)
     s = job.spec
+    budgets = s.training.budgets
+    old_micro = budgets.old_log_prob.micro_batch_per_gpu or s.training.micro_batch_per_gpu
     arr = "actor_rollout_ref"
     pool = job.placement.pool_of("actor")
     assert pool is not None
@@ -80,8 +82,8 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         f"{arr}.model.path": s.model.path,
         f"{arr}.actor.ppo_mini_batch_size": s.training.mini_batch,
         f"{arr}.actor.ppo_micro_batch_size_per_gpu": s.training.micro_batch_per_gpu,
-        f"{arr}.rollout.log_prob_micro_batch_size_per_gpu": s.training.micro_batch_per_gpu,
-        f"{arr}.ref.log_prob_micro_batch_size_per_gpu": s.training.micro_batch_per_gpu,
+        f"{arr}.rollout.log_prob_micro_batch_size_per_gpu": old_micro,
+        f"{arr}.ref.log_prob_micro_batch_size_per_gpu": budgets.ref_log_prob.micro_batch_per_gpu or old_micro,
         f"{arr}.actor.use_dynamic_bsz": s.training.dynamic_batch.enabled,
         f"{arr}.actor.optim.lr": s.training.optimizer.lr,
         f"{arr}.actor.optim.weight_decay": own(
@@ -148,7 +150,9 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         out[f"{arr}.actor.megatron.pipeline_model_parallel_size"] = s.training.parallel.pp
     if s.algorithm.needs_critic:
         out["critic.model.path"] = s.model.critic_path or s.model.path
-        out["critic.ppo_micro_batch_size_per_gpu"] = s.training.micro_batch_per_gpu
+        out["critic.ppo_micro_batch_size_per_gpu"] = (
+            budgets.critic_update.micro_batch_per_gpu or s.training.micro_batch_per_gpu
+        )
         out["critic.optim.lr"] = (s.training.critic_optimizer or s.training.optimizer).lr
     rw = s.reward
     crf = "reward.custom_reward_function" if v >= Version("0.7.1") else "custom_reward_function"
