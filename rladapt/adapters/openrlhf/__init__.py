@@ -39,6 +39,12 @@ class OpenRLHFAdapter(FrameworkAdapter):
         "reward.builtin.math": "OpenRLHF neither requires math-verify nor ships a math-verify scorer",
         "reward.builtin.math_dapo": "OpenRLHF ships no DAPO math check",
         "reward.builtin.gsm8k": "OpenRLHF ships no GSM8K answer check",
+        "advantage.leave_one_out_std": "no OpenRLHF estimator divides a leave-one-out advantage by the group "
+        "std (rloo: r minus the others' mean; group_norm: the group mean's baseline; experience_maker.py)",
+        "loss_aggregation.seq_mean_token_sum": "OpenRLHF's policy loss is a token mean or a mean of sequence "
+        "means (models/loss.py), never a mean of token sums",
+        "loss_aggregation.seq_mean_token_sum_norm": "OpenRLHF's policy loss is a token mean or a mean of "
+        "sequence means (models/loss.py), never token sums over the length budget",
     }
 
     def capabilities(self, version: str) -> frozenset[str]:
