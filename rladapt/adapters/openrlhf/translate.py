@@ -423,6 +423,11 @@ def _grpo_estimator(alg: Algorithm, estimator: str) -> tuple[str, str]:
         return "rloo", "spec.algorithm.baseline"
     if alg.normalize_by_group_std is False:
         return "dr_grpo", "spec.algorithm.normalize_by_group_std"
+    # group_norm's own baseline and std, asked for explicitly
+    if alg.normalize_by_group_std is True:
+        return estimator, "spec.algorithm.normalize_by_group_std"
+    if alg.baseline == "group_mean":
+        return estimator, "spec.algorithm.baseline"
     return estimator, "spec.algorithm.name"
 
 

@@ -323,6 +323,8 @@ def _estimator(alg: Algorithm) -> tuple[str, str]:
         # core_algos.compute_rloo_outcome_advantage, 0.5.0 to 0.9.1); with the std no estimator computes it and
         # the capability check refuses it (advantage.leave_one_out_std)
         return "rloo", "spec.algorithm.baseline"
+    if alg.name in GRPO_ADVANTAGE_ALGORITHMS and alg.baseline == "group_mean":
+        return ADV_ESTIMATOR[alg.name], "spec.algorithm.baseline"  # the grpo estimator's own baseline
     return ADV_ESTIMATOR[alg.name], "spec.algorithm.name"
 
 
