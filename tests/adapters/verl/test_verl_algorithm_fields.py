@@ -135,3 +135,36 @@ def test_overlong_penalty_is_refused_with_the_reason(registry: Registry) -> None
         )
     assert "spec.reward.overlong_penalty" in str(err.value)
     assert "dapo reward manager" in str(err.value)
+
+
+@pytest.mark.parametrize("version", ["0.5.0", "0.9.1"])
+def test_import_maps_the_variants_to_spec_fields(registry: Registry, version: str) -> None:
+    from rladapt.importing import verl as fw
+    from rladapt.importing.importer import build
+    from rladapt.importing.script import read_launch
+
+    text = (
+        f"python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo {ARR}.rollout.n=4 {ARR}.model.path=m "
+        f"data.train_files=t algorithm.norm_adv_by_std_in_grpo=false {ARR}.actor.clip_ratio_c=10.0 "
+        f"{ARR}.actor.loss_agg_mode=seq-mean-token-sum-norm"
+    )
+    imported = build(
+        fw, version, list(read_launch(text, "cmd", fw.match).argv), source="cmd", registry=registry
+    )
+    alg = imported.job.spec.algorithm
+    assert (alg.name, alg.normalize_by_group_std, alg.clip.dual, alg.loss_aggregation) == (
+        "grpo",
+        False,
+        10.0,
+        "seq_mean_token_sum_norm",
+    )
+    mine = ("norm_adv_by_std", "clip_ratio_c", "loss_agg_mode")
+    assert not any(key in item for item in imported.job.spec.native.get("verl", []) for key in mine)
+    # verl's own values import as nothing: the spec stays null (the framework's own)
+    plain = (
+        f"python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo {ARR}.rollout.n=4 {ARR}.model.path=m "
+        f"data.train_files=t {ARR}.actor.clip_ratio_c=3.0 {ARR}.actor.loss_agg_mode=token-mean"
+    )
+    own = build(fw, version, list(read_launch(plain, "cmd", fw.match).argv), source="cmd", registry=registry)
+    alg = own.job.spec.algorithm
+    assert (alg.normalize_by_group_std, alg.clip.dual, alg.loss_aggregation) == (None, None, None)
