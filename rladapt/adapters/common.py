@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rladapt.plugins.native import placement, pools, ports, resume, secrets, volumes
 from rladapt.primitives.errors import Problem, SpecError
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "WEIGHT_EXCLUDES",
     "hydra_passthrough",
+    "hydra_value",
     "override_notes",
     "placement",
     "pools",
@@ -84,3 +85,34 @@ def override_notes(
         for i, key in passthrough
         if key in derived
     ]
+
+
+#: A Hydra override value that needs no quotes (Hydra's grammar reads it back as this very string).
+_BARE = re.compile(r"^[A-Za-z0-9_./\-:~+@%]+\Z")
+
+
+def hydra_value(value: Any) -> str:
+    """A value in Hydra's override grammar (quoted when it would otherwise parse as something else): the
+    verl and NeMo-RL launches and their imports write overrides with it."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(hydra_value(v) for v in value) + "]"
+    text = str(value)
+    if _BARE.match(text) and not _looks_typed(text):
+        return text
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+def _looks_typed(text: str) -> bool:
+    if text.lower() in {"true", "false", "null", "inf", "-inf", "nan"}:
+        return True
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True

@@ -29,6 +29,7 @@ def _framework(text: str | None) -> tuple[str | None, str | None]:
     help="The framework of the launch: verl, openrlhf or nemo-rl, optionally pinned (verl==0.7.1).",
 )
 @click.argument("native", type=click.Path(dir_okay=False))
+@click.argument("overrides", nargs=-1)
 @click.option(
     "--output", "-o", type=click.Path(dir_okay=False), help="Write the spec here (default: stdout)."
 )
@@ -39,18 +40,23 @@ def _framework(text: str | None) -> tuple[str | None, str | None]:
     metavar="VAR=VALUE",
     help="A shell variable the script reads but does not set (repeatable).",
 )
-def import_(framework: str, native: str, output: str | None, sets: tuple[str, ...]) -> None:
+def import_(
+    framework: str, native: str, overrides: tuple[str, ...], output: str | None, sets: tuple[str, ...]
+) -> None:
     """Turn the native launch NATIVE (a launch script or a command line in a file) into an RLJob spec.
 
-    Every setting lands in a spec field where one exists, the rest in spec.native.<framework> in order; where a
-    spec default differs from the framework's own, the framework's value is written out. The spec renders to
-    the same effective configuration as NATIVE (checked before anything is written).
+    For NeMo-RL, NATIVE may also be a config file (its defaults: chain is followed), with Hydra OVERRIDES after
+    it (k=v, +k=v, ++k=v, ~k); run from the NeMo-RL checkout its paths are relative to. Every setting lands in a
+    spec field where one exists, the rest in spec.native.<framework> in order; where a spec default differs from
+    the framework's own, the framework's value is written out. The spec renders to the same effective
+    configuration as NATIVE (checked before anything is written).
     """
     from rladapt.files import write_text
     from rladapt.importing.diff import read_text
-    from rladapt.importing.importer import build, framework_module
-    from rladapt.importing.script import parse_sets, read_launch
+    from rladapt.importing.importer import at_line, build, framework_module, read_native
+    from rladapt.importing.script import parse_sets
     from rladapt.plugins._manager import get_registry
+    from rladapt.primitives import UsageError
 
     name, requested = _framework(framework)
     assert name is not None
@@ -58,14 +64,17 @@ def import_(framework: str, native: str, output: str | None, sets: tuple[str, ..
     registry = get_registry()
     version = registry.framework(name).resolve_version(requested).version
     text = read_text(native)
-    launch = read_launch(text, native, fw.match, parse_sets(sets), f"{name} launch ({fw.EXAMPLE})")
+    launch = read_native(fw, text, native, parse_sets(sets), version, overrides)
     header = (
         f"Imported by rladapt import from {native} (line {launch.line}), {name} {version}.\n"
         f"rladapt render -f {name}=={version} gives the same effective {name} configuration."
     )
-    imported = build(
-        fw, version, list(launch.argv), source=native, registry=registry, env=launch.env, header=header
-    )
+    try:
+        imported = build(
+            fw, version, list(launch.argv), source=native, registry=registry, env=launch.env, header=header
+        )
+    except UsageError as exc:
+        raise at_line(exc, launch) from None
     for note in imported.notes:
         click.echo(f"note: {note}", err=True)
     if output is None:

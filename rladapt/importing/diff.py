@@ -11,11 +11,10 @@ from typing import Any
 from rladapt.primitives import UsageError, load_job_text
 from rladapt.primitives.errors import one_line, quote
 
-from .effective import INTERPOLATED, Effective, same
-from .importer import framework_module
-from .script import read_launch
+from .effective import CONFIG_FILE, INTERPOLATED, Effective, same
+from .importer import at_line, framework_module, launch_effective, read_native
 
-_FRAMEWORKS = ("verl",)
+_FRAMEWORKS = ("verl", "nemo-rl")
 
 
 @dataclass(frozen=True)
@@ -72,8 +71,10 @@ def side(path: str, framework: str | None, version: str | None, sets: dict[str, 
         job = load_job_text(text, [], path)
         target = f"{framework}=={version}" if version else framework
         native = render_native(job, target, registry).native
-        eff = fw.effective(list(native.argv), native.version)
-        passthrough = {item: i for i, item in enumerate(native.passthrough)}
+        eff = launch_effective(fw, native)
+        # an adapter that records no passthrough (NeMo-RL) appends spec.native.<fw> verbatim after its own argv
+        items = native.passthrough or tuple(job.spec.native.get(framework, ()))
+        passthrough = {item: i for i, item in enumerate(items)}
         sources: dict[str, str] = {}
         for key, item in eff.sources.items():
             if item.startswith(INTERPOLATED):
@@ -86,19 +87,31 @@ def side(path: str, framework: str | None, version: str | None, sets: dict[str, 
     names = [framework] if framework else list(_FRAMEWORKS)
     for name in names:
         fw = framework_module(name)
+        resolved = version or registry.framework(name).resolve_version(None).version
         try:
-            launch = read_launch(text, path, fw.match, sets, f"{name} launch ({fw.EXAMPLE})")
+            launch = read_native(fw, text, path, sets, resolved)
         except UsageError:
             if len(names) == 1:
                 raise
             continue
-        resolved = version or registry.framework(name).resolve_version(None).version
-        eff = fw.effective(list(launch.argv), resolved)
+        try:
+            eff = fw.effective(list(launch.argv), resolved)
+        except UsageError as exc:
+            raise at_line(exc, launch) from None
         line = f"{path}:{launch.line}"
-        return Side(path, eff, {k: s if s.startswith(INTERPOLATED) else line for k, s in eff.sources.items()})
+        return Side(path, eff, {k: _launch_source(s, line) for k, s in eff.sources.items()})
     raise UsageError(
         f"{quote(path)}: neither an RLJob spec nor a verl, OpenRLHF or NeMo-RL launch; give -f NAME"
     )
+
+
+def _launch_source(source: str, line: str) -> str:
+    """Where a launch's value came from: a default's interpolation, the config file that set it, else the line."""
+    if source.startswith(INTERPOLATED):
+        return source
+    if source.startswith(CONFIG_FILE):
+        return source[len(CONFIG_FILE) :]
+    return line
 
 
 @dataclass(frozen=True)

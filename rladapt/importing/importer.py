@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
@@ -30,6 +30,11 @@ from rladapt.primitives import Problem, RLJob, SpecError, UsageError, load_job_t
 from rladapt.primitives.errors import one_line, quote
 
 from .effective import Effective, same
+
+if TYPE_CHECKING:
+    from rladapt.plugins.native import NativeLaunch
+
+    from .script import Launch
 
 _MAX_ROUNDS = 8
 _DNS = re.compile(r"[^a-z0-9-]+")
@@ -53,9 +58,53 @@ def framework_module(name: str) -> ModuleType:
 
     if name == "verl":
         return verl
+    if name == "nemo-rl":
+        from . import nemo_rl
+
+        return nemo_rl
     if name in ("openrlhf", "nemo-rl"):
         raise UsageError(f"--framework {name}: import and diff read verl launches only in this release")
     raise UsageError(f"--framework {quote(name)}: import reads verl launches (openrlhf, nemo-rl: not yet)")
+
+
+def launch_effective(fw: ModuleType, native: NativeLaunch) -> Effective:
+    """The effective config of a rendered launch; a framework whose launch reads the files rladapt generates
+    (NeMo-RL's ``--config``) gets them too."""
+    if getattr(fw, "READS_FILES", False):
+        return fw.effective(list(native.argv), native.version, files=native.files)
+    return fw.effective(list(native.argv), native.version)
+
+
+def read_native(
+    fw: ModuleType,
+    text: str,
+    source: str,
+    sets: Mapping[str, str],
+    version: str,
+    overrides: tuple[str, ...] = (),
+) -> Launch:
+    """The launch in ``text``: a script or command line, or, for a framework that reads config files (NeMo-RL),
+    the config file ``source`` itself with ``overrides`` after it. Overrides go with a config file only."""
+    from .script import Launch, read_launch
+
+    as_config = getattr(fw, "config_launch", None)
+    if as_config is not None and fw.is_config(text):
+        argv = as_config(source, version, list(overrides))
+        return Launch(source=source, line=1, argv=tuple(argv), start=fw.match(argv) or len(argv))
+    if overrides:
+        raise UsageError(
+            f"{quote(source)} is a launch script: overrides after it are for a {fw.FRAMEWORK} config file; "
+            "write them into the launch line"
+        )
+    return read_launch(text, source, fw.match, sets, f"{fw.FRAMEWORK} launch ({fw.EXAMPLE})")
+
+
+def at_line(exc: UsageError, launch: Launch) -> UsageError:
+    """``exc`` placed at the launch line when it names no file (a refused override, from the framework's loader)."""
+    text = str(exc)
+    if text.startswith(launch.source):
+        return exc
+    return UsageError(f"{launch.source}:{launch.line}: {text}")
 
 
 def rladapt_defaults() -> dict[str, Any]:
@@ -123,16 +172,21 @@ def spec_data(fields: Mapping[str, Any], name: str, roles: list[str] | None = No
 
 
 def _placement(data: dict[str, Any], fields: Mapping[str, Any]) -> None:
+    """spec.placement from ``(placement)`` (nodes, GPUs per node of the whole job) and ``(placement.apart)``
+    (role -> nodes of its own pool, e.g. NeMo-RL's non-colocated generation): the other roles share the rest."""
     nodes_gpus = fields.get("(placement)")
-    if not nodes_gpus or tuple(nodes_gpus) == (1, 8):
+    apart: dict[str, int] = dict(fields.get("(placement.apart)") or {})
+    if not nodes_gpus or (tuple(nodes_gpus) == (1, 8) and not apart):
         return
-    probe = validate_data(data)
+    # the roles a job needs do not depend on how weights sync, which itself needs the placement built here
+    probe = validate_data({**data, "spec": {k: v for k, v in data["spec"].items() if k != "weight_sync"}})
     nodes, gpus = nodes_gpus
-    data["spec"]["placement"] = {
-        "pools": [
-            {"name": "default", "nodes": nodes, "gpus_per_node": gpus, "roles": probe.spec.required_roles}
-        ]
-    }
+    shared = [r for r in probe.spec.required_roles if r not in apart]
+    pools = [
+        {"name": "default", "nodes": nodes - sum(apart.values()), "gpus_per_node": gpus, "roles": shared}
+    ]
+    pools += [{"name": role, "nodes": n, "gpus_per_node": gpus, "roles": [role]} for role, n in apart.items()]
+    data["spec"]["placement"] = {"pools": pools}
 
 
 def build(
@@ -156,7 +210,9 @@ def build(
     data["spec"].setdefault("reward", fw.reward_standin(target.values))
     if env:
         data["spec"]["env"] = dict(env)
-    if argv[0] != "python3":
+    # the interpreter the launch names, unless the framework picks it itself (NeMo-RL: ``uv run``)
+    interpreter = getattr(fw, "INTERPRETER", "python3")
+    if interpreter is not None and argv[0] != interpreter:
         data["spec"].setdefault("runtime", {})["python"] = argv[0]
     framework = f"{fw.FRAMEWORK}=={version}"
     notes: list[str] = []
@@ -172,36 +228,43 @@ def build(
             data = trial
             break
         except SpecError as exc:
-            dropped = [p.path for p in exc.problems if _drop(data, p.path) or _drop(data, _parent(p.path))]
+            # a field, or the block it is part of (spec.model.lora); never a whole section such as spec.training
+            dropped = [
+                p.path
+                for p in exc.problems
+                if _drop(data, p.path) or (_parent(p.path).count(".") >= 2 and _drop(data, _parent(p.path)))
+            ]
             if not dropped:
                 raise
             notes.extend(f"{p} (left to spec.native.{fw.FRAMEWORK})" for p in exc.problems)
     else:  # pragma: no cover - every round drops a field; the spec has finitely many
         raise UsageError(f"{source}: could not build a spec that renders on {framework}")
 
-    native = fw.unconsumed(argv, target, fw.effective(list(rendered.native.argv), version))
+    native = fw.unconsumed(argv, target, launch_effective(fw, rendered.native))
     for _ in range(_MAX_ROUNDS):
         if native:
             data["spec"]["native"] = {fw.FRAMEWORK: native}
         job = validate_data(data, source)
         rendered = render_native(job, framework, registry)
-        got = fw.effective(list(rendered.native.argv), version)
+        got = launch_effective(fw, rendered.native)
         fixes = fw.fixups(target, got)
         if not fixes:
             break
         native = [*native, *fixes]
     text = to_yaml(data, header)
     job = load_job_text(text, [], source)
-    final = fw.effective(list(render_native(job, framework, registry).native.argv), version)
+    final = launch_effective(fw, render_native(job, framework, registry).native)
     left = differences(target, final)
     if left:
         raise UsageError(
             f"{source}: no RLJob spec renders the same {fw.FRAMEWORK} {version} run; it would change "
-            + ", ".join(
-                f"{k} ({quote(target.values.get(k))} -> {quote(final.values.get(k))})" for k in left[:5]
-            )
+            + ", ".join(f"{k} ({_shown(target.values, k)} -> {_shown(final.values, k)})" for k in left[:5])
         )
     return Imported(text=text, job=job, target=target, notes=tuple(notes))
+
+
+def _shown(values: Mapping[str, Any], key: str) -> str:
+    return quote(values[key]) if key in values else "absent"
 
 
 def _parent(path: str) -> str:
@@ -216,7 +279,8 @@ def differences(a: Effective, b: Effective) -> list[str]:
 
 
 class _Dumper(yaml.SafeDumper):
-    pass
+    def ignore_aliases(self, data: Any) -> bool:
+        return True  # a value written twice (a stand-in train and val list) is written out, never as &id001
 
 
 def _str(dumper: yaml.SafeDumper, value: str) -> yaml.Node:

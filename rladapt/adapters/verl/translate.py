@@ -7,7 +7,6 @@ field, the version and, where one exists, the first version that can.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +15,7 @@ from packaging.version import Version
 from rladapt.adapters.common import (
     WEIGHT_EXCLUDES,
     hydra_passthrough,
+    hydra_value,
     override_notes,
     placement,
 )
@@ -58,34 +58,6 @@ ADV_ESTIMATOR: dict[str, str] = {
 }
 #: verl's kl_penalty / kl_loss_type names ("k1".."k3" are aliases in every pinned version's core_algos).
 KL_TYPE: dict[str, str] = {"k1": "kl", "k2": "mse", "k3": "k3", "low_var_kl": "low_var_kl"}
-
-_BARE = re.compile(r"^[A-Za-z0-9_./\-:~+@%]+\Z")
-
-
-def hydra_value(value: Any) -> str:
-    """A value in Hydra's override grammar (quoted when it would otherwise parse as something else)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return repr(value)
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(hydra_value(v) for v in value) + "]"
-    text = str(value)
-    if _BARE.match(text) and not _looks_typed(text):
-        return text
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
-
-
-def _looks_typed(text: str) -> bool:
-    if text.lower() in {"true", "false", "null", "inf", "-inf", "nan"}:
-        return True
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 @dataclass

@@ -1,0 +1,480 @@
+"""NeMo-RL's native launch -> RLJob spec fields: the inverse of ``rladapt.adapters.nemo_rl.translate`` for one tag.
+
+A NeMo-RL launch is ``uv run python examples/run_grpo*.py [--config FILE] [Hydra overrides]`` run from a checkout
+of the tag; its effective configuration is the config file with its ``defaults:`` chain, then the overrides
+(``rladapt.importing.effective.nemo_rl_effective``). ``fields`` reads that effective config (the tag's
+``grpo_math_1B.yaml`` values included), so a spec field whose rladapt default differs from NeMo-RL's gets NeMo-RL's
+value written out; everything else is left to the residual pass of ``rladapt.importing.importer`` (it goes to
+``spec.native.nemo-rl`` as Hydra overrides on the rendered config).
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Mapping
+from typing import Any
+
+from packaging.version import Version
+
+from rladapt.adapters.common import hydra_value
+from rladapt.adapters.nemo_rl.translate import MATH_VERIFY_IMPL, UNLIMITED
+from rladapt.adapters.nemo_rl.versions import V0_4_0, V0_5_0, V0_6_0, keys
+from rladapt.primitives.errors import UsageError, quote
+
+from .effective import (
+    CONFIG_FILE,
+    DEFAULT,
+    INTERPOLATED,
+    NEMO_DEFAULT_CONFIG,
+    Effective,
+    hydra_item,
+    nemo_rl_effective,
+    same,
+)
+
+FRAMEWORK = "nemo-rl"
+EXAMPLE = "uv run python examples/run_grpo.py --config FILE KEY=VALUE ..."
+#: The launch's generated config file is part of its effective configuration (``effective(..., files=)``).
+READS_FILES = True
+#: ``uv run`` picks the checkout's interpreter: the launch's ``python`` is no spec.runtime.python.
+INTERPRETER: str | None = None
+#: loss_fn.reference_policy_kl_type -> spec estimator (0.5.0+; translate.KL_TYPE also renders low_var_kl as k3, so
+#: an import names it k3)
+_KL_NAME = {"k1": "k1", "k2": "k2", "k3": "k3"}
+_BUILTIN = {impl: name for name, impl in MATH_VERIFY_IMPL.items()}
+
+
+def match(argv: list[str]) -> int | None:
+    """Index after the ``examples/run_grpo*.py`` script (its first argument), or None."""
+    for i, word in enumerate(argv):
+        name = posixpath.basename(word)
+        script = name.startswith("run_grpo") and name.endswith(".py")
+        if script and any("python" in w or w == "uv" for w in argv[:i]):
+            return i + 1
+    return None
+
+
+def parse(argv: list[str]) -> tuple[str, str | None, list[str]]:
+    """(script, --config value or None, overrides in order), as the script's ``parse_known_args`` splits them."""
+    start = match(argv)
+    if start is None:
+        raise UsageError(f"not a NeMo-RL launch ({EXAMPLE}): {quote(' '.join(argv)[:80])}")
+    script = argv[start - 1]
+    config: str | None = None
+    rest: list[str] = []
+    args = argv[start:]
+    i = 0
+    while i < len(args):
+        word = args[i]
+        if word == "--config":
+            if i + 1 >= len(args):
+                raise UsageError("--config: expected a config file after it")
+            config = args[i + 1]
+            i += 2
+            continue
+        if word.startswith("--config="):
+            config = word.split("=", 1)[1]
+        else:
+            rest.append(word)
+        i += 1
+    return script, config, rest
+
+
+def is_config(text: str) -> bool:
+    """A YAML mapping that is no RLJob spec: a NeMo-RL config (a launch script never parses as a mapping)."""
+    import yaml
+
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError:
+        return False
+    return isinstance(data, dict) and data.get("kind") != "RLJob"
+
+
+def config_launch(path: str, version: str, overrides: list[str]) -> list[str]:
+    """The launch that runs config ``path`` with ``overrides``: the GRPO script of that tag (run_grpo_rm.py for a
+    0.4.0 reward-model config), as translate picks it (versions.Keys.script)."""
+    k = keys(version)
+    argv = ["uv", "run", "python", k.script(reward_model=False), "--config", path, *overrides]
+    if k.reward_model_enabled_key:
+        values = effective(argv, version).values
+        if values.get("env.reward_model.enabled") is True:
+            argv[3] = k.script(reward_model=True)
+    return argv
+
+
+def default_config(script: str) -> str:
+    """The config the script loads without ``--config``: beside it, ``configs/...`` (examples/run_grpo*.py)."""
+    name = posixpath.basename(script)
+    return posixpath.normpath(
+        posixpath.join(posixpath.dirname(script), NEMO_DEFAULT_CONFIG.get(name, "configs/grpo_math_1B.yaml"))
+    )
+
+
+def effective(argv: list[str], version: str, files: Mapping[str, str] | None = None) -> Effective:
+    """The effective config of ``argv`` (the whole command); ``files`` are generated configs (a render's)."""
+    script, config, overrides = parse(argv)
+    eff = nemo_rl_effective(version, config or default_config(script), overrides, overrides, files)
+    values = {"(entrypoint)": posixpath.basename(script), **eff.values}
+    return Effective(eff.framework, eff.version, values, eff.sources)
+
+
+def value_text(value: Any) -> str:
+    """A value in Hydra's override grammar, mappings included (``{k:v}``)."""
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k}:{value_text(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(value_text(v) for v in value) + "]"
+    return hydra_value(value)
+
+
+def _setting(key: str, value: Any, derived: Effective) -> str:
+    # '+' adds a key the rendered config lacks; Hydra refuses a plain k=v there in struct mode (and '+' where the
+    # key holds a value): hydra 1.3.8 _internal/config_loader_impl.py _apply_overrides_to_config
+    return f"{'' if key in derived.values else '+'}{key}={value_text(value)}"
+
+
+def unconsumed(argv: list[str], target: Effective, derived: Effective) -> list[str]:
+    """What the launch sets that a rendered spec does not reproduce, in order: the keys its config files set
+    (as overrides on the rendered config), then its own overrides verbatim."""
+    out: list[str] = []
+
+    def reproduced(key: str) -> bool:
+        return (
+            key in derived.values
+            and not derived.source(key).startswith((DEFAULT, INTERPOLATED))
+            and same(derived.values[key], target.values.get(key))
+        )
+
+    for key, where in target.sources.items():
+        if where.startswith(CONFIG_FILE) and key in target.values and not reproduced(key):
+            out.append(_setting(key, target.values[key], derived))
+    _, _, overrides = parse(argv)
+    for item in overrides:
+        parsed = hydra_item(item, "launch")
+        if parsed.op != "delete" and reproduced(parsed.key):
+            continue
+        if parsed.op == "add" and derived.values.get(parsed.key) is not None:
+            item = item[1:]  # the rendered config has the key: '+' would be refused
+        out.append(item)
+    return out
+
+
+def fixups(target: Effective, got: Effective) -> list[str]:
+    """Overrides that turn the effective config ``got`` into ``target``: deletions, then values."""
+    t = {k: v for k, v in target.values.items() if not k.startswith("(")}
+    g = {k: v for k, v in got.values.items() if not k.startswith("(")}
+    deletes: dict[str, None] = {}
+    for key in g:
+        if key in t or any(k.startswith(key + ".") for k in t):
+            continue
+        node = _highest_absent(key, t)
+        if g.get(node, ...) is not None:  # Hydra deletes no null key ("Could not delete from config")
+            deletes[f"~{node}"] = None
+    sets: dict[str, None] = {}
+    for key, value in t.items():
+        if key in g and same(value, g[key]):
+            continue
+        leaf = _leaf_ancestor(key, g)
+        if leaf is not None:  # the rendered config holds a value where the target has a mapping: replace it
+            sub = {k[len(leaf) + 1 :]: v for k, v in t.items() if k.startswith(leaf + ".")}
+            sets[f"{leaf}={value_text(_nest(sub))}"] = None
+            continue
+        sets[_setting(key, value, got)] = None
+    return [*deletes, *sets]
+
+
+def _highest_absent(key: str, present: Mapping[str, Any]) -> str:
+    parts = key.split(".")
+    for i in range(1, len(parts) + 1):
+        node = ".".join(parts[:i])
+        if not any(k == node or k.startswith(node + ".") for k in present):
+            return node
+    return key
+
+
+def _leaf_ancestor(key: str, values: Mapping[str, Any]) -> str | None:
+    parts = key.split(".")
+    for i in range(1, len(parts)):
+        node = ".".join(parts[:i])
+        if node in values:
+            return node
+    return None
+
+
+def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        node = out
+        *parents, leaf = dotted.split(".")
+        for part in parents:
+            node = node.setdefault(part, {})
+        node[leaf] = value
+    return out
+
+
+def reward_standin(values: dict[str, Any]) -> dict[str, Any]:
+    """spec.reward when the launch names no reward model: the math environment (MathEnvironment of
+    nemo_rl/environments/math_environment.py, every pinned tag) is the built-in ``math`` scorer."""
+    return {"builtin": {"name": "math"}}
+
+
+def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
+    """Spec field path -> value, from the effective config ``t`` (only keys it has; None values are skipped)."""
+    v = Version(version)
+    if v < V0_4_0:
+        # translate._data: 0.2.1 knows only its built-in datasets, and a spec always names its files
+        raise UsageError(
+            f"NeMo-RL {version}: no RLJob spec renders a {version} launch (spec.data.train needs 0.4.0: {version} "
+            "trains only on its built-in datasets); import it with -f nemo-rl==0.4.0 or later"
+        )
+    k = keys(version)
+    out: dict[str, Any] = {}
+
+    def put(path: str, key: str, convert: Any = None) -> None:
+        if key in t and t[key] is not None:
+            out[path] = convert(t[key]) if convert else t[key]
+
+    put("spec.model.path", "policy.model_name")
+    if t.get("policy.tokenizer.name") not in (None, t.get("policy.model_name")):
+        put("spec.model.tokenizer", "policy.tokenizer.name")
+    put("spec.model.dtype", "policy.precision")
+    lora = "policy.dtensor_cfg.lora_cfg"
+    if v >= V0_5_0 and t.get(f"{lora}.enabled") is True:
+        put("spec.model.lora.rank", f"{lora}.dim")
+        put("spec.model.lora.alpha", f"{lora}.alpha")
+        if t.get(f"{lora}.match_all_linear") is True:
+            out["spec.model.lora.target_modules"] = "all-linear"
+        else:
+            put("spec.model.lora.target_modules", f"{lora}.target_modules", list)
+
+    group = t.get("grpo.num_generations_per_prompt")
+    put("spec.algorithm.group_size", "grpo.num_generations_per_prompt")
+    out["spec.algorithm.name"] = _algorithm(t, v)
+    coef = t.get("loss_fn.reference_policy_kl_penalty")
+    if isinstance(coef, (int, float)) and not isinstance(coef, bool):
+        out["spec.algorithm.kl.coef"] = coef
+        if coef > 0:
+            out["spec.algorithm.kl.in"] = "reward" if t.get("loss_fn.use_kl_in_reward") is True else "loss"
+            if k.has_kl_type:
+                put(
+                    "spec.algorithm.kl.estimator",
+                    "loss_fn.reference_policy_kl_type",
+                    lambda x: _KL_NAME.get(x, x),
+                )
+    put("spec.algorithm.clip.low", "loss_fn.ratio_clip_min")
+    put("spec.algorithm.clip.high", "loss_fn.ratio_clip_max")
+
+    put("spec.training.global_batch", "grpo.num_prompts_per_step")
+    total = t.get("policy.train_global_batch_size")
+    if isinstance(group, int) and group > 0 and isinstance(total, int) and total % group == 0:
+        out["spec.training.mini_batch"] = total // group  # NeMo-RL counts responses, the spec prompts
+    put("spec.training.micro_batch_per_gpu", "policy.train_micro_batch_size")
+    put("spec.training.dynamic_batch.enabled", "policy.dynamic_batching.enabled")
+    if t.get("policy.dynamic_batching.enabled") is True:
+        put("spec.training.dynamic_batch.max_tokens_per_gpu", "policy.dynamic_batching.train_mb_tokens")
+    steps = t.get("grpo.max_num_steps")
+    if isinstance(steps, int) and steps != UNLIMITED:
+        out["spec.training.steps"] = steps
+    elif k.has_epochs:
+        put("spec.training.epochs", "grpo.max_num_epochs")
+    if k.has_seed and _written(t, "grpo.seed", version):
+        put("spec.data.seed", "grpo.seed")
+
+    if v >= V0_4_0 and t.get("policy.megatron_cfg.enabled") is True:
+        mc = "policy.megatron_cfg"
+        out["spec.training.backend"] = "megatron"
+        put("spec.training.parallel.tp", f"{mc}.tensor_model_parallel_size")
+        put("spec.training.parallel.pp", f"{mc}.pipeline_model_parallel_size")
+        put("spec.training.parallel.cp", f"{mc}.context_parallel_size")
+        put("spec.model.gradient_checkpointing", f"{mc}.activation_checkpointing")
+        put("spec.training.optimizer.lr", f"{mc}.optimizer.lr")
+        put("spec.training.optimizer.weight_decay", f"{mc}.optimizer.weight_decay")
+    elif t.get("policy.dtensor_cfg.enabled") is False:
+        out["spec.training.backend"] = "fsdp"  # 0.2.1's HF policy; later tags refuse it in the render
+        put("spec.model.gradient_checkpointing", "policy.activation_checkpointing_enabled")
+        put("spec.training.optimizer.lr", "policy.optimizer.kwargs.lr")
+        put("spec.training.optimizer.weight_decay", "policy.optimizer.kwargs.weight_decay")
+    else:
+        dt = "policy.dtensor_cfg"
+        out["spec.training.backend"] = "fsdp2"
+        put("spec.training.parallel.tp", f"{dt}.tensor_parallel_size")
+        if k.has_context_parallel:
+            put("spec.training.parallel.cp", f"{dt}.context_parallel_size")
+        put("spec.model.gradient_checkpointing", f"{dt}.activation_checkpointing")
+        put("spec.training.optimizer.lr", "policy.optimizer.kwargs.lr")
+        put("spec.training.optimizer.weight_decay", "policy.optimizer.kwargs.weight_decay")
+
+    gen = "policy.generation"
+    put("spec.rollout.engine", f"{gen}.backend")
+    put("spec.rollout.tensor_parallel", f"{gen}.vllm_cfg.tensor_parallel_size")
+    put("spec.rollout.gpu_memory_utilization", f"{gen}.vllm_cfg.gpu_memory_utilization")
+    if v >= V0_4_0 and _written(t, f"{gen}.vllm_cfg.async_engine", version):
+        out["spec.rollout.mode"] = "async" if t.get(f"{gen}.vllm_cfg.async_engine") is True else "sync"
+    put("spec.rollout.temperature", f"{gen}.temperature")
+    put("spec.rollout.top_p", f"{gen}.top_p")
+    top_k = t.get(f"{gen}.top_k", ...)
+    if top_k is None or isinstance(top_k, int):
+        out["spec.rollout.top_k"] = -1 if top_k is None else top_k
+    _lengths(t, out)
+
+    if v >= V0_4_0:
+        put("spec.data.shuffle", "data.shuffle")
+    _files(t, out, k.dataset_blocks)
+    _reward(t, out, version)
+
+    c = "checkpointing"
+    put("spec.checkpoint.dir", f"{c}.checkpoint_dir")
+    save = t.get(f"{c}.save_period")
+    if isinstance(save, int) and 0 < save < UNLIMITED:
+        out["spec.checkpoint.every_steps"] = save
+    if t.get(f"{c}.metric_name", ...) is None and isinstance(t.get(f"{c}.keep_top_k"), int):
+        out["spec.checkpoint.keep_last"] = t[f"{c}.keep_top_k"]  # keep_last means the newest (translate.py)
+    if k.has_save_consolidated:
+        put("spec.checkpoint.save_hf", f"{c}.save_consolidated")
+    put("spec.eval.every_steps", "grpo.val_period")
+    if _written(t, "grpo.val_at_start", version):
+        put("spec.eval.before_training", "grpo.val_at_start")
+    backends = ["console"]
+    for name in ("wandb", "tensorboard", "mlflow"):
+        if t.get(f"logger.{name}_enabled") is True:
+            backends.append(name)
+    out["spec.logging.backends"] = backends
+    if "wandb" in backends:
+        put("spec.logging.project", "logger.wandb.project")
+        put("spec.logging.experiment", "logger.wandb.name")
+    elif "mlflow" in backends:
+        put("spec.logging.project", "logger.mlflow.experiment_name")
+        put("spec.logging.experiment", "logger.mlflow.run_name")
+    _placement(t, out, version)
+    return out
+
+
+def _placement(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
+    """The cluster, with generation on nodes of its own when not colocated and a reward model's own nodes
+    (translate._placement: whole nodes, cluster.gpus_per_node each; async GRPO needs the separate pool)."""
+    nodes, gpus = t.get("cluster.num_nodes"), t.get("cluster.gpus_per_node")
+    if not isinstance(nodes, int) or not isinstance(gpus, int):
+        return
+    out["(placement)"] = (nodes, gpus)
+    apart: dict[str, int] = {}
+    res = "policy.generation.colocated.resources"
+    if t.get("policy.generation.colocated.enabled") is False and isinstance(t.get(f"{res}.num_nodes"), int):
+        apart["rollout"] = t[f"{res}.num_nodes"]
+        if t.get("grpo.async_grpo.enabled") is True:
+            age = t.get("grpo.async_grpo.max_trajectory_age_steps")
+            if isinstance(age, int) and age > 0:
+                out["spec.weight_sync.max_staleness"] = age
+    if "spec.reward.model.path" in out and isinstance(t.get("env.reward_model.resources.num_nodes"), int):
+        apart["reward"] = t["env.reward_model.resources.num_nodes"]
+    if apart:
+        out["(placement.apart)"] = apart
+
+
+def _written(t: Mapping[str, Any], key: str, version: str) -> bool:
+    """Whether the launch's value of ``key`` differs from the tag's own (its snapshot's ``grpo_math_1B.yaml``
+    default): a null-default spec field ("what NeMo-RL does by itself") is written only then."""
+    from rladapt.compat.schema import snapshot
+
+    spec = snapshot(FRAMEWORK, version).get(key)
+    return key in t and (spec is None or not same(spec.default, t[key]))
+
+
+def _algorithm(t: Mapping[str, Any], v: Version) -> str:
+    # the inverse of translate._algorithm: REINFORCE++ by its estimator (0.6.0), DAPO by dynamic sampling, GSPO by
+    # sequence-level ratios, RLOO by a leave-one-out baseline without std normalisation; the rest is GRPO
+    if v >= V0_6_0 and t.get("grpo.adv_estimator.name") == "reinforce_plus_plus":
+        return (
+            "reinforce_pp_baseline" if t.get("grpo.adv_estimator.minus_baseline") is True else "reinforce_pp"
+        )
+    if t.get("grpo.use_dynamic_sampling") is True:
+        return "dapo"
+    if t.get("loss_fn.sequence_level_importance_ratios") is True:
+        return "gspo"
+    if t.get("grpo.use_leave_one_out_baseline") is True and t.get("grpo.normalize_rewards") is False:
+        return "rloo"
+    return "grpo"
+
+
+def _lengths(t: Mapping[str, Any], out: dict[str, Any]) -> None:
+    """max_total_sequence_length = prompt + response, max_new_tokens = the response cap (translate._rollout)."""
+    total = t.get("policy.max_total_sequence_length")
+    new = t.get("policy.generation.max_new_tokens")
+    prompt = t.get("data.max_input_seq_length")
+    if not isinstance(total, int) or isinstance(total, bool):
+        return
+    if isinstance(prompt, int) and 0 < prompt < total:
+        out["spec.data.max_prompt_length"] = prompt
+        out["spec.data.max_response_length"] = total - prompt
+    elif isinstance(new, int) and 0 < new < total:
+        out["spec.data.max_prompt_length"] = total - new
+        out["spec.data.max_response_length"] = new
+        return
+    elif total > 1:
+        half = total // 2
+        out["spec.data.max_prompt_length"] = total - half
+        out["spec.data.max_response_length"] = half
+    response = out.get("spec.data.max_response_length")
+    if isinstance(new, int) and response is not None and new < response:
+        out["spec.rollout.max_tokens"] = new
+
+
+def _files(t: Mapping[str, Any], out: dict[str, Any], blocks: bool) -> None:
+    """ResponseDataset files (the only datasets a spec names). A built-in dataset (upstream's OpenMathInstruct-2)
+    gets its name as a stand-in file, and the residual pass restores its keys; before 0.6.0 the stand-in also
+    fills ``data.val_data_path``, which the render writes as null otherwise and Hydra cannot delete."""
+    if not blocks:
+        if t.get("data.dataset_name") == "ResponseDataset":
+            if isinstance(t.get("data.train_data_path"), str):
+                out["spec.data.train"] = [t["data.train_data_path"]]
+            if isinstance(t.get("data.val_data_path"), str):
+                out["spec.data.val"] = [t["data.val_data_path"]]
+            if isinstance(t.get("data.input_key"), str):
+                out["spec.data.prompt_key"] = t["data.input_key"]
+        if "spec.data.train" not in out:
+            standin = [str(t.get("data.dataset_name") or "dataset")]
+            out["spec.data.train"] = standin
+            if "data.val_data_path" not in t:
+                out["spec.data.val"] = standin
+        return
+    train = _blocks(t, "data.train")
+    if train:
+        out["spec.data.train"] = [b["data_path"] for b in train]
+        keys_ = {b.get("input_key") for b in train}
+        if len(keys_) == 1 and isinstance(next(iter(keys_)), str):
+            out["spec.data.prompt_key"] = next(iter(keys_))
+    else:
+        out["spec.data.train"] = [str(t.get("data.train.dataset_name") or "dataset")]
+    val = _blocks(t, "data.validation")
+    if val:
+        out["spec.data.val"] = [b["data_path"] for b in val]
+
+
+def _blocks(t: Mapping[str, Any], key: str) -> list[dict[str, Any]]:
+    """The ResponseDataset blocks at ``key`` (a mapping or a list of them), [] when any is something else."""
+    if key in t and isinstance(t[key], list):
+        blocks = [b for b in t[key] if isinstance(b, dict)]
+        if len(blocks) != len(t[key]):
+            return []
+    else:
+        sub = {k[len(key) + 1 :]: v for k, v in t.items() if k.startswith(key + ".")}
+        blocks = [sub] if sub else []
+    if all(
+        b.get("dataset_name") == "ResponseDataset" and isinstance(b.get("data_path"), str) for b in blocks
+    ):
+        return blocks
+    return []
+
+
+def _reward(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
+    k = keys(version)
+    rm = "env.reward_model"
+    env_name = t.get(k.env_name_key) if k.env_name_key else None
+    enabled = t.get(f"{rm}.enabled") is True if k.reward_model_enabled_key else env_name == "reward_model"
+    if enabled and isinstance(t.get(f"{rm}.model_name"), str):
+        out["spec.reward.model.path"] = t[f"{rm}.model_name"]
+        if isinstance(t.get(f"{rm}.batch_size"), int):
+            out["spec.reward.model.micro_batch_per_gpu"] = t[f"{rm}.batch_size"]
+        return
+    impl = t.get("env.math.math_verify_impl") if k.has_math_verify_impl else "hf_math_verify"
+    out["spec.reward.builtin.name"] = _BUILTIN.get(str(impl), "math")
