@@ -214,7 +214,13 @@ def test_nemo_rl_grpo_baseline_is_shown_as_nemo_rl_s_own() -> None:
     explained = _explain("nemo-rl==0.4.0")
     loo = explained["grpo.use_leave_one_out_baseline"]
     assert (loo.source, loo.value) == ("framework", True)
-    assert "NeMo-RL's own baseline" in loo.origin
+    assert loo.origin == "spec.algorithm.baseline (unset: not emitted)"
+    std = explained["grpo.normalize_rewards"]
+    assert (std.source, std.value, std.origin) == (
+        "framework",
+        True,
+        "spec.algorithm.normalize_by_group_std (unset: not emitted)",
+    )
 
 
 def test_a_policy_modified_job_keeps_its_unset_fields_unset() -> None:

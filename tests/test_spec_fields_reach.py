@@ -179,6 +179,14 @@ PROBES: dict[str, Probe] = {
     "spec.checkpoint.resume_path": Probe(
         f"/ckpt/{TEXT}", needs={"spec.checkpoint.resume": "path", "spec.checkpoint.resume_path": "/ckpt/base"}
     ),
+    "spec.algorithm.clip.dual": Probe(7.777, literals=("7.777",)),  # a constant > 1
+    # the buffer is the end of the response budget (1024 in the example): shorter than it
+    "spec.reward.overlong_penalty.buffer_tokens": Probe(
+        777, needs={"spec.reward.overlong_penalty": {"buffer_tokens": 128}}
+    ),
+    "spec.reward.overlong_penalty.max_penalty": Probe(
+        FLOAT, needs={"spec.reward.overlong_penalty": {"buffer_tokens": 128}}
+    ),
     "spec.checkpoint.resume": Probe("never"),
     # never saving: the example's period and retention would do nothing, so the context drops them
     "spec.checkpoint.enabled": Probe(

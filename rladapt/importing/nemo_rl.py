@@ -20,6 +20,7 @@ from rladapt.adapters.common import hydra_value
 from rladapt.adapters.nemo_rl.translate import MATH_VERIFY_IMPL, UNLIMITED
 from rladapt.adapters.nemo_rl.versions import V0_4_0, V0_5_0, V0_6_0, keys
 from rladapt.primitives.errors import UsageError, quote
+from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, GRPO_ADVANTAGE_ALGORITHMS
 
 from .effective import (
     CONFIG_FILE,
@@ -264,6 +265,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
                 )
     put("spec.algorithm.clip.low", "loss_fn.ratio_clip_min")
     put("spec.algorithm.clip.high", "loss_fn.ratio_clip_max")
+    _algorithm_variants(t, out, version)
 
     put("spec.training.global_batch", "grpo.num_prompts_per_step")
     total = t.get("policy.train_global_batch_size")
@@ -552,3 +554,38 @@ def _reward(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
         return
     impl = t.get("env.math.math_verify_impl") if k.has_math_verify_impl else "hf_math_verify"
     out["spec.reward.builtin.name"] = _BUILTIN.get(str(impl), "math")
+
+
+def _algorithm_variants(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
+    """The inverse of translate._grpo_variants: GRPO's baseline and std, the loss aggregation, the dual clip and
+    DAPO's overlong shaping, each written only where the launch differs from the tag's own (a null field is the
+    framework's own) or from the algorithm's own."""
+    name = out["spec.algorithm.name"]
+    if name in GRPO_ADVANTAGE_ALGORITHMS:
+        if _written(t, "grpo.use_leave_one_out_baseline", version):
+            loo = t.get("grpo.use_leave_one_out_baseline")
+            if isinstance(loo, bool):
+                out["spec.algorithm.baseline"] = "leave_one_out" if loo else "group_mean"
+        if _written(t, "grpo.normalize_rewards", version):
+            put_bool = t.get("grpo.normalize_rewards")
+            if isinstance(put_bool, bool):
+                out["spec.algorithm.normalize_by_group_std"] = put_bool
+    token = t.get("loss_fn.token_level_loss")
+    if isinstance(token, bool):
+        mode = "token_mean" if token else "seq_mean_token_mean"
+        own = ALGORITHM_LOSS_AGGREGATION.get(name)
+        if (own is not None and mode != own) or (
+            own is None and _written(t, "loss_fn.token_level_loss", version)
+        ):
+            out["spec.algorithm.loss_aggregation"] = mode
+    dual = t.get("loss_fn.ratio_clip_c")
+    if isinstance(dual, (int, float)) and not isinstance(dual, bool):
+        out["spec.algorithm.clip.dual"] = float(dual)
+    if t.get("grpo.reward_shaping.enabled") is True:
+        buffer, penalty = (
+            t.get("grpo.reward_shaping.overlong_buffer_length"),
+            t.get("grpo.reward_shaping.overlong_buffer_penalty"),
+        )
+        if isinstance(buffer, int) and isinstance(penalty, (int, float)) and not isinstance(penalty, bool):
+            # its max_response_length is rendered as the response budget: another value stays native
+            out["spec.reward.overlong_penalty"] = {"buffer_tokens": buffer, "max_penalty": float(penalty)}

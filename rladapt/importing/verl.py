@@ -20,6 +20,7 @@ from rladapt.adapters.verl.translate import (
 from rladapt.adapters.verl.validate import parse_argv
 from rladapt.adapters.verl.versions import keys
 from rladapt.compat.schema import snapshot
+from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, GRPO_ADVANTAGE_ALGORITHMS
 
 from .effective import DEFAULT, INTERPOLATED, Effective, hydra_item, same, verl_effective
 
@@ -176,6 +177,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
         put("spec.algorithm.kl.estimator", "algorithm.kl_penalty", lambda v: _KL_NAME.get(v, v))
     put("spec.algorithm.clip.low", f"{ARR}.actor.clip_ratio_low")
     put("spec.algorithm.clip.high", f"{ARR}.actor.clip_ratio_high")
+    _algorithm_variants(t, name, out)
     put("spec.algorithm.entropy_coef", f"{ARR}.actor.entropy_coeff")
     put("spec.algorithm.ppo_epochs", f"{ARR}.actor.ppo_epochs")
     put("spec.algorithm.group_size", f"{ARR}.rollout.n")
@@ -329,3 +331,25 @@ def _engine_settings(t: dict[str, Any], version: str, out: dict[str, Any]) -> No
     # only the format rladapt renders for true; any other loader stays a native override
     if t.get(f"{r}.load_format") == "safetensors":
         out["spec.rollout.engine_settings.load_weights_from_disk"] = True
+
+
+#: verl's own values of the keys below (trainer/config: clip_ratio_c 3.0, loss_agg_mode token-mean,
+#: norm_adv_by_std_in_grpo true, every pinned version): a launch that keeps them imports no field.
+_DUAL_CLIP_DEFAULT = 3.0
+_LOSS_AGG = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
+
+
+def _algorithm_variants(t: dict[str, Any], name: str | None, out: dict[str, Any]) -> None:
+    """The dual clip, the std normalisation and the loss aggregation where they differ from verl's own (and,
+    for the aggregation, from the algorithm's own); a mode the spec has no name for stays native."""
+    dual = t.get(f"{ARR}.actor.clip_ratio_c")
+    if isinstance(dual, (int, float)) and not isinstance(dual, bool) and dual != _DUAL_CLIP_DEFAULT:
+        out["spec.algorithm.clip.dual"] = float(dual)
+    if name in GRPO_ADVANTAGE_ALGORITHMS and t.get("algorithm.norm_adv_by_std_in_grpo") is False:
+        out["spec.algorithm.normalize_by_group_std"] = False
+    if name in ("rloo", "gspo", "reinforce_pp_baseline") and t.get("algorithm.filter_groups.enable") is True:
+        out["spec.algorithm.dynamic_sampling"] = True  # grpo with it imports as dapo (above)
+    mode = t.get(f"{ARR}.actor.loss_agg_mode")
+    own = ALGORITHM_LOSS_AGGREGATION.get(name or "", "token_mean")
+    if mode in _LOSS_AGG and str(mode).replace("-", "_") != own:
+        out["spec.algorithm.loss_aggregation"] = str(mode).replace("-", "_")

@@ -7,6 +7,7 @@ field, the version and the first version that can.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -31,7 +32,16 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "algorithm.rloo": "RLOO",
     "algorithm.reinforce_pp": "REINFORCE++",
     "algorithm.reinforce_pp_baseline": "REINFORCE++ with baseline",
-    "algorithm.dapo": "DAPO (clip-higher, dynamic sampling)",
+    "algorithm.dapo": "DAPO (clip-higher, token-mean loss; dynamic sampling: algorithm.dynamic_sampling)",
+    "algorithm.dynamic_sampling": "dynamic sampling (drop the groups of equal rewards, sample more)",
+    "advantage.leave_one_out_std": "GRPO advantage with a leave-one-out baseline, divided by the group std",
+    "advantage.no_std": "GRPO advantage not divided by the group std (Dr. GRPO)",
+    "loss_aggregation.token_mean": "policy loss: mean over the tokens of the mini batch",
+    "loss_aggregation.seq_mean_token_mean": "policy loss: mean over responses of each response's token mean",
+    "loss_aggregation.seq_mean_token_sum": "policy loss: mean over responses of each response's token sum",
+    "loss_aggregation.seq_mean_token_sum_norm": "policy loss: token sums divided by the length budget (Dr. GRPO)",
+    "clip.dual": "dual-clip PPO (a bound on the loss of negative advantages)",
+    "reward.overlong_penalty": "DAPO's soft overlong punishment (reward shaping)",
     "algorithm.remax": "ReMax",
     "algorithm.gspo": "GSPO",
     "kl.loss": "KL as a loss term",
@@ -103,6 +113,7 @@ def job_requirements(job: RLJob) -> list[Requirement]:
     need(f"algorithm.{spec.algorithm.name}", "spec.algorithm.name", spec.algorithm.name)
     if spec.algorithm.kl.coef > 0:
         need(f"kl.{spec.algorithm.kl.in_}", "spec.algorithm.kl.in", spec.algorithm.kl.in_)
+    _algorithm_variants(job, need)
     if spec.reward.builtin is not None:
         name = spec.reward.builtin.name
         need(f"reward.builtin.{name}", "spec.reward.builtin.name", name)
@@ -165,3 +176,34 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         if backend != "console":
             need(f"logging.{backend}", "spec.logging.backends", backend)
     return req
+
+
+def _algorithm_variants(job: RLJob, need: Callable[[str, str, object], None]) -> None:
+    """GRPO's advantage variants, DAPO's switches, the loss aggregation and the dual clip (issue 12, item 7)."""
+    alg = job.spec.algorithm
+    if alg.dynamic_sampling_on:
+        # a dapo that leaves the field null asks for it too: the message points at the switch that turns it off
+        found = True if alg.dynamic_sampling else f"null (on for {alg.name}; false turns it off)"
+        need("algorithm.dynamic_sampling", "spec.algorithm.dynamic_sampling", found)
+    if alg.baseline == "leave_one_out" and alg.normalize_by_group_std is not False:
+        need(
+            "advantage.leave_one_out_std",
+            "spec.algorithm.baseline",
+            "leave_one_out, divided by the group std",
+        )
+    elif alg.normalize_by_group_std is False and alg.baseline != "leave_one_out":
+        need("advantage.no_std", "spec.algorithm.normalize_by_group_std", False)
+    if alg.loss_aggregation is not None:
+        need(
+            f"loss_aggregation.{alg.loss_aggregation}",
+            "spec.algorithm.loss_aggregation",
+            alg.loss_aggregation,
+        )
+    if alg.clip.dual is not None:
+        need("clip.dual", "spec.algorithm.clip.dual", alg.clip.dual)
+    if job.spec.reward.overlong_penalty is not None:
+        need(
+            "reward.overlong_penalty",
+            "spec.reward.overlong_penalty",
+            job.spec.reward.overlong_penalty.buffer_tokens,
+        )

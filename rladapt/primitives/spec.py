@@ -101,6 +101,12 @@ class KL(_Model):
 class Clip(_Model):
     low: Annotated[float, Field(gt=0.0)] = 0.2
     high: Annotated[float, Field(gt=0.0)] = 0.2
+    dual: Annotated[float, Field(gt=1.0)] | None = Field(
+        None,
+        description="Dual clip (Ye et al. 2020): for a negative advantage A the clipped objective is bounded by "
+        "dual * A, so a huge importance ratio cannot blow up the loss; a constant c > 1. null: the framework's "
+        "own (verl: always on, c = 3.0; OpenRLHF and NeMo-RL's example config: off).",
+    )
 
 
 AlgorithmName = Literal[
@@ -111,6 +117,17 @@ AlgorithmName = Literal[
 GROUP_ALGORITHMS = frozenset({"grpo", "rloo", "dapo", "gspo", "reinforce_pp_baseline"})
 #: Algorithms that train a value model (GAE).
 CRITIC_ALGORITHMS = frozenset({"ppo"})
+#: Algorithms whose advantage is GRPO's (a group baseline, optionally divided by the group's std).
+GRPO_ADVANTAGE_ALGORITHMS = frozenset({"grpo", "dapo", "gspo"})
+
+LossAggregation = Literal[
+    "token_mean", "seq_mean_token_mean", "seq_mean_token_sum", "seq_mean_token_sum_norm"
+]
+#: The loss aggregation an algorithm defines (its paper's); the others leave it to the framework.
+ALGORITHM_LOSS_AGGREGATION: dict[str, LossAggregation] = {
+    "dapo": "token_mean",  # DAPO's token-level policy gradient loss
+    "gspo": "seq_mean_token_mean",  # GSPO's sequence-level objective
+}
 
 
 class Algorithm(_Model):
@@ -126,6 +143,57 @@ class Algorithm(_Model):
     gamma: Annotated[float, Field(ge=0.0, le=1.0)] = 1.0
     lam: Annotated[float, Field(ge=0.0, le=1.0)] = Field(1.0, alias="lambda")
     ppo_epochs: PositiveInt = 1
+    baseline: Literal["group_mean", "leave_one_out"] | None = Field(
+        None,
+        description="GRPO's advantage (grpo, dapo, gspo): the baseline subtracted from each reward, the mean of "
+        "its group's rewards or the mean of the other responses' (leave_one_out). null: the framework's own "
+        "(verl, OpenRLHF: group_mean; NeMo-RL: its example config's, leave_one_out).",
+    )
+    normalize_by_group_std: bool | None = Field(
+        None,
+        description="GRPO's advantage (grpo, dapo, gspo): divide it by the standard deviation of its group's "
+        "rewards; false is Dr. GRPO's advantage. null: the framework's own (on in verl, OpenRLHF and NeMo-RL's "
+        "example config).",
+    )
+    dynamic_sampling: bool | None = Field(
+        None,
+        description="DAPO's dynamic sampling: drop every group whose rewards are all equal (its advantages are "
+        "zero) and keep generating until the batch is full. null: on for dapo, off for the others.",
+    )
+    loss_aggregation: LossAggregation | None = Field(
+        None,
+        description="How the policy loss of a mini batch is reduced over its tokens: token_mean (every token "
+        "weighs the same), seq_mean_token_mean (each response's token mean, then the mean over responses), "
+        "seq_mean_token_sum (each response's token sum, then the mean), seq_mean_token_sum_norm (Dr. GRPO: token "
+        "sums divided by the response length budget). null: the algorithm's own (dapo: token_mean, gspo: "
+        "seq_mean_token_mean), else the framework's own (token_mean in verl, OpenRLHF 0.7+ and NeMo-RL's "
+        "example config).",
+    )
+
+    @model_validator(mode="after")
+    def _grpo_advantage(self) -> Algorithm:
+        given = [k for k in ("baseline", "normalize_by_group_std") if getattr(self, k) is not None]
+        if given and self.name not in GRPO_ADVANTAGE_ALGORITHMS:
+            raise ValueError(
+                f"{' and '.join(given)} shape GRPO's advantage (grpo, dapo, gspo); {self.name} defines its own "
+                "(rloo is grpo with baseline: leave_one_out and normalize_by_group_std: false)"
+            )
+        if self.dynamic_sampling and self.name not in GROUP_ALGORITHMS:
+            raise ValueError(
+                f"dynamic_sampling drops groups of equal rewards: {self.name} samples no groups "
+                f"(one of {', '.join(sorted(GROUP_ALGORITHMS))})"
+            )
+        return self
+
+    @property
+    def dynamic_sampling_on(self) -> bool:
+        """Dynamic sampling as the job runs it: the field, or the algorithm's own (DAPO's)."""
+        return self.dynamic_sampling if self.dynamic_sampling is not None else self.name == "dapo"
+
+    @property
+    def effective_loss_aggregation(self) -> LossAggregation | None:
+        """The field, or the algorithm's own; None: the framework's own."""
+        return self.loss_aggregation or ALGORITHM_LOSS_AGGREGATION.get(self.name)
 
     @property
     def needs_critic(self) -> bool:
@@ -424,7 +492,24 @@ class BuiltinReward(_Model):
     )
 
 
+class OverlongPenalty(_Model):
+    """DAPO's soft overlong punishment, added to the reward of each response."""
+
+    buffer_tokens: PositiveInt = Field(
+        description="The last buffer_tokens of the response length budget: a response reaching into them loses "
+        "reward linearly with the tokens it uses there."
+    )
+    max_penalty: Annotated[float, Field(gt=0.0)] = Field(
+        1.0, description="The reward lost by a response of the full length budget (DAPO: 1.0)."
+    )
+
+
 class Reward(_Model):
+    overlong_penalty: OverlongPenalty | None = Field(
+        None,
+        description="DAPO's overlong reward shaping (a length penalty on top of any reward source), relative to "
+        "the response length budget (rollout.max_tokens, else data.max_response_length). null: none.",
+    )
     builtin: BuiltinReward | None = Field(
         None,
         description="A built-in rule-based scorer, the whole reward: not combined with function, model or "

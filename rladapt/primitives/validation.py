@@ -280,6 +280,19 @@ def _algorithm(job: RLJob) -> list[Problem]:
                     ", ".join(sorted(given)),
                 )
             )
+    penalty = job.spec.reward.overlong_penalty
+    budget = job.spec.rollout.max_tokens or job.spec.data.max_response_length
+    if penalty is not None and penalty.buffer_tokens >= budget:
+        # every framework asserts this at start-up (verl dapo.py, OpenRLHF length_penalty.py / experience_maker.py)
+        out.append(
+            Problem(
+                "spec.reward.overlong_penalty.buffer_tokens",
+                "the buffer is the end of the response length budget (rollout.max_tokens, else "
+                "data.max_response_length) and must be shorter than it",
+                f"less than {budget}",
+                str(penalty.buffer_tokens),
+            )
+        )
     if job.spec.training.critic_optimizer and not alg.needs_critic:
         out.append(
             Problem(

@@ -116,6 +116,7 @@ def test_openrlhf_0_10_2_against_0_10_1_post2_finds_the_dotted_renames(tmp_path:
     assert gone["--pretrain"]["renamed_to"] is None  # a new name with other words: reported as gone
     assert set(gone["--pretrain"]["examples"]) == {
         "async-grpo-separate.yaml",
+        "dapo-math.yaml",
         "grpo-gsm8k.yaml",
         "ppo-critic-rm.yaml",
     }

@@ -549,12 +549,12 @@ def test_the_tags_own_resolvers_resolve_and_are_removed_after(
     from omegaconf import OmegaConf
 
     monkeypatch.chdir(tag(version).root)
-    # the conformance suite registers mul for its own merges when it is imported in the same process: the
-    # import must leave the registry as it found it
-    before = OmegaConf.has_resolver("mul")
     script_ = "examples/run_grpo_math.py" if version < "0.5.0" else "examples/run_grpo.py"
     argv = ["uv", "run", "python", script_, "policy.max_total_sequence_length=1000"]
+    # tests/adapters/nemo_rl/test_nemo_rl_conformance.py registers mul for the whole process when it is imported
+    # into the same worker: what the import adds, it removes, and it leaves a resolver it found
+    had = OmegaConf.has_resolver("mul")
     values = fw.effective(argv, version).values
     micro = values["policy.train_micro_batch_size"]
     assert values["policy.dynamic_batching.train_mb_tokens"] == 1000 * micro
-    assert OmegaConf.has_resolver("mul") is before
+    assert OmegaConf.has_resolver("mul") is had

@@ -53,6 +53,10 @@ class NemoRLAdapter(FrameworkAdapter):
         "data.overlong_prompts.truncate_middle": _OVERLONG,
         "offload.critic.params": "NeMo-RL's GRPO trains no critic",
         "offload.critic.optimizer": "NeMo-RL's GRPO trains no critic",
+        "loss_aggregation.seq_mean_token_sum": "NeMo-RL's policy loss is a token mean or a mean of sequence "
+        "means (loss_fn.token_level_loss), never a mean of token sums",
+        "loss_aggregation.seq_mean_token_sum_norm": "NeMo-RL's policy loss is a token mean or a mean of "
+        "sequence means (loss_fn.token_level_loss), never token sums over the length budget",
         "optimizer.warmup_ratio": "NeMo-RL's warmup is a number of iterations (policy.scheduler, "
         "megatron_cfg.scheduler.lr_warmup_iters), never a ratio of the total steps: use "
         "training.optimizer.warmup_steps",

@@ -23,6 +23,7 @@ from rladapt.adapters.common import WEIGHT_EXCLUDES, hydra_passthrough, placemen
 from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
+from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
 
 from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, V0_7_0, Keys, keys
 
@@ -276,14 +277,9 @@ def _algorithm(b: _Builder) -> None:
             )
         else:
             b.set("grpo.adv_estimator.name", "grpo", "spec.algorithm")
-    if alg.name == "dapo":
-        b.set("grpo.use_dynamic_sampling", True, "spec.algorithm")
-        b.set("loss_fn.token_level_loss", True, "spec.algorithm")
-    elif alg.name == "gspo":
+    if alg.name == "gspo":
         b.set("loss_fn.sequence_level_importance_ratios", True, "spec.algorithm")
-        b.set("loss_fn.token_level_loss", False, "spec.algorithm")
-    elif b.version >= V0_4_0:
-        b.set("grpo.use_dynamic_sampling", False, "spec.algorithm")
+    _grpo_variants(b)
     kl = alg.kl
     in_reward = kl.coef > 0 and kl.in_ == "reward"
     b.set("loss_fn.reference_policy_kl_penalty", kl.coef, "spec.algorithm")
@@ -301,6 +297,10 @@ def _algorithm(b: _Builder) -> None:
             )
     b.set("loss_fn.ratio_clip_min", alg.clip.low, "spec.algorithm.clip.low")
     b.set("loss_fn.ratio_clip_max", alg.clip.high, "spec.algorithm.clip.high")
+    if alg.clip.dual is not None:
+        # ClippedPGLossConfig.ratio_clip_c (nemo_rl/algorithms/loss_functions.py, every pinned tag; the example
+        # config's null is off)
+        b.set("loss_fn.ratio_clip_c", alg.clip.dual, "spec.algorithm.clip.dual")
     if alg.entropy_coef:
         b.unsupported("spec.algorithm.entropy_coef", "an entropy bonus", found=alg.entropy_coef)
     if alg.ppo_epochs != 1:
@@ -309,6 +309,46 @@ def _algorithm(b: _Builder) -> None:
             "more than one pass over each batch (GRPO trains every sample once)",
             found=alg.ppo_epochs,
         )
+
+
+def _grpo_variants(b: _Builder) -> None:
+    """GRPO's baseline and std, DAPO's dynamic sampling and overlong shaping, the loss aggregation (issue 12,
+    item 7). Keys of GRPOConfig / ClippedPGLossConfig / RewardShapingConfig (grpo_MasterConfig key tree of each
+    tag); from 0.6.0 grpo.adv_estimator interpolates ${grpo.use_leave_one_out_baseline} and
+    ${grpo.normalize_rewards} (examples/configs/grpo_math_1B.yaml), so the grpo.* keys decide for every tag."""
+    spec = b.job.spec
+    alg = spec.algorithm
+    if alg.baseline is not None:
+        b.set("grpo.use_leave_one_out_baseline", alg.baseline == "leave_one_out", "spec.algorithm.baseline")
+    if alg.normalize_by_group_std is not None:
+        b.set("grpo.normalize_rewards", alg.normalize_by_group_std, "spec.algorithm.normalize_by_group_std")
+    # grpo.use_dynamic_sampling from 0.4.0 (0.2.1: none; an "on" there is refused by capability)
+    if b.version >= V0_4_0 and (alg.name != "gspo" or alg.dynamic_sampling is not None):
+        source = "spec.algorithm.dynamic_sampling" if alg.dynamic_sampling is not None else "spec.algorithm"
+        b.set("grpo.use_dynamic_sampling", alg.dynamic_sampling_on, source)
+    agg = alg.effective_loss_aggregation
+    if agg in ("token_mean", "seq_mean_token_mean"):
+        # token_level_loss: the mean over the batch's tokens, else each sequence's token mean, then their mean
+        source = "spec.algorithm.loss_aggregation" if alg.loss_aggregation else "spec.algorithm"
+        b.set("loss_fn.token_level_loss", agg == "token_mean", source)
+    penalty = spec.reward.overlong_penalty
+    if penalty is not None and b.version >= V0_4_0:  # 0.2.1: refused by capability
+        shaping = "grpo.reward_shaping"
+        b.set(f"{shaping}.enabled", True, "spec.reward.overlong_penalty")
+        b.set(
+            f"{shaping}.overlong_buffer_length",
+            penalty.buffer_tokens,
+            "spec.reward.overlong_penalty.buffer_tokens",
+        )
+        b.set(
+            f"{shaping}.overlong_buffer_penalty",
+            penalty.max_penalty,
+            "spec.reward.overlong_penalty.max_penalty",
+        )
+        # the example config's ${policy.max_total_sequence_length} is the prompt PLUS the response: the spec's
+        # buffer ends at the response budget (upstream's DAPO configs set the generation limit here)
+        budget = spec.rollout.max_tokens or spec.data.max_response_length
+        b.set(f"{shaping}.max_response_length", budget, "spec.reward.overlong_penalty")
 
 
 def _batches(b: _Builder) -> None:
@@ -931,12 +971,14 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
         out["spec.rollout.engine_settings.enforce_eager"] = ("policy.generation.vllm_cfg.enforce_eager",)
     if k.has_kl_type:
         out["spec.algorithm.kl.estimator"] = ("loss_fn.reference_policy_kl_type",)
-    if job.spec.algorithm.name in ("grpo", "dapo", "gspo"):
-        # not a field left unset but an algorithm NeMo-RL defines itself: always listed
-        out[f"spec.algorithm.name {job.spec.algorithm.name}: NeMo-RL's own baseline"] = (
-            "grpo.use_leave_one_out_baseline",
-            "grpo.normalize_rewards",
-        )
+    alg = job.spec.algorithm
+    out["spec.algorithm.clip.dual"] = ("loss_fn.ratio_clip_c",)
+    if alg.effective_loss_aggregation is None:
+        out["spec.algorithm.loss_aggregation"] = ("loss_fn.token_level_loss",)
+    if alg.name in GRPO_ADVANTAGE_ALGORITHMS:
+        # GRPO's advantage as NeMo-RL's example config defines it (leave-one-out, divided by the std)
+        out["spec.algorithm.baseline"] = ("grpo.use_leave_one_out_baseline",)
+        out["spec.algorithm.normalize_by_group_std"] = ("grpo.normalize_rewards",)
     return out
 
 

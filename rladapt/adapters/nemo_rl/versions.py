@@ -26,6 +26,15 @@ _BASE = frozenset(
         "backend.fsdp2",  # the DTensor policy (FSDP2 + TP)
         "algorithm.grpo",
         "algorithm.rloo",  # GRPO with a leave-one-out baseline and no std normalisation
+        # GRPO + clip-higher + loss_fn.token_level_loss; its dynamic sampling (0.4.0+) is a capability of its own
+        "algorithm.dapo",
+        # grpo.use_leave_one_out_baseline and grpo.normalize_rewards, each on its own (GRPOConfig, every tag)
+        "advantage.leave_one_out_std",
+        "advantage.no_std",
+        # loss_fn.token_level_loss true / false (ClippedPGLossConfig, every tag)
+        "loss_aggregation.token_mean",
+        "loss_aggregation.seq_mean_token_mean",
+        "clip.dual",  # loss_fn.ratio_clip_c
         "kl.loss",
         "dynamic_batch",
         "checkpoint.keep_last",
@@ -71,7 +80,8 @@ def capabilities(version: str) -> frozenset[str]:
             "placement.separate",  # policy.generation.colocated (0.3.0)
             "rollout.async",  # vllm_cfg.async_engine
             "backend.megatron",
-            "algorithm.dapo",  # grpo.use_dynamic_sampling
+            "algorithm.dynamic_sampling",  # grpo.use_dynamic_sampling
+            "reward.overlong_penalty",  # grpo.reward_shaping (RewardShapingConfig)
             "algorithm.gspo",  # loss_fn.sequence_level_importance_ratios
             "weight_sync.off_policy",  # grpo.async_grpo
             "reward.model",  # env.reward_model (RewardModelEnvironment)

@@ -54,6 +54,12 @@ class OpenRLHFAdapter(FrameworkAdapter):
         "rollout.max_batched_tokens": "OpenRLHF passes no max_num_batched_tokens to its vLLM engines",
         "rollout.layered_weight_sync": "OpenRLHF broadcasts each parameter as DeepSpeed gathers it; there is no "
         "layered mode to choose",
+        "advantage.leave_one_out_std": "no OpenRLHF estimator divides a leave-one-out advantage by the group "
+        "std (rloo: r minus the others' mean; group_norm: the group mean's baseline; experience_maker.py)",
+        "loss_aggregation.seq_mean_token_sum": "OpenRLHF's policy loss is a token mean or a mean of sequence "
+        "means (models/loss.py), never a mean of token sums",
+        "loss_aggregation.seq_mean_token_sum_norm": "OpenRLHF's policy loss is a token mean or a mean of "
+        "sequence means (models/loss.py), never token sums over the length budget",
     }
 
     def capabilities(self, version: str) -> frozenset[str]:

@@ -14,15 +14,17 @@ from packaging.version import Version
 from rladapt.adapters import common
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
+from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
 
 from .args import Args
 from .checks import FlagView, check
 from .parser import split_native
-from .versions import ALGORITHMS, capabilities, dotted, has_flag, option, spell
+from .versions import ALGORITHMS, TOKEN_LEVEL_LOSS_SINCE, capabilities, dotted, has_flag, option, spell
 
 if TYPE_CHECKING:
     from rladapt.plugins import FrameworkVersion
     from rladapt.primitives import RLJob
+    from rladapt.primitives.spec import Algorithm
 
 ENTRY_MODULE = "openrlhf.cli.train_ppo_ray"
 #: OpenRLHF loads this name from a Python file given as the remote reward URL.
@@ -38,6 +40,7 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
     _models(job, args, files)
     _algorithm(job, args)
     _batches(job, args)
+    _overlong_penalty(job, args)
     _data_and_eval(job, args)
     _optimizer(job, args)
     _deepspeed(job, args)
@@ -374,11 +377,11 @@ def _algorithm(job: RLJob, args: Args) -> None:
         )
         return
     estimator, extra = mapping
-    args.set("advantage_estimator", estimator, "spec.algorithm.name")
+    estimator, decided_by = _grpo_estimator(alg, estimator)
+    args.set("advantage_estimator", estimator, decided_by)
     for flat, value in extra.items():
         args.set(flat, value, "spec.algorithm.name")
-    if alg.name == "dapo":
-        args.set("dynamic_filtering_reward_range", (0.0, 1.0), "spec.algorithm.name")
+    _dynamic_sampling(alg, args)
     args.set("n_samples_per_prompt", alg.group_size, "spec.algorithm.group_size")
 
     kl = alg.kl
@@ -405,6 +408,9 @@ def _algorithm(job: RLJob, args: Args) -> None:
 
     clip = alg.clip
     args.set("eps_clip", clip.low, "spec.algorithm.clip.low")
+    if clip.dual is not None and has_flag(args.version, "dual_clip"):  # before: refused by capability
+        args.set("dual_clip", clip.dual, "spec.algorithm.clip.dual")
+    _loss_aggregation(alg, args)
     if clip.high != clip.low:
         if has_flag(args.version, "eps_clip_low_high"):
             args.set("eps_clip_low_high", (clip.low, clip.high), "spec.algorithm.clip.high")
@@ -419,6 +425,76 @@ def _algorithm(job: RLJob, args: Args) -> None:
     args.set("gamma", alg.gamma, "spec.algorithm.gamma")
     args.set("lambd", alg.lam, "spec.algorithm.lambda")
     args.set("max_epochs", alg.ppo_epochs, "spec.algorithm.ppo_epochs")
+
+
+def _grpo_estimator(alg: Algorithm, estimator: str) -> tuple[str, str]:
+    """The estimator of GRPO's advantage variants (trainer/ppo_utils/experience_maker.py, every pinned release):
+    group_norm is (r - mean) / std, dr_grpo r - mean, rloo r - the others' mean; no estimator divides a
+    leave-one-out advantage by the std (refused by capability: advantage.leave_one_out_std)."""
+    if alg.name not in GRPO_ADVANTAGE_ALGORITHMS:
+        return estimator, "spec.algorithm.name"
+    if alg.baseline == "leave_one_out":
+        return "rloo", "spec.algorithm.baseline"
+    if alg.normalize_by_group_std is False:
+        return "dr_grpo", "spec.algorithm.normalize_by_group_std"
+    # group_norm's own baseline and std, asked for explicitly
+    if alg.normalize_by_group_std is True:
+        return estimator, "spec.algorithm.normalize_by_group_std"
+    if alg.baseline == "group_mean":
+        return estimator, "spec.algorithm.baseline"
+    return estimator, "spec.algorithm.name"
+
+
+def _dynamic_sampling(alg: Algorithm, args: Args) -> None:
+    if not alg.dynamic_sampling_on or not has_flag(args.version, "dynamic_filtering"):
+        return  # off is OpenRLHF's own; on where the flag is missing: refused by capability
+    source = "spec.algorithm.dynamic_sampling" if alg.dynamic_sampling is not None else "spec.algorithm.name"
+    args.set("dynamic_filtering", True, source)
+    # keeps the groups whose mean reward lies strictly inside the range (experience_maker.py): with rewards in
+    # [0, 1], the groups that are not all 0 or all 1
+    args.set("dynamic_filtering_reward_range", (0.0, 1.0), source)
+
+
+def _loss_aggregation(alg: Algorithm, args: Args) -> None:
+    agg = alg.effective_loss_aggregation
+    if agg is None:
+        return
+    source = "spec.algorithm.loss_aggregation" if alg.loss_aggregation else "spec.algorithm.name"
+    if alg.name == "gspo":
+        # PolicyLoss reduces GSPO's loss per sequence whatever else is asked (models/loss.py, 0.8.11 to 0.11.2)
+        if agg != "seq_mean_token_mean":
+            args.cannot(
+                source,
+                f"loss aggregation {agg} with GSPO (its loss is per sequence)",
+                agg,
+                "seq_mean_token_mean",
+            )
+        return
+    if has_flag(args.version, "loss_agg_mode"):
+        if alg.loss_aggregation is not None and agg in ("token_mean", "seq_mean_token_mean"):
+            args.set("loss_agg_mode", agg.replace("_", "-"), source)
+        return
+    fixed = "token_mean" if args.version >= Version(TOKEN_LEVEL_LOSS_SINCE) else "seq_mean_token_mean"
+    if agg != fixed:  # an explicit mode is refused by capability first; this is an algorithm's own mode
+        args.cannot(source, f"loss aggregation {agg} (this version's policy loss is {fixed})", agg, fixed)
+
+
+def _overlong_penalty(job: RLJob, args: Args) -> None:
+    penalty = job.spec.reward.overlong_penalty
+    if penalty is None or not has_flag(args.version, "overlong_buffer_len"):
+        return  # where the flags are missing: refused by capability
+    args.set("overlong_buffer_len", penalty.buffer_tokens, "spec.reward.overlong_penalty.buffer_tokens")
+    args.set("overlong_penalty_factor", penalty.max_penalty, "spec.reward.overlong_penalty.max_penalty")
+    spec = job.spec
+    if has_flag(args.version, "max_new_tokens") and spec.rollout.max_tokens is None:
+        # the penalty counts from max_new_tokens, else from max_len, the prompt PLUS the response
+        # (length_penalty.py, 0.9.10 to 0.11.2): the spec's buffer ends at the response budget
+        budget = spec.data.max_response_length
+        args.set("max_new_tokens", budget, "spec.reward.overlong_penalty")
+        args.notes.append(
+            f"--max_new_tokens {budget} (data.max_response_length): OpenRLHF's overlong penalty counts from it, "
+            "else from the prompt plus response length"
+        )
 
 
 def _batches(job: RLJob, args: Args) -> None:
@@ -903,6 +979,10 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
         out["spec.algorithm.entropy_coef"] = ("entropy_loss_coef",)
     if has_flag(v, "max_new_tokens"):
         out["spec.rollout.max_tokens"] = ("max_new_tokens",)
+    if has_flag(v, "dual_clip"):
+        out["spec.algorithm.clip.dual"] = ("dual_clip",)
+    if has_flag(v, "loss_agg_mode") and job.spec.algorithm.effective_loss_aggregation is None:
+        out["spec.algorithm.loss_aggregation"] = ("loss_agg_mode",)
     if job.spec.algorithm.needs_critic:
         out["spec.model.critic_path"] = ("critic_pretrain",)
     out["spec.rollout.engine_settings.enforce_eager"] = ("enforce_eager",)

@@ -59,6 +59,14 @@ DOTTED: dict[str, str] = {
     "lambd": "algo.advantage.lambd",
     "dynamic_filtering": "algo.dynamic_filtering_enable",
     "dynamic_filtering_reward_range": "algo.dynamic_filtering_range",
+    # PolicyLoss(dual_clip=...) (trainer/ray/ppo_actor.py, models/loss.py: asserts > 1.0)
+    "dual_clip": "actor.dual_clip",
+    # PolicyLoss(token_level_loss=loss_agg_mode == "token-mean") (trainer/ray/ppo_actor.py, 0.11.2)
+    "loss_agg_mode": "actor.loss_agg_mode",
+    # DAPO's overlong penalty on the rewards (trainer/ppo_utils/experience_maker.py in 0.8.11, length_penalty.py
+    # from 0.9.10): relative to generate_max_len / max_new_tokens, else max_len
+    "overlong_buffer_len": "reward.overlong_buffer_len",
+    "overlong_penalty_factor": "reward.overlong_penalty_factor",
     # batches, lengths, loop
     "train_batch_size": "train.batch_size",
     "micro_train_batch_size": "train.micro_batch_size",
@@ -161,6 +169,11 @@ RANGES: dict[str, tuple[str | None, str | None]] = {
     "policy_loss_type": ("0.8.6", None),
     "dynamic_filtering": ("0.8.6", None),
     "dynamic_filtering_reward_range": ("0.8.6", None),
+    # not in 0.7.5, in 0.8.11 (the first pinned release that has them)
+    "dual_clip": ("0.8.11", None),
+    "overlong_buffer_len": ("0.8.11", None),
+    "overlong_penalty_factor": ("0.8.11", None),
+    "loss_agg_mode": ("0.11.2", None),
     "use_dynamic_batch": ("0.8.6", None),
     "train_max_tokens_per_gpu": ("0.8.6", None),
     "rollout_max_tokens_per_gpu": ("0.8.6", None),
@@ -185,6 +198,12 @@ ESTIMATORS: dict[str, str] = {
     "flash_reinforce": "0.11.2",
 }
 
+#: Before this release PolicyLoss reduces per sequence, then over sequences (masked_mean(dim=-1).mean(),
+#: models/loss.py of 0.5.9.post1); from it the token mean (token_level_loss=True, the default PolicyLoss of 0.7.5 to
+#: 0.10.2 is built with), except GSPO's, which is per sequence (models/loss.py: policy_loss_type == "gspo" ->
+#: token_level_loss = False, 0.8.11+). 0.7.5 is the first pinned release that has it.
+TOKEN_LEVEL_LOSS_SINCE = "0.7.5"
+
 #: Estimators that compare the samples of one prompt: one sample per prompt makes every advantage zero.
 GROUP_ESTIMATORS = frozenset({"rloo", "reinforce_baseline", "group_norm", "dr_grpo"})
 
@@ -195,7 +214,8 @@ ALGORITHMS: dict[str, tuple[str, dict[str, object]]] = {
     "rloo": ("rloo", {}),
     "reinforce_pp": ("reinforce", {}),
     "reinforce_pp_baseline": ("reinforce_baseline", {}),
-    "dapo": ("group_norm", {"dynamic_filtering": True}),
+    # DAPO's dynamic sampling (--dynamic_filtering) is spec.algorithm.dynamic_sampling, on by default for dapo
+    "dapo": ("group_norm", {}),
     "gspo": ("group_norm", {"policy_loss_type": "gspo"}),
 }
 
@@ -300,4 +320,16 @@ def capabilities(version: str) -> frozenset[str]:
     caps |= {"offload.actor.optimizer", "offload.critic.optimizer", "offload.ref.params", "pack_sequences"}
     if has_flag(v, "best_metric_key"):
         caps.add("checkpoint.keep_best")
+    if has_flag(v, "dynamic_filtering"):
+        caps.add("algorithm.dynamic_sampling")
+    if "dr_grpo" in available:
+        caps.add("advantage.no_std")  # Dr. GRPO: rewards minus the group mean, no std (experience_maker.py)
+    if has_flag(v, "dual_clip"):
+        caps.add("clip.dual")
+    if has_flag(v, "overlong_buffer_len"):
+        caps.add("reward.overlong_penalty")
+    if has_flag(v, "loss_agg_mode") or v >= _v(TOKEN_LEVEL_LOSS_SINCE):
+        caps.add("loss_aggregation.token_mean")
+    if has_flag(v, "loss_agg_mode") or v < _v(TOKEN_LEVEL_LOSS_SINCE):
+        caps.add("loss_aggregation.seq_mean_token_mean")
     return frozenset(caps)

@@ -29,6 +29,10 @@ class VerlAdapter(FrameworkAdapter):
         # trainer/ppo/ray_trainer.py _save_checkpoint of 0.5.0 to 0.9.1 prunes by max_actor_ckpt_to_keep, oldest first
         "checkpoint.keep_best": "verl keeps the newest checkpoints only (trainer.max_actor_ckpt_to_keep), never "
         "by a validation metric: use checkpoint.keep_last",
+        "advantage.leave_one_out_std": "no verl estimator divides a leave-one-out advantage by the group std "
+        "(rloo: the score minus the others' mean; grpo: the group mean's baseline; trainer/ppo/core_algos.py)",
+        "reward.overlong_penalty": "not mapped by rladapt yet: verl applies it only in its dapo reward manager "
+        "(reward_kwargs.overlong_buffer_cfg), which would replace the naive manager rladapt's reward sources use",
     }
 
     def capabilities(self, version: str) -> frozenset[str]:

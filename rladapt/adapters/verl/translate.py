@@ -22,7 +22,7 @@ from rladapt.adapters.common import (
 from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
-from rladapt.primitives.spec import CRITIC_ALGORITHMS
+from rladapt.primitives.spec import CRITIC_ALGORITHMS, GRPO_ADVANTAGE_ALGORITHMS
 
 from .entrypoints import FULLY_ASYNC_MODULE, MAIN_MODULE, ONE_STEP_OFF_MODULE
 from .versions import Keys, keys
@@ -30,6 +30,7 @@ from .versions import Keys, keys
 if TYPE_CHECKING:
     from rladapt.plugins.adapter import FrameworkVersion
     from rladapt.primitives import RLJob
+    from rladapt.primitives.spec import Algorithm
 
 ARR = "actor_rollout_ref"
 
@@ -289,9 +290,22 @@ def _model(b: _Builder) -> None:
             )
 
 
+def _estimator(alg: Algorithm) -> tuple[str, str]:
+    """verl's ``adv_estimator`` for the algorithm and its advantage variant, and the field that decides it."""
+    if alg.name in GRPO_ADVANTAGE_ALGORITHMS and alg.baseline == "leave_one_out":
+        # a leave-one-out baseline without the std is verl's rloo (score minus the others' mean:
+        # core_algos.compute_rloo_outcome_advantage, 0.5.0 to 0.9.1); with the std no estimator computes it and
+        # the capability check refuses it (advantage.leave_one_out_std)
+        return "rloo", "spec.algorithm.baseline"
+    if alg.name in GRPO_ADVANTAGE_ALGORITHMS and alg.baseline == "group_mean":
+        return ADV_ESTIMATOR[alg.name], "spec.algorithm.baseline"  # the grpo estimator's own baseline
+    return ADV_ESTIMATOR[alg.name], "spec.algorithm.name"
+
+
 def _algorithm(b: _Builder) -> None:
     alg = b.job.spec.algorithm
-    b.set("algorithm.adv_estimator", ADV_ESTIMATOR[alg.name], "spec.algorithm.name")
+    estimator, decided_by = _estimator(alg)
+    b.set("algorithm.adv_estimator", estimator, decided_by)
     b.set("algorithm.gamma", alg.gamma, "spec.algorithm.gamma")
     b.set("algorithm.lam", alg.lam, "spec.algorithm.lam")
     kl_on = alg.kl.coef > 0
@@ -309,18 +323,42 @@ def _algorithm(b: _Builder) -> None:
             b.set("algorithm.kl_penalty", KL_TYPE[alg.kl.estimator], "spec.algorithm.kl.estimator")
     b.set(f"{ARR}.actor.clip_ratio_low", alg.clip.low, "spec.algorithm.clip.low")
     b.set(f"{ARR}.actor.clip_ratio_high", alg.clip.high, "spec.algorithm.clip.high")
+    if alg.clip.dual is not None:
+        # the actor's dual-clip bound (dp_actor.py config.get("clip_ratio_c", 3.0), workers/config/actor.py)
+        b.set(f"{ARR}.actor.clip_ratio_c", alg.clip.dual, "spec.algorithm.clip.dual")
     if alg.entropy_coef is not None:
         b.set(f"{ARR}.actor.entropy_coeff", alg.entropy_coef, "spec.algorithm.entropy_coef")
     b.set(f"{ARR}.actor.ppo_epochs", alg.ppo_epochs, "spec.algorithm.ppo_epochs")
     if alg.name == "gspo":
         b.set(f"{ARR}.actor.policy_loss.loss_mode", "gspo", "spec.algorithm.name")
-        b.set(f"{ARR}.actor.loss_agg_mode", "seq-mean-token-mean", "spec.algorithm.name")
-    if alg.name == "dapo":
-        b.set("algorithm.filter_groups.enable", True, "spec.algorithm.name")
-        b.set("algorithm.filter_groups.metric", "acc", "spec.algorithm.name")
-        b.set(f"{ARR}.actor.loss_agg_mode", "token-mean", "spec.algorithm.name")
+    _grpo_variants(b)
     if alg.needs_critic:
         b.set("critic.ppo_epochs", alg.ppo_epochs, "spec.algorithm.ppo_epochs")
+
+
+def _grpo_variants(b: _Builder) -> None:
+    """The std normalisation, dynamic sampling and the loss aggregation (issue 12, item 7)."""
+    alg = b.job.spec.algorithm
+    if alg.normalize_by_group_std is not None and _estimator(alg)[0] == "grpo":
+        # read by compute_advantage for the grpo estimator only (trainer/ppo/ray_trainer.py, 0.5.0 to 0.9.1)
+        b.set(
+            "algorithm.norm_adv_by_std_in_grpo",
+            alg.normalize_by_group_std,
+            "spec.algorithm.normalize_by_group_std",
+        )
+    # an explicit false on a version without filter_groups is what that version does anyway: nothing to write
+    if b.k.has_filter_groups and (alg.dynamic_sampling is not None or alg.dynamic_sampling_on):
+        source = (
+            "spec.algorithm.dynamic_sampling" if alg.dynamic_sampling is not None else "spec.algorithm.name"
+        )
+        b.set("algorithm.filter_groups.enable", alg.dynamic_sampling_on, source)
+        if alg.dynamic_sampling_on:
+            b.set("algorithm.filter_groups.metric", "acc", source)
+    agg = alg.effective_loss_aggregation
+    if agg is not None:
+        # core_algos.agg_loss spells the modes with dashes (token-mean, seq-mean-token-sum-norm, ...)
+        source = "spec.algorithm.loss_aggregation" if alg.loss_aggregation else "spec.algorithm.name"
+        b.set(f"{ARR}.actor.loss_agg_mode", agg.replace("_", "-"), source)
 
 
 def _batches(b: _Builder) -> None:
@@ -881,6 +919,15 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
             (f"{ARR}.actor.kl_loss_type",) if kl.in_ == "loss" else ("algorithm.kl_penalty",)
         ),
         "spec.algorithm.entropy_coef": (f"{ARR}.actor.entropy_coeff",),
+        "spec.algorithm.clip.dual": (f"{ARR}.actor.clip_ratio_c",),
+        "spec.algorithm.normalize_by_group_std": (
+            ("algorithm.norm_adv_by_std_in_grpo",)
+            if job.spec.algorithm.name in GRPO_ADVANTAGE_ALGORITHMS
+            else ()
+        ),
+        "spec.algorithm.loss_aggregation": (
+            () if job.spec.algorithm.effective_loss_aggregation else (f"{ARR}.actor.loss_agg_mode",)
+        ),
         "spec.training.optimizer.warmup_steps": (
             f"{ARR}.actor.optim.lr_warmup_steps",
             f"{ARR}.actor.optim.lr_warmup_steps_ratio",

@@ -32,6 +32,19 @@ _BASE = frozenset(
         "algorithm.reinforce_pp",
         "algorithm.reinforce_pp_baseline",
         "algorithm.remax",
+        # GRPO + clip-higher + token-mean loss (the default loss_agg_mode); its dynamic sampling is a capability
+        # of its own (algorithm.filter_groups), so a DAPO with dynamic_sampling: false runs on every version
+        "algorithm.dapo",
+        # algorithm.norm_adv_by_std_in_grpo (trainer/config/algorithm.py AlgoConfig, every pinned wheel)
+        "advantage.no_std",
+        # actor.loss_agg_mode: token-mean, seq-mean-token-mean, seq-mean-token-sum, seq-mean-token-sum-norm
+        # (trainer/ppo/core_algos.py agg_loss, 0.5.0 to 0.9.1)
+        "loss_aggregation.token_mean",
+        "loss_aggregation.seq_mean_token_mean",
+        "loss_aggregation.seq_mean_token_sum",
+        "loss_aggregation.seq_mean_token_sum_norm",
+        # actor.clip_ratio_c, the dual clip core_algos.compute_policy_loss always applies (default 3.0)
+        "clip.dual",
         "kl.loss",
         "kl.reward",
         "reward.function",
@@ -97,7 +110,9 @@ def capabilities(version: str) -> frozenset[str]:
         # The one-step-off / fully-async entrypoints ship in the wheel from 0.8.0 (0.7.x: source checkout only).
         caps |= {"placement.separate", "weight_sync.off_policy"}
     if v >= V0_9_0:
-        caps.add("algorithm.dapo")  # algorithm.filter_groups joined the main config in 0.9.0
+        # algorithm.filter_groups (FilterGroupsConfig) joined the main trainer config in 0.9.0 (before: the DAPO
+        # recipe's own trainer, not in the wheel)
+        caps.add("algorithm.dynamic_sampling")
     return frozenset(caps)
 
 
@@ -197,6 +212,11 @@ class Keys:
         if self.version >= V0_8_0:
             return "model"
         return "actor" if self.version >= V0_7_1 else "always"
+
+    @property
+    def has_filter_groups(self) -> bool:
+        """``algorithm.filter_groups`` (dynamic sampling) in the main trainer config from 0.9.0."""
+        return self.version >= V0_9_0
 
     @property
     def megatron_critic_transformer_config(self) -> bool:
