@@ -235,6 +235,27 @@ def _model(b: _Builder) -> None:
         )
 
 
+def _advantage(b: _Builder) -> None:
+    """GRPOTrainer's baseline is the group mean (grpo_trainer.py _generate_and_score_completions: rewards minus
+    mean_grouped_rewards); ``scale_rewards`` "group" divides by the group's std, "none" does not (grpo_config.py
+    0.23.1 to 1.16.0, default "group")."""
+    alg = b.job.spec.algorithm
+    if alg.baseline == "leave_one_out":
+        b.unsupported(
+            "spec.algorithm.baseline",
+            "a leave-one-out baseline with GRPOTrainer (its baseline is the group mean; algorithm: rloo is "
+            "TRL's RLOOTrainer)",
+            found=alg.baseline,
+            expected="group_mean",
+        )
+    elif alg.normalize_by_group_std is not None:
+        scale = "group" if alg.normalize_by_group_std else "none"
+        b.set("scale_rewards", scale, "spec.algorithm.normalize_by_group_std")
+    elif alg.baseline is not None:
+        # the group mean is GRPOTrainer's own: written out, with TRL's own std scaling, so the launch says so
+        b.set("scale_rewards", "group", "spec.algorithm.baseline")
+
+
 def _algorithm(b: _Builder) -> None:
     alg = b.job.spec.algorithm
     if alg.group_size < 2:
@@ -276,6 +297,8 @@ def _algorithm(b: _Builder) -> None:
     b.set("epsilon_high", alg.clip.high, "spec.algorithm.clip.high")
     # num_iterations: updates per generation batch, PPO's epochs (GRPO's mu)
     b.set("num_iterations", alg.ppo_epochs, "spec.algorithm.ppo_epochs")
+    if b.trainer == "grpo":
+        _advantage(b)
     if alg.entropy_coef is not None:
         if b.trainer == "grpo" and b.k.entropy_coef:
             b.set("entropy_coef", alg.entropy_coef, "spec.algorithm.entropy_coef")

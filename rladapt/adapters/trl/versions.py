@@ -29,6 +29,7 @@ _BASE = frozenset(
         # RLOOTrainer with reward functions and num_generations (trl/trainer/rloo_trainer.py, rewritten in 0.23.0
         # to GRPOTrainer's interface; every pinned version)
         "algorithm.rloo",
+        "advantage.no_std",  # GRPOConfig.scale_rewards="none" (grpo_config.py, every pinned version)
         "kl.loss",  # GRPO: beta * k3 in the loss (grpo_trainer.py _compute_loss, per_token_kl)
         "kl.reward",  # RLOO: rewards - beta * k1 (rloo_trainer.py _generate_and_score_completions, 0.23.1)
         "reward.function",

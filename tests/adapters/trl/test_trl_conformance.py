@@ -41,6 +41,7 @@ CASES: dict[str, tuple[str, ...]] = {
         "spec.logging.backends=[tensorboard]",
         "spec.placement.pools=[{name: one, nodes: 1, gpus_per_node: 1, roles: [actor, rollout, ref]}]",
     ),
+    "grpo-no-std": ("spec.algorithm.normalize_by_group_std=false",),
     "grpo-warmup-ratio-clip": (
         "spec.training.optimizer={lr: 0.001, warmup_ratio: 0.25, max_grad_norm: 0.5}",
     ),
@@ -84,6 +85,9 @@ def expected(j: RLJob, version: str) -> dict[str, Any]:
         out["num_train_epochs"] = float(tr.epochs or 1)
     if tr.optimizer.warmup_steps is not None:
         out["warmup_steps"] = tr.optimizer.warmup_steps
+    if s.algorithm.normalize_by_group_std is not None:
+        # scale_rewards: "group" divides by the group's std, "none" does not (grpo_config.py docstring)
+        out["scale_rewards"] = "group" if s.algorithm.normalize_by_group_std else "none"
     if tr.optimizer.warmup_ratio is not None:
         out["warmup_ratio"] = tr.optimizer.warmup_ratio
     if tr.optimizer.weight_decay is not None:
