@@ -116,3 +116,16 @@ def _looks_typed(text: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+def working_dir_runtime_env(job: RLJob, excludes: Iterable[str]) -> dict[str, Any]:
+    """Ray's runtime_env for a job shipped as its working directory: ``excludes`` (gitignore-style, from the
+    working directory) plus the checkpoint directory when it lies inside it, and the spec's environment."""
+    out = list(excludes)
+    ck = job.checkpoint_dir
+    if not ck.startswith("/"):
+        out.append("/" + ck.strip("/").removeprefix("./") + "/")
+    env: dict[str, Any] = {"working_dir": job.spec.runtime.working_dir, "excludes": list(dict.fromkeys(out))}
+    if job.spec.env:
+        env["env_vars"] = dict(job.spec.env)
+    return env

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from packaging.version import Version
 
-from rladapt.adapters.common import WEIGHT_EXCLUDES, hydra_passthrough, placement
+from rladapt.adapters.common import WEIGHT_EXCLUDES, hydra_passthrough, placement, working_dir_runtime_env
 from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
@@ -984,14 +984,4 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
 
 def runtime_env(job: RLJob) -> dict[str, Any]:
     """Ray runtime_env for submitting the driver: the checkout without weights, logs, checkpoints or venv."""
-    excludes: list[str] = list(EXCLUDES)
-    ck = job.checkpoint_dir
-    if not ck.startswith("/"):
-        excludes.append("/" + ck.strip("/").removeprefix("./") + "/")
-    env: dict[str, Any] = {
-        "working_dir": job.spec.runtime.working_dir,
-        "excludes": list(dict.fromkeys(excludes)),
-    }
-    if job.spec.env:
-        env["env_vars"] = dict(job.spec.env)
-    return env
+    return working_dir_runtime_env(job, EXCLUDES)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from packaging.version import Version
 
-from rladapt.adapters.common import WEIGHT_EXCLUDES
+from rladapt.adapters.common import WEIGHT_EXCLUDES, working_dir_runtime_env
 from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
@@ -552,14 +552,4 @@ def _native(b: _Builder) -> list[str]:
 
 def runtime_env(job: RLJob) -> dict[str, Any]:
     """Ray runtime_env for submitting the driver: the working dir without weights or checkpoints."""
-    excludes: list[str] = list(EXCLUDES)
-    ck = job.checkpoint_dir
-    if not ck.startswith("/"):
-        excludes.append("/" + ck.strip("/").removeprefix("./") + "/")
-    env: dict[str, Any] = {
-        "working_dir": job.spec.runtime.working_dir,
-        "excludes": list(dict.fromkeys(excludes)),
-    }
-    if job.spec.env:
-        env["env_vars"] = dict(job.spec.env)
-    return env
+    return working_dir_runtime_env(job, EXCLUDES)

@@ -18,6 +18,7 @@ from rladapt.adapters.common import (
     hydra_value,
     override_notes,
     placement,
+    working_dir_runtime_env,
 )
 from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
@@ -980,16 +981,7 @@ def _budget_and_engine_defaults(job: RLJob) -> dict[str, tuple[str, ...]]:
 def runtime_env(job: RLJob) -> dict[str, Any]:
     """Ray runtime_env: ship the working dir, never checkpoints, data, .git or weights (verl issue 696)."""
     excludes: list[str] = ["/.git/", "/outputs/", "/wandb/", "/.cache/", "/.venv/", *WEIGHT_EXCLUDES]
-    ck = job.checkpoint_dir
-    if not ck.startswith("/"):
-        excludes.append("/" + ck.strip("/").removeprefix("./") + "/")
     for path in [*job.spec.data.train, *job.spec.data.val, *job.spec.eval.datasets]:
         if not path.startswith(("/", "hdfs://", "s3://", "gs://")):
             excludes.append("/" + path.removeprefix("./"))
-    env: dict[str, Any] = {
-        "working_dir": job.spec.runtime.working_dir,
-        "excludes": list(dict.fromkeys(excludes)),
-    }
-    if job.spec.env:
-        env["env_vars"] = dict(job.spec.env)
-    return env
+    return working_dir_runtime_env(job, excludes)
