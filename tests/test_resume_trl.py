@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -217,6 +218,8 @@ def test_on_slurm_a_requeued_job_resumes_from_its_newest_complete_checkpoint(
     final = runner.wait(run, interval=0.5, timeout=900)
     output = _slurm_output(run.dir)
     assert final.state == "SUCCEEDED", output[-3000:]
-    assert "resuming from step 2" in output
-    assert [s["from_step"] for s in read_attempts(run.dir)] == [None, 2]
+    # the newest complete step when the requeue landed: 2, or 4 on a machine slow to deliver it
+    resumed = re.search(r"resuming from step (\d+)", output)
+    assert resumed is not None and int(resumed.group(1)) in (2, 4), output[-3000:]
+    assert [s["from_step"] for s in read_attempts(run.dir)] == [None, int(resumed.group(1))]
     assert _per_step(ck) == uninterrupted

@@ -20,6 +20,7 @@ from rladapt.pipeline import render_native
 from rladapt.plugins import NativeLaunch
 from rladapt.plugins._manager import Registry
 from rladapt.primitives import load_job
+from tests.conftest import GPU_EXAMPLES
 from tests.support.wheels import REPO, file_lock
 
 from .conftest import PINNED
@@ -57,7 +58,7 @@ def verdicts(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> di
     model = tmp_path_factory.mktemp("tiny-model")
     paths = [f"spec.model.path={model}"]
     cases = []
-    for example in sorted((REPO / "examples").glob("*.yaml")):
+    for example in GPU_EXAMPLES:
         job = load_job(example, paths)
         if job.spec.model.critic_path:
             job = load_job(example, [*paths, f"spec.model.critic_path={model}"])
@@ -99,7 +100,7 @@ def _run(request: str) -> dict[str, str]:
     return out
 
 
-@pytest.mark.parametrize("example", sorted(p.name for p in (REPO / "examples").glob("*.yaml")))
+@pytest.mark.parametrize("example", [p.name for p in GPU_EXAMPLES])
 def test_examples_pass_verl_validation(example: str, verdicts: dict[str, str]) -> None:
     assert verdicts[example] == "VALID"
 
