@@ -22,14 +22,19 @@ from rladapt.adapters.openrlhf.versions import ALGORITHMS, DOTTED, READ_DOTTED, 
 from rladapt.compat.schema import Snapshot
 from rladapt.compat.schema._values import COMPUTED
 from rladapt.primitives.errors import UsageError, quote
+from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
 
 from .effective import Effective, derived, item_text, negations, openrlhf_effective, same
 from .script import interpreter
 
 FRAMEWORK = "openrlhf"
 EXAMPLE = f"python3 -m {ENTRY_MODULE} --flag value ..."
-#: OpenRLHF estimator -> rladapt algorithm (the extra flags of dapo and gspo are read in ``fields``).
-_ALGORITHM = {est: name for name, (est, extra) in ALGORITHMS.items() if not extra}
+#: OpenRLHF estimator -> rladapt algorithm, the first algorithm rendering it (group_norm is grpo; dapo's dynamic
+#: filtering and gspo's loss type are read in ``_algorithm``).
+_ALGORITHM: dict[str, str] = {}
+for _name, (_est, _extra) in ALGORITHMS.items():
+    if not _extra:
+        _ALGORITHM.setdefault(_est, _name)
 #: spec.reward when the launch names no reward the spec can hold: a remote scorer. A launch in agent mode
 #: (--agent_func_path) scores through the agent whatever the URL; any other launch without a reward is one
 #: OpenRLHF cannot run either, and the import's final check names the flag.
@@ -213,7 +218,10 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
 
     _models(t, v, get, put, out)
     _algorithm(get, put, put_unless_own, out, v)
+    _grpo_variants(get, put_unless_own, out, v)
     _batches(get, put, out, v)
+    _budgets(get, out, v)
+    _overlong_penalty(get, has, out, v)
     put("spec.data.train", "prompt_data", lambda x: [x])
     put("spec.data.prompt_key", "input_key")
     put_unless_own("spec.data.seed", "seed")
@@ -224,9 +232,12 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
         put("spec.rollout.val.n", "eval_n_samples_per_prompt")
     _optimizer(get, put, put_unless_own, out)
     _deepspeed(get, put_unless_own, out)
+    _data_memory(get, out, v)
     _checkpoint(get, put, put_unless_own, out)
+    _keep_best(get, has, out)
     _logging(get, out)
     _placement(get, out)
+    _engine_settings(get, out)
     return out
 
 
@@ -264,7 +275,8 @@ def _models(t: dict[str, Any], v: Version, get: Any, put: Any, out: dict[str, An
 
 def _algorithm(get: Any, put: Any, put_unless_own: Any, out: dict[str, Any], v: Version) -> None:
     estimator = get("advantage_estimator")
-    name = _ALGORITHM.get(str(estimator))
+    # dr_grpo is GRPO without the std (translate._grpo_estimator; the field is read in _grpo_variants)
+    name = "grpo" if estimator == "dr_grpo" else _ALGORITHM.get(str(estimator))
     if name == "grpo" and get("dynamic_filtering") is True:
         name = "dapo"
     elif name == "grpo" and get("policy_loss_type") == "gspo":
@@ -293,6 +305,36 @@ def _algorithm(get: Any, put: Any, put_unless_own: Any, out: dict[str, Any], v: 
     put("spec.algorithm.ppo_epochs", "max_epochs")
 
 
+def _grpo_variants(get: Any, put_unless_own: Any, out: dict[str, Any], v: Version) -> None:
+    """The inverse of translate's _grpo_estimator, _dynamic_sampling, _loss_aggregation and the dual clip."""
+    name = out.get("spec.algorithm.name")
+    if get("advantage_estimator") == "dr_grpo" and name in GRPO_ADVANTAGE_ALGORITHMS:
+        out["spec.algorithm.normalize_by_group_std"] = False
+    # --advantage_estimator rloo is the rloo algorithm (a leave-one-out GRPO renders the same: not imported as one)
+    if name in ("rloo", "reinforce_pp", "reinforce_pp_baseline", "gspo") and get("dynamic_filtering") is True:
+        out["spec.algorithm.dynamic_sampling"] = True  # grpo with it is dapo (_algorithm)
+    if has_flag(v, "loss_agg_mode") and name != "gspo":  # GSPO's loss is per sequence whatever the mode
+        put_unless_own("spec.algorithm.loss_aggregation", "loss_agg_mode")
+        mode = out.get("spec.algorithm.loss_aggregation")
+        if isinstance(mode, str):
+            out["spec.algorithm.loss_aggregation"] = mode.replace("-", "_")
+    if has_flag(v, "dual_clip"):
+        put_unless_own("spec.algorithm.clip.dual", "dual_clip")
+
+
+def _overlong_penalty(get: Any, has: Any, out: dict[str, Any], v: Version) -> None:
+    """``--overlong_buffer_len`` and ``--overlong_penalty_factor``. Where --max_new_tokens exists the render adds
+    it with the penalty (at data.max_response_length); a launch without it stays native."""
+    length, factor = get("overlong_buffer_len"), get("overlong_penalty_factor")  # a float flag before 0.11
+    whole = isinstance(length, int) or (isinstance(length, float) and length.is_integer())
+    if not has("overlong_buffer_len") or isinstance(length, bool) or not whole or length <= 0:
+        return
+    if has_flag(v, "max_new_tokens") and get("max_new_tokens") is None:
+        return
+    if isinstance(factor, (int, float)) and not isinstance(factor, bool) and factor > 0:
+        out["spec.reward.overlong_penalty"] = {"buffer_tokens": int(length), "max_penalty": factor}
+
+
 def _batches(get: Any, put: Any, out: dict[str, Any], v: Version) -> None:
     put("spec.training.global_batch", "rollout_batch_size")
     train, n = get("train_batch_size"), get("n_samples_per_prompt") or 1
@@ -319,6 +361,25 @@ def _batches(get: Any, put: Any, out: dict[str, Any], v: Version) -> None:
     put("spec.rollout.top_p", "top_p")
 
 
+def _budgets(get: Any, out: dict[str, Any], v: Version) -> None:
+    """``spec.training.budgets.old_log_prob``: experience making's micro batch and token cap where they are not
+    what rladapt renders unset (the training micro batch; the training token cap with dynamic batching).
+    translate._role_budgets serves every forward pass with them; the other passes stay unset."""
+    micro = get("micro_rollout_batch_size")
+    if isinstance(micro, int) and micro != get("micro_train_batch_size"):
+        out["spec.training.budgets.old_log_prob.micro_batch_per_gpu"] = micro
+    if not has_flag(v, "rollout_max_tokens_per_gpu"):
+        return
+    # a token cap without dynamic batching is one the spec refuses (it is inert then): it stays native
+    tokens = get("rollout_max_tokens_per_gpu")
+    if (
+        get("use_dynamic_batch") is True
+        and isinstance(tokens, int)
+        and tokens != get("train_max_tokens_per_gpu")
+    ):
+        out["spec.training.budgets.old_log_prob.max_tokens_per_gpu"] = tokens
+
+
 def _optimizer(get: Any, put: Any, put_unless_own: Any, out: dict[str, Any]) -> None:
     put("spec.training.optimizer.lr", "actor_learning_rate")
     put_unless_own("spec.training.optimizer.weight_decay", "l2")
@@ -340,6 +401,21 @@ def _deepspeed(get: Any, put_unless_own: Any, out: dict[str, Any]) -> None:
         out["spec.training.parallel.cp"] = ring
 
 
+def _data_memory(get: Any, out: dict[str, Any], v: Version) -> None:
+    """The inverse of translate._data_memory: CPU offload and packed sequences, each only where on (off is
+    OpenRLHF's own). spec.data.overlong_prompts renders nothing but a note (truncate_right) or --max_new_tokens
+    (truncate_left), which is spec.rollout.max_tokens already: it is not imported."""
+    if get("adam_offload") is True:  # the critic's optimizer follows the actor's
+        out["spec.training.offload.actor.optimizer"] = True
+    if get("ref_reward_offload") is True:
+        out["spec.training.offload.ref.params"] = True
+    # dynamic batching and ring attention turn packing on after parsing: there it stays OpenRLHF's own
+    ring = get("ring_attn_size")
+    derived_on = get("use_dynamic_batch") is True or (isinstance(ring, int) and ring > 1)
+    if get("packing_samples") is True and not derived_on:
+        out["spec.training.pack_sequences"] = True
+
+
 def _checkpoint(get: Any, put: Any, put_unless_own: Any, out: dict[str, Any]) -> None:
     put("spec.checkpoint.dir", "ckpt_path")
     steps = get("save_steps")
@@ -348,6 +424,25 @@ def _checkpoint(get: Any, put: Any, put_unless_own: Any, out: dict[str, Any]) ->
     put_unless_own("spec.checkpoint.keep_last", "max_ckpt_num")
     put("spec.checkpoint.save_hf", "save_hf_ckpt")
     out["spec.checkpoint.resume"] = "auto" if get("load_checkpoint") is True else "never"
+
+
+def _keep_best(get: Any, has: Any, out: dict[str, Any]) -> None:
+    """``--best_metric_key`` (0.9.10+): one best checkpoint by a greater metric (translate._keep_best)."""
+    metric = get("best_metric_key")
+    if has("best_metric_key") and isinstance(metric, str) and metric:
+        out["spec.checkpoint.keep_best"] = {"metric": metric, "higher_is_better": True, "count": 1}
+
+
+def _engine_settings(get: Any, out: dict[str, Any]) -> None:
+    """``--enforce_eager`` where on, and ``--vllm_enable_sleep`` where it is not the hybrid engine's own (on
+    exactly when every model shares the GPUs and training is synchronous: translate._placement). Without
+    --colocate_all_models OpenRLHF turns the sleep off after parsing, so there it is never imported on."""
+    if get("enforce_eager") is True:
+        out["spec.rollout.engine_settings.enforce_eager"] = True
+    hybrid = get("colocate_all_models") is True and get("async_train") is not True
+    sleep = get("vllm_enable_sleep")
+    if isinstance(sleep, bool) and sleep != hybrid:
+        out["spec.rollout.engine_settings.free_cache_between_phases"] = sleep
 
 
 def _logging(get: Any, out: dict[str, Any]) -> None:

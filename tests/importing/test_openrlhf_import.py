@@ -17,7 +17,7 @@ import pytest
 from packaging.version import Version
 
 from rladapt import compat
-from rladapt.adapters.openrlhf.versions import option
+from rladapt.adapters.openrlhf.versions import has_flag, option
 from rladapt.importing import openrlhf as fw
 from rladapt.importing.effective import same
 from rladapt.importing.importer import Imported, build, differences
@@ -454,11 +454,11 @@ def test_ppo_settings_land_in_spec_fields(registry: Registry, version: str) -> N
 
 
 UNMAPPED = {
-    "old-0.5.9.post1": ["--normalize_reward", "--packing_samples", "--adam_offload"],
-    "grpo-0.9.10": ["--label_key", "--normalize_reward", "--adam_offload"],
-    "grpo-0.11.2": ["--data.label_key", "--reward.normalize_enable", "--ds.adam_offload"],
-    "ppo-0.9.10": ["--normalize_reward", "--packing_samples"],
-    "ppo-0.11.2": ["--reward.normalize_enable", "--ds.packing_samples"],
+    "old-0.5.9.post1": ["--normalize_reward"],
+    "grpo-0.9.10": ["--label_key", "--normalize_reward"],
+    "grpo-0.11.2": ["--data.label_key", "--reward.normalize_enable"],
+    "ppo-0.9.10": ["--normalize_reward"],
+    "ppo-0.11.2": ["--reward.normalize_enable"],
 }
 
 
@@ -499,8 +499,10 @@ def test_a_launch_of_openrlhf_defaults_imports_them_explicitly(registry: Registr
     assert tr.critic_optimizer is not None and tr.critic_optimizer.lr == 9e-6
     assert spec.rollout.gpu_memory_utilization == 0.95 and spec.data.prompt_key == "input"
     assert (spec.checkpoint.dir, spec.checkpoint.resume) == ("./ckpt/checkpoints_ppo_ray", "never")
-    # what no spec field holds: OpenRLHF's own micro rollout batch and save path, written out
-    assert spec.native["openrlhf"] == ["--micro_rollout_batch_size 8", "--save_path ./ckpt"]
+    # OpenRLHF's own micro rollout batch (not the training one) is old_log_prob's budget; its save path, which
+    # no spec field holds, is written out
+    assert tr.budgets.old_log_prob.micro_batch_per_gpu == 8
+    assert spec.native["openrlhf"] == ["--save_path ./ckpt"]
 
 
 def test_openrlhf_defaults_that_rladapt_would_change_are_written_out(registry: Registry) -> None:
@@ -616,3 +618,121 @@ def test_cli_import_diff_and_explain(tmp_path: Path) -> None:
         for line in lines
     )
     assert any(line.startswith("--normalize_reward ") and "spec.native.openrlhf[" in line for line in lines)
+
+
+# The spec fields of GRPO's variants, offload, packing, budgets, best checkpoint and engine settings, in each
+# version's own spelling (flat name -> option of the version): Dr. GRPO with dynamic filtering (dapo without the
+# std), a dual clip, Adam and reference offload, packed sequences (no dynamic batching), a micro rollout batch of
+# its own, eager vLLM (asked to sleep, which OpenRLHF ignores off the hybrid engine), the overlong penalty with
+# --max_new_tokens, a best-checkpoint metric and (0.11.2) the loss aggregation
+def _variants(version: str) -> str:
+    v = Version(version)
+    items: list[tuple[str, str | None]] = [
+        ("actor_num_nodes", "1"),
+        ("actor_num_gpus_per_node", "4"),
+        ("ref_num_nodes", "1"),
+        ("ref_num_gpus_per_node", "4"),
+        ("colocate_actor_ref", None),
+        ("vllm_num_engines", "4"),
+        ("vllm_tensor_parallel_size", "1"),
+        ("vllm_enable_sleep", None),  # turned off after parsing: the models do not share vLLM's GPUs
+        ("enforce_eager", None),
+        ("pretrain", "Qwen/Qwen2.5-7B"),
+        ("remote_rm_url", "http://rm:5000/get_reward"),
+        ("prompt_data", "/data/dapo.jsonl"),
+        ("input_key", "prompt"),
+        ("apply_chat_template", None),
+        ("advantage_estimator", "dr_grpo"),
+        ("n_samples_per_prompt", "8"),
+        ("init_kl_coef", "0.001"),
+        ("use_kl_loss", None),
+        ("dual_clip", "3.0"),
+        ("dynamic_filtering", None),
+        ("dynamic_filtering_reward_range", "0 1"),
+        ("eps_clip_low_high", "0.2 0.28"),
+        ("rollout_batch_size", "32"),
+        ("train_batch_size", "256"),
+        ("micro_train_batch_size", "2"),
+        ("micro_rollout_batch_size", "16"),
+        ("adam_offload", None),
+        ("ref_reward_offload", None),
+        ("packing_samples", None),
+        (
+            "param_dtype" if has_flag(v, "param_dtype") else "bf16",
+            "bf16" if has_flag(v, "param_dtype") else None,
+        ),
+        ("save_path", "/ckpt/dapo/final"),
+        ("ckpt_path", "/ckpt/dapo"),
+    ]
+    if has_flag(v, "max_new_tokens"):
+        items += [("max_len", "4096"), ("max_new_tokens", "3072")]
+        items += [("overlong_buffer_len", "1024"), ("overlong_penalty_factor", "0.5")]
+    else:
+        items += [("prompt_max_len", "1024"), ("generate_max_len", "3072")]
+    if has_flag(v, "best_metric_key"):
+        items += [("eval_dataset", "/data/aime.jsonl"), ("eval_steps", "5")]
+        items += [("best_metric_key", "eval_aime_pass1")]
+    if has_flag(v, "loss_agg_mode"):
+        items.append(("loss_agg_mode", "seq-mean-token-mean"))
+    flags = " ".join(
+        f"{option(version, flat)}{'' if value is None else ' ' + value}" for flat, value in items
+    )
+    return f"python3 -m openrlhf.cli.train_ppo_ray {flags}\n"
+
+
+VARIANTS = ["0.8.11", "0.9.10", "0.11.2"]
+
+
+@pytest.mark.parametrize("version", VARIANTS)
+def test_variant_launch_is_openrlhfs_own_namespace_and_round_trips(registry: Registry, version: str) -> None:
+    test_offline_namespace_is_openrlhfs_own(_variants(version), version)
+    test_round_trip_gives_the_launchs_namespace(registry, _variants(version), version)
+
+
+@pytest.mark.parametrize("version", VARIANTS)
+def test_variant_flags_land_in_their_spec_fields(registry: Registry, version: str) -> None:
+    v = Version(version)
+    _, imported = _imported(registry, _variants(version), version)
+    spec = imported.job.spec
+    alg = spec.algorithm
+    assert (alg.name, alg.normalize_by_group_std, alg.clip.dual) == ("dapo", False, 3.0)
+    assert alg.loss_aggregation == ("seq_mean_token_mean" if has_flag(v, "loss_agg_mode") else None)
+    tr = spec.training
+    assert (tr.offload.actor.optimizer, tr.offload.ref.params, tr.pack_sequences) == (True, True, True)
+    assert (tr.micro_batch_per_gpu, tr.budgets.old_log_prob.micro_batch_per_gpu) == (2, 16)
+    eng = spec.rollout.engine_settings
+    assert (eng.enforce_eager, eng.free_cache_between_phases) == (True, None)
+    penalty = spec.reward.overlong_penalty
+    keep_best = spec.checkpoint.keep_best
+    if has_flag(v, "max_new_tokens"):
+        assert penalty is not None and (penalty.buffer_tokens, penalty.max_penalty) == (1024, 0.5)
+    if has_flag(v, "best_metric_key"):
+        assert keep_best is not None and (keep_best.metric, keep_best.count) == ("eval_aime_pass1", 1)
+    # every one of these flags is a spec field now: none is left to spec.native
+    native = " ".join(spec.native.get("openrlhf", []))
+    for flat in ("advantage_estimator", "dual_clip", "adam_offload", "ref_reward_offload", "packing_samples"):
+        assert option(version, flat) + " " not in native + " "
+    for flat in ("micro_rollout_batch_size", "enforce_eager", "best_metric_key"):
+        assert option(version, flat) + " " not in native + " "
+    for flat in ("overlong_buffer_len", "loss_agg_mode", "dynamic_filtering"):
+        assert option(version, flat) + " " not in native + " "
+
+
+def test_rloo_dynamic_filtering_an_awake_hybrid_engine_and_a_rollout_token_cap(registry: Registry) -> None:
+    """--dynamic_filtering on rloo is dynamic sampling; the hybrid engine without --vllm_enable_sleep keeps its
+    cache (free_cache_between_phases false); a rollout token cap other than dynamic batching's training one is
+    old_log_prob's; a micro rollout batch equal to the training one is no budget of its own."""
+    text = (
+        "python3 -m openrlhf.cli.train_ppo_ray --actor_num_gpus_per_node 8 --vllm_num_engines 8 "
+        "--colocate_all_models --deepspeed_enable_sleep --pretrain m --prompt_data d "
+        "--remote_rm_url http://rm/score --apply_chat_template --advantage_estimator rloo --n_samples_per_prompt 4 --init_kl_coef 0 "
+        "--dynamic_filtering --micro_train_batch_size 4 --micro_rollout_batch_size 4 "
+        "--use_dynamic_batch --train_max_tokens_per_gpu 8192 --rollout_max_tokens_per_gpu 16384"
+    )
+    _, imported = _imported(registry, text, "0.9.10")
+    spec = imported.job.spec
+    assert (spec.algorithm.name, spec.algorithm.dynamic_sampling) == ("rloo", True)
+    assert spec.rollout.engine_settings.free_cache_between_phases is False
+    old = spec.training.budgets.old_log_prob
+    assert (old.micro_batch_per_gpu, old.max_tokens_per_gpu) == (None, 16384)
+    test_round_trip_gives_the_launchs_namespace(registry, text, "0.9.10")
