@@ -4,7 +4,9 @@ process while transformers' ``Trainer`` writes ``checkpoint-$RLADAPT_TEST_KILL_S
 Python imports ``sitecustomize`` at start-up from ``PYTHONPATH``. The kill comes in ``Trainer._save_rng_state``:
 the weights, ``optimizer.pt`` and ``scheduler.pt`` of that step are on disk, ``rng_state.pth`` and
 ``trainer_state.json`` are not (the order of ``Trainer._save_checkpoint``, transformers 4.57.6). The marker file
-``$RLADAPT_TEST_KILL_MARK`` makes it happen once: a restarted attempt saves normally. transformers is patched when
+``$RLADAPT_TEST_KILL_MARK`` makes it happen once: a restarted attempt saves normally. With
+``RLADAPT_TEST_KILL_MODE=hold`` the process waits there instead (until something else kills it: a requeue), so a
+test can act at the exact moment a save is under way. transformers is patched when
 it is first imported, so processes that never train (the bootstrap) pay nothing.
 """
 
@@ -16,11 +18,13 @@ import importlib.util
 import os
 import signal
 import sys
+import time
 from types import ModuleType
 from typing import Any
 
 _MARK = os.environ.get("RLADAPT_TEST_KILL_MARK")
 _STEP = os.environ.get("RLADAPT_TEST_KILL_STEP", "")
+_HOLD = os.environ.get("RLADAPT_TEST_KILL_MODE") == "hold"
 
 
 def _patch(module: ModuleType) -> None:
@@ -29,6 +33,8 @@ def _patch(module: ModuleType) -> None:
     def save_rng_state(self: Any, output_dir: str) -> Any:
         if _MARK and output_dir.endswith(f"checkpoint-{_STEP}") and not os.path.exists(_MARK):
             open(_MARK, "w").close()
+            if _HOLD:
+                time.sleep(3600)
             os.kill(os.getpid(), signal.SIGKILL)
         return original(self, output_dir)
 
