@@ -1,6 +1,6 @@
 """The built-in TRL adapter: a pluggy plugin registering framework ``trl``.
 
-A job becomes ``<python> -m rladapt.adapters.trl.driver --config .rladapt/trl/<job>.json [--resume-from PATH]``:
+A job becomes ``<python> -m rladapt.adapters.trl.driver --config .rladapt/trl/<job>-<digest>.json [--resume-from PATH]``:
 the driver (``driver.py``) loads the model, the data files and the reward, builds that TRL version's
 ``GRPOConfig`` / ``RLOOConfig`` from the config's keys and calls ``trainer.train``. TRL runs on a CPU, so this is
 the adapter whose jobs really train in the tests and in the README's first command.

@@ -1,4 +1,4 @@
-"""RLJob -> TRL's native launch: ``<python> -m rladapt.adapters.trl.driver --config .rladapt/trl/<job>.json``.
+"""RLJob -> TRL's native launch: ``<python> -m rladapt.adapters.trl.driver --config .rladapt/trl/<job>-<digest>.json``.
 
 The config file holds the keyword arguments of that TRL version's ``GRPOConfig`` or ``RLOOConfig`` (each a
 subclass of transformers' ``TrainingArguments``) and what the driver loads around them: the model, the data files,
@@ -13,6 +13,7 @@ the field and, where a pinned version can, the first one.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -102,8 +103,11 @@ class _Builder:
         )
 
 
-def config_path(job: RLJob) -> str:
-    return f"{CONFIG_DIR}/{job.metadata.name}.json"
+def config_path(job: RLJob, text: str) -> str:
+    """``.rladapt/trl/<job>-<digest of text>.json``: two runs of one job from one working directory (another
+    checkpoint dir, another version) each read their own file, since the job writes it when it starts and the
+    driver reads it only after importing torch; same text, same name, so a render stays deterministic."""
+    return f"{CONFIG_DIR}/{job.metadata.name}-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
 
 
 def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
@@ -144,8 +148,8 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         "metrics_file": METRICS_FILE,
         "config": dict(b.values),
     }
-    path = config_path(job)
     text = json.dumps(document, indent=2) + "\n"
+    path = config_path(job, text)
     argv = [job.spec.runtime.python, "-m", DRIVER, "--config", path]
     if ck.resume == "path" and ck.resume_path:
         argv += [RESUME_ARG, ck.resume_path]

@@ -125,6 +125,23 @@ def test_builtin_math_is_trls_accuracy_reward_from_0_29_1() -> None:
     )
     assert res.returncode == 0, res.stderr
     native = json.loads(res.stdout)
-    config = json.loads(native["files"][".rladapt/trl/tiny-grpo-trl.json"])
+    (path,) = native["files"]
+    assert path.startswith(".rladapt/trl/tiny-grpo-trl-") and path.endswith(".json")
+    config = json.loads(native["files"][path])
     assert config["reward"] == {"builtin": "math"}
     assert any("trl.rewards.accuracy_reward" in note for note in native["notes"])
+
+
+def test_two_runs_of_one_job_from_one_directory_read_their_own_driver_config() -> None:
+    """The job writes its driver config when it starts and the driver reads it after importing torch: a second
+    run of the same job (another checkpoint dir) started meanwhile must not replace it (seen as one run training
+    into the other's checkpoint dir). Same spec, same file: the render stays deterministic."""
+    from .conftest import job, render
+
+    a = render(job("spec.checkpoint.dir=ck/a"), "1.16.0")
+    b = render(job("spec.checkpoint.dir=ck/b"), "1.16.0")
+    again = render(job("spec.checkpoint.dir=ck/a"), "1.16.0")
+    assert set(a.files).isdisjoint(b.files)
+    assert a.files == again.files and a.argv == again.argv
+    (path,) = a.files
+    assert a.argv[a.argv.index("--config") + 1] == path
