@@ -1,6 +1,6 @@
 """The built-in NeMo-RL adapter: a pluggy plugin registering framework ``nemo-rl``.
 
-A job becomes ``uv run python examples/run_grpo[_math].py --config rladapt-configs/<job>.yaml <overrides>``, run from
+A job becomes ``uv run python examples/run_grpo[_math].py --config rladapt-configs/<job>-<digest>.yaml <overrides>``, run from
 a NeMo-RL checkout of the pinned tag; the generated config inherits that tag's ``grpo_math_1B.yaml``. NeMo-RL has
 no real PyPI release and needs Python >= 3.12, so validation uses the adapter's own per-version schema
 (``schema.py``).
