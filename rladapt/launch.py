@@ -199,24 +199,9 @@ class Runner:
                     run, lambda: run.save_not_submitted(RunStatus("STOPPED", None, _STOPPED_BEFORE))
                 )
                 raise LaunchError(f"run {run_id}: {_STOPPED_BEFORE}")
-            try:
-                with self._progress(f"submitting {run_id} to {name}"):
-                    handle = plugin.submit(artifacts, run.dir)
-            except RladaptError as exc:
-                if stop_requested(run.dir):  # the launcher saw the request and started nothing
-                    self._try_record(
-                        run, lambda: run.save_not_submitted(RunStatus("STOPPED", None, _STOPPED_BEFORE))
-                    )
-                    raise LaunchError(f"run {run_id}: {_STOPPED_BEFORE}") from None
-                failure = exc.message
-                self._try_record(run, lambda: run.mark_submit_failed(failure))
-                raise
-            except Exception as exc:
-                failure = f"{type(exc).__name__}: {exc}"
-                self._try_record(run, lambda: run.mark_submit_failed(failure))
-                raise LaunchError(
-                    f"{name} launcher failed to submit run {run_id}: {type(exc).__name__}: {exc}"
-                ) from exc
+            handle = self._submit(
+                plugin, artifacts, run, f"submitting {run_id} to {name}", "submit", self._stopped_meanwhile
+            )
             # The handle is saved before the stop request is looked at, and `stop` creates the request before it
             # looks for a handle: whichever comes second sees the other's write, so one of them stops the job.
             unsaved: OutputError | None = None
@@ -252,6 +237,38 @@ class Runner:
         if not (base / settings.dir).is_dir():
             return
         decide(planned.rendered.adapter, settings, planned.native.argv, base=base)
+
+    def _submit(
+        self,
+        plugin: Launcher,
+        artifacts: Artifacts,
+        run: Run,
+        progress: str,
+        verb: str,
+        on_refusal: Callable[[Run], None] | None = None,
+    ) -> dict[str, Any]:
+        """``plugin.submit``, with a failure recorded on the run before it propagates: a launcher's own
+        ``RladaptError`` as it is (after ``on_refusal``, which may raise instead), anything else as a
+        ``LaunchError`` naming the launcher and the run."""
+        try:
+            with self._progress(progress):
+                return plugin.submit(artifacts, run.dir)
+        except RladaptError as exc:
+            if on_refusal is not None:
+                on_refusal(run)
+            failure = exc.message
+            self._try_record(run, lambda: run.mark_submit_failed(failure))
+            raise
+        except Exception as exc:
+            failure = f"{type(exc).__name__}: {exc}"
+            self._try_record(run, lambda: run.mark_submit_failed(failure))
+            raise LaunchError(f"{run.launcher} launcher failed to {verb} run {run.id}: {failure}") from exc
+
+    def _stopped_meanwhile(self, run: Run) -> None:
+        """A launcher that refused because a stop was requested started nothing: the run is STOPPED, not FAILED."""
+        if stop_requested(run.dir):
+            self._try_record(run, lambda: run.save_not_submitted(RunStatus("STOPPED", None, _STOPPED_BEFORE)))
+            raise LaunchError(f"run {run.id}: {_STOPPED_BEFORE}") from None
 
     @staticmethod
     def _try_record(run: Run, save: Callable[[], None]) -> None:
@@ -399,19 +416,13 @@ class Runner:
         )
         with run.submission():
             run.save_submitting(intent, this_process())
-            try:
-                with self._progress(f"submitting attempt {number} of {run.id} to {run.launcher}"):
-                    handle = plugin.submit(artifacts, run.dir)
-            except RladaptError as exc:
-                failure = exc.message
-                self._try_record(run, lambda: run.mark_submit_failed(failure))
-                raise
-            except Exception as exc:
-                failure = f"{type(exc).__name__}: {exc}"
-                self._try_record(run, lambda: run.mark_submit_failed(failure))
-                raise LaunchError(
-                    f"{run.launcher} launcher failed to resubmit run {run.id}: {failure}"
-                ) from exc
+            handle = self._submit(
+                plugin,
+                artifacts,
+                run,
+                f"submitting attempt {number} of {run.id} to {run.launcher}",
+                "resubmit",
+            )
             run.save_handle(handle)
         return number
 
