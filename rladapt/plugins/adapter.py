@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
     from pathlib import Path
 
+    from rladapt.metrics.mapping import MetricMap
     from rladapt.primitives import RLJob
 
     from .checkpoints import Checkpoint, CheckpointScan, ResumePlan
@@ -213,6 +214,28 @@ class FrameworkAdapter(ABC):
                 ]
             )
         return cast("ResumePlan", module.plan_resume(argv, version, scan, chosen))
+
+    # --- metrics: read by `rladapt metrics`, `status`, `runs` ---------------------------------------------------
+
+    def metric_names(self, version: str) -> MetricMap | None:
+        """What ``version`` logs each neutral metric as (``rladapt.metrics.mapping.MetricMap``); None: no mapping,
+        every metric keeps its native name.
+
+        By default the ``names(version)`` function of the adapter package's ``metrics`` module
+        (``<package of the class>.metrics``, e.g. ``rladapt/adapters/trl/metrics.py``); a plugin may override this
+        method instead. Each ``Logged`` entry cites the file of the framework's source that logs it, and a quantity
+        the version does not have is ``Absent`` with the reason.
+
+        .. versionadded:: 0.2
+        """
+        package = type(self).__module__
+        try:
+            module = importlib.import_module(f"{package}.metrics")
+        except ModuleNotFoundError as exc:
+            if exc.name != f"{package}.metrics":
+                raise
+            return None
+        return cast("MetricMap", module.names(version))
 
     # --- shared machinery --------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ import yaml
 from packaging.version import Version
 
 from rladapt.adapters.common import WEIGHT_EXCLUDES, working_dir_runtime_env
+from rladapt.metrics.store import metrics_dir
 from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
@@ -58,6 +59,9 @@ PRECISION: dict[str, dict[str, bool]] = {
 }
 #: spec.logging.backends -> TrainingArguments.report_to integrations (transformers integrations/__init__.py).
 REPORT_TO: dict[str, str] = {"wandb": "wandb", "tensorboard": "tensorboard", "mlflow": "mlflow"}
+
+#: Why rladapt sets the TensorBoard backend and its directory (render --explain shows it).
+READ_BACK = "rladapt metrics: TensorBoard events in <checkpoint.dir>/rladapt-metrics, read back"
 
 #: Files Ray must never upload with the working dir.
 EXCLUDES: tuple[str, ...] = ("/.git/", "/.venv/", "/wandb/", "/runs/", *WEIGHT_EXCLUDES)
@@ -521,9 +525,16 @@ def _eval(b: _Builder) -> None:
 
 def _logging(b: _Builder) -> None:
     lg = b.job.spec.logging
-    # report_to: transformers 4.57.6 defaults to "all" installed integrations; the spec lists them
+    # report_to: transformers 4.57.6 defaults to "all" installed integrations; the spec lists them, and rladapt
+    # adds TensorBoard, whose events `rladapt metrics` reads back (TensorBoardCallback, integration_utils.py)
     report = [REPORT_TO[x] for x in lg.backends if x in REPORT_TO]
-    b.set("report_to", report or "none", "spec.logging.backends")
+    if "tensorboard" in report:
+        b.set("report_to", report, "spec.logging.backends")
+    else:
+        b.set("report_to", [*report, "tensorboard"], f"{READ_BACK}, beside spec.logging.backends")
+    # logging_dir: where TensorBoardCallback writes (SummaryWriter(log_dir=args.logging_dir), transformers
+    # 4.57.6 integration_utils.py); a user's tensorboard backend writes there too (TrainingArguments has one)
+    b.set("logging_dir", metrics_dir(b.job.checkpoint_dir), READ_BACK)
     b.set("run_name", b.job.experiment, "spec.logging.experiment")
     # Picked by rladapt for the progress display (driver.progress_callback prints and records every logged step)
     b.set("logging_steps", 1, "rladapt: the progress display logs every step")

@@ -1,0 +1,67 @@
+"""Where a run's metrics are, and reading them back in neutral names.
+
+Every render makes the launch write TensorBoard event files (the one logging backend every pinned version of
+every framework has) into ``<spec.checkpoint.dir>/rladapt-metrics``, beside the user's own backends: the
+checkpoint directory is the one place that is the run's own, survives a resume, and is already where rladapt
+reads back checkpoints from (``rladapt resume``, the bootstrap). A run on a cluster is read back the same way when
+that directory is on a file system this machine sees.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .mapping import MetricMap, neutral_series
+from .series import RunMetrics
+
+if TYPE_CHECKING:
+    from rladapt.runs import Run
+
+#: The directory, inside the checkpoint directory, the rendered launch writes TensorBoard events to.
+METRICS_DIR = "rladapt-metrics"
+
+
+def metrics_dir(checkpoint_dir: str) -> str:
+    """The metrics directory of a launch whose checkpoint directory is ``checkpoint_dir`` (as the spec gives it)."""
+    return posixpath.join(checkpoint_dir, METRICS_DIR)
+
+
+def metric_names(framework: str, version: str | None) -> MetricMap | None:
+    """The registered adapter's mapping for ``framework`` ``version``; None when it declares none."""
+    if not version:
+        return None
+    from rladapt.plugins._manager import get_registry
+
+    adapter = get_registry().framework(framework)
+    return adapter.metric_names(version)
+
+
+def read_metrics_dir(path: str | Path, framework: str, version: str | None, run_id: str = "") -> RunMetrics:
+    """The metrics under ``path`` (a directory of TensorBoard event files) in neutral names.
+
+    Tags the framework version's mapping names become neutral names (the native tag kept in
+    ``RunMetrics.native``); every other tag keeps its own name. An empty or missing directory gives a
+    ``RunMetrics`` without series.
+    """
+    from .events import read_scalars
+
+    raw = read_scalars(Path(path))
+    series, chosen = neutral_series(raw, metric_names(framework, version))
+    return RunMetrics(run_id=run_id, framework=framework, version=version, series=series, native=chosen)
+
+
+def run_metrics_dir(run: Run) -> Path:
+    """The metrics directory a run writes to (from its recorded checkpoint directory); UsageError without one."""
+    from rladapt.launch import checkpoint_root
+
+    return checkpoint_root(run) / METRICS_DIR
+
+
+def read_run_metrics(run: Run) -> RunMetrics:
+    """The metrics of a recorded run, per step, in neutral names (``read_metrics_dir`` on its metrics directory)."""
+    record = run.record
+    return read_metrics_dir(
+        run_metrics_dir(run), str(record["framework"]), str(record.get("version") or "") or None, run.id
+    )

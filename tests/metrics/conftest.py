@@ -1,0 +1,56 @@
+"""One real TRL run shared by the metrics tests: the tiny example of ``examples/`` on CPU, 4 steps, evaluated and
+checkpointed every 2 steps, through ``rladapt.launch.Runner`` on the local launcher (as ``rladapt launch`` does)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from rladapt.launch import Runner
+from rladapt.runs import Run, RunStore
+from tests.conftest import REPO
+
+SPEC = "examples/grpo-tiny-trl.yaml"
+STEPS = 4
+
+
+@dataclass(frozen=True)
+class TrlRun:
+    run: Run
+    home: Path
+    checkpoint_dir: Path
+
+
+def overrides(ck: Path, *extra: str) -> list[str]:
+    return [
+        f"spec.training.steps={STEPS}",
+        "spec.checkpoint.every_steps=2",
+        "spec.checkpoint.keep_last=3",
+        f"spec.checkpoint.dir={ck}",
+        "spec.data.val=[examples/tiny/prompts.jsonl]",
+        "spec.eval.every_steps=2",
+        f"spec.runtime.python={sys.executable}",
+        *extra,
+    ]
+
+
+@pytest.fixture(scope="session")
+def trl_run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[TrlRun]:
+    pytest.importorskip("trl", reason="the trl extra (the dev extra installs it)")
+    ck = tmp_path_factory.mktemp("trl-metrics") / "ck"
+    home = tmp_path_factory.mktemp("trl-metrics-home")
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        runner = Runner(store=RunStore(home))
+        run = runner.launch(SPEC, overrides(ck), framework="trl")
+        final = runner.wait(run, interval=0.2, timeout=600)
+    finally:
+        os.chdir(cwd)
+    assert final.state == "SUCCEEDED", (run.dir / "output.log").read_text()[-3000:]
+    yield TrlRun(run=run.refresh(), home=home, checkpoint_dir=ck)
