@@ -38,6 +38,7 @@ LAZY_VERBS: dict[str, str] = {
     "diff": "migrate",
     "upgrade": "upgrade",
     "triage": "triage",
+    "metrics": "metrics",
 }
 
 

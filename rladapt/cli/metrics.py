@@ -1,0 +1,231 @@
+"""``rladapt metrics RUN``: a run's metrics per step, in neutral names (``rladapt.metrics``).
+
+The figures are the TensorBoard events the rendered launch wrote into ``<checkpoint.dir>/rladapt-metrics``, read
+with tensorboard's own reader and renamed by the framework version's mapping (``FrameworkAdapter.metric_names``).
+Columns: the ``--metric`` names given (neutral, or a native name the run logged), else every neutral name the
+version logs. ``--follow`` prints each step once it is complete (a later step was logged, or the run ended) and
+returns when the run ends.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import time
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from rladapt.metrics.names import NAMES, NEUTRAL
+from rladapt.primitives.errors import LaunchError, UsageError
+
+from .output import dump_json
+
+if TYPE_CHECKING:
+    from rladapt.launch import Runner
+    from rladapt.metrics import MetricMap, RunMetrics
+    from rladapt.runs import Run
+
+FORMATS = ("table", "json", "csv")
+
+
+def register(cli: click.Group) -> None:
+    cli.add_command(metrics)
+
+
+@click.command()
+@click.argument("run_id", metavar="RUN")
+@click.option("--follow", "-f", is_flag=True, help="Print each new step as it is logged, until the run ends.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@click.option(
+    "--metric",
+    "-m",
+    "wanted",
+    multiple=True,
+    metavar="NAME",
+    help="Only this metric (repeatable): a neutral name, or a native name the run logged.",
+)
+@click.option(
+    "--interval",
+    type=click.FloatRange(min=0.05),
+    default=5.0,
+    show_default=True,
+    help="With --follow: seconds between two reads.",
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=0),
+    default=None,
+    help="With --follow: give up (exit 1) after this many seconds; the run goes on.",
+)
+def metrics(
+    run_id: str, follow: bool, fmt: str, wanted: tuple[str, ...], interval: float, timeout: float | None
+) -> None:
+    """Show RUN's metrics per step (an id or unique prefix), in neutral names: table, JSON or CSV.
+
+    Without --metric the columns are the neutral names its framework version logs; --format json also lists
+    the native name behind each one and why a version lacks the others.
+    """
+    from rladapt.launch import Runner
+    from rladapt.metrics.store import metric_names
+
+    runner = Runner()
+    run = runner.get(run_id)
+    mapping = metric_names(str(run.record["framework"]), str(run.record.get("version") or "") or None)
+    if follow:
+        _follow(runner, run, mapping, list(wanted), fmt, interval, timeout)
+        return
+    data = _read(run)
+    if not data.series:
+        ended = runner.status(run).terminal
+        raise UsageError(_no_metrics(run, ended))
+    columns = _columns(list(wanted), data, mapping, only_logged=True)
+    if fmt == "json":
+        click.echo(dump_json(_document(data, columns, mapping), what="the metrics"))
+        return
+    emit = _emitter(fmt, columns)
+    for step in data.steps():
+        emit(step, data)
+
+
+def _read(run: Run) -> RunMetrics:
+    from rladapt.metrics import read_run_metrics
+
+    return read_run_metrics(run)
+
+
+def _no_metrics(run: Run, ended: bool) -> str:
+    from rladapt.metrics import run_metrics_dir
+
+    where = run_metrics_dir(run)
+    if ended:
+        return f"run {run.id} ({run.state}) logged no metrics: no TensorBoard events in {where}"
+    return f"run {run.id} has logged no metrics yet (they appear in {where}); --follow waits for them"
+
+
+def _columns(
+    wanted: list[str], data: RunMetrics, mapping: MetricMap | None, *, only_logged: bool
+) -> list[str]:
+    """The ``--metric`` names (checked), else the neutral names the version logs (those the run has, when
+    ``only_logged``)."""
+    absent = mapping.absent() if mapping is not None else {}
+    if not wanted:
+        known = [n.name for n in NEUTRAL if n.name not in absent]
+        if mapping is None or only_logged:
+            known = [n for n in known if n in data.series]
+        return known
+    problems = []
+    for name in wanted:
+        if name in absent:
+            problems.append(
+                f"--metric {name}: {data.framework} {data.version} does not log it ({absent[name]})"
+            )
+        elif name not in NAMES and name not in data.series:
+            native = sorted(set(data.series) - NAMES)
+            problems.append(
+                f"--metric {name}: no such metric; expected a neutral name ({', '.join(n.name for n in NEUTRAL)})"
+                + (f" or one this run logged ({', '.join(native)})" if native else "")
+            )
+    if problems:
+        raise UsageError("; ".join(problems))
+    return list(dict.fromkeys(wanted))
+
+
+def _value(value: float | None) -> float | None:
+    return value if value is not None and math.isfinite(value) else None
+
+
+def _document(data: RunMetrics, columns: list[str], mapping: MetricMap | None) -> dict[str, Any]:
+    absent = mapping.absent() if mapping is not None else {}
+    return {
+        "run": data.run_id,
+        "framework": data.framework,
+        "version": data.version,
+        "metrics": columns,
+        "native": {name: data.native[name] for name in columns if name in data.native},
+        "absent": absent,
+        # a NaN or an infinity (a diverged loss) is null: JSON has no such numbers
+        "steps": [_row(step, data, columns) for step in data.steps()],
+    }
+
+
+def _row(step: int, data: RunMetrics, columns: Sequence[str]) -> dict[str, Any]:
+    row: dict[str, Any] = {"step": step}
+    for name in columns:
+        value = (data.series.get(name) or {}).get(step)
+        row[name] = None if value is None else _value(value)
+    return row
+
+
+def _cell(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value + 0.0:.6g}"  # -0.0 shows as 0
+
+
+def _emitter(fmt: str, columns: list[str]) -> Callable[[int, RunMetrics], None]:
+    """A function printing one step's row in ``fmt``; the header (table, CSV) is printed here."""
+    if fmt == "csv":
+        click.echo(_csv_line(["step", *columns]))
+
+        def csv_row(step: int, data: RunMetrics) -> None:
+            values = [(data.series.get(n) or {}).get(step) for n in columns]
+            click.echo(_csv_line([str(step), *("" if v is None else repr(v) for v in values)]))
+
+        return csv_row
+    if fmt == "json":  # --follow: one JSON object per line and step
+
+        def json_row(step: int, data: RunMetrics) -> None:
+            click.echo(dump_json(_row(step, data, columns), what="the metrics", indent=None))
+
+        return json_row
+    widths = [max(len(n), 10) for n in columns]
+    click.echo("  ".join(["step".rjust(6), *(n.rjust(w) for n, w in zip(columns, widths, strict=True))]))
+
+    def table_row(step: int, data: RunMetrics) -> None:
+        cells = [_cell((data.series.get(n) or {}).get(step)) for n in columns]
+        click.echo("  ".join([str(step).rjust(6), *(c.rjust(w) for c, w in zip(cells, widths, strict=True))]))
+
+    return table_row
+
+
+def _csv_line(cells: list[str]) -> str:
+    out = io.StringIO()
+    csv.writer(out, lineterminator="").writerow(cells)
+    return out.getvalue()
+
+
+def _follow(
+    runner: Runner,
+    run: Run,
+    mapping: MetricMap | None,
+    wanted: list[str],
+    fmt: str,
+    interval: float,
+    timeout: float | None,
+) -> None:
+    """Print each step once it is complete, until the run ends (or ``timeout`` seconds, a LaunchError)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    emit: Callable[[int, RunMetrics], None] | None = None
+    shown = -1
+    while True:
+        ended = runner.status(run).terminal
+        data = _read(run)
+        if emit is None and (data.series or ended):
+            if not data.series:
+                raise UsageError(_no_metrics(run, ended=True))
+            emit = _emitter(fmt, _columns(wanted, data, mapping, only_logged=mapping is None))
+        if emit is not None:
+            last = data.last_step()
+            # a step is complete once a later one was logged (its evaluation is logged before the next step)
+            for step in data.steps():
+                if step > shown and (ended or (last is not None and step < last)):
+                    emit(step, data)
+                    shown = step
+        if ended:
+            return
+        if deadline is not None and time.monotonic() >= deadline:
+            raise LaunchError(f"run {run.id} has not ended after {timeout:g} s (it goes on)")
+        time.sleep(interval)
