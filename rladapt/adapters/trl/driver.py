@@ -25,7 +25,9 @@ without it, ``resume: auto`` resumes from the highest ``checkpoint-N`` in ``outp
 (``transformers.trainer_utils.get_last_checkpoint``) and starts fresh otherwise.
 
 Progress: one JSON line per logged step is appended to ``<output_dir>/<metrics_file>`` and a line
-``step N/M  reward R  loss L`` is printed, which ``rladapt launch --follow`` shows as the job's output.
+``step N/M  reward R  loss L`` is printed, which ``rladapt launch --follow`` shows as the job's output. It is the
+progress record only: ``rladapt metrics`` reads the TensorBoard events the Trainer writes into ``logging_dir``
+(``<output_dir>/rladapt-metrics``, set by the render), as for every framework.
 """
 
 from __future__ import annotations
