@@ -31,6 +31,9 @@ from .versions import Keys, keys
 
 #: Where verl's TensorBoard logger writes (os.environ.get("TENSORBOARD_DIR", ...), utils/tracking.py, 0.5.0 to 0.9.1)
 TENSORBOARD_DIR = "TENSORBOARD_DIR"
+#: The first pinned verl whose wheel depends on tensorboard (METADATA Requires-Dist; 0.5.0 has wandb only), which
+#: its TensorBoard logger imports (utils/tracking.py: from torch.utils.tensorboard import SummaryWriter).
+TENSORBOARD_REQUIRED_SINCE = Version("0.6.1")
 
 if TYPE_CHECKING:
     from rladapt.plugins.adapter import FrameworkVersion
@@ -775,6 +778,11 @@ def _trainer(b: _Builder) -> None:
     # tensorboard beside the user's backends: its events are what `rladapt metrics` reads back; where they go is
     # TENSORBOARD_DIR (utils/tracking.py _TensorboardAdapter, 0.5.0 to 0.9.1), set in translate
     b.set("trainer.logger", *with_tensorboard(list(lg.backends)))
+    if b.version < TENSORBOARD_REQUIRED_SINCE:
+        b.notes.append(
+            f"verl {b.version} does not install tensorboard (its wheel's Requires-Dist has it from "
+            f"{TENSORBOARD_REQUIRED_SINCE}): the job's environment needs it for the TensorBoard logger rladapt adds"
+        )
     b.set("trainer.project_name", lg.project, "spec.logging.project")
     b.set("trainer.experiment_name", job.experiment, "spec.logging.experiment")
     if tr.backend != "megatron" and tr.parallel.sp > 1 and spec.algorithm.name in CRITIC_ALGORITHMS:

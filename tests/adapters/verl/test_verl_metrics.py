@@ -5,18 +5,20 @@ logger write where ``rladapt metrics`` reads."""
 from __future__ import annotations
 
 import re
+import zipfile
 
 import pytest
 from packaging.version import Version
 
 from rladapt.adapters.verl.metrics import TRAINER, names
-from rladapt.adapters.verl.translate import TENSORBOARD_DIR
+from rladapt.adapters.verl.translate import TENSORBOARD_DIR, TENSORBOARD_REQUIRED_SINCE
 from rladapt.metrics import METRICS_DIR, NAMES, Absent
 from rladapt.pipeline import render_native
 from rladapt.plugins._manager import Registry
 from rladapt.primitives import load_job
 from tests.conftest import REPO
 from tests.support.metric_sources import missing_names
+from tests.support.wheels import download_wheel
 
 from .conftest import PINNED, verl_package
 
@@ -70,3 +72,13 @@ def test_val_score_reads_the_first_data_sources_core_metric() -> None:
     assert chosen["kl"] == "actor/reward_kl_penalty"  # no actor/kl_loss: the KL is in the reward
     assert chosen["reward_mean"] == "critic/score/mean"
     assert set(mapping.entries) == NAMES and not any(isinstance(e, Absent) for e in mapping.entries.values())
+
+
+@pytest.mark.parametrize("version", PINNED)
+def test_a_version_that_does_not_install_tensorboard_is_noted(registry: Registry, version: str) -> None:
+    with zipfile.ZipFile(download_wheel("verl", version)) as wheel:
+        metadata = wheel.read(f"verl-{version}.dist-info/METADATA").decode()
+    requires = any(line.startswith("Requires-Dist: tensorboard") for line in metadata.splitlines())
+    assert requires == (Version(version) >= TENSORBOARD_REQUIRED_SINCE)
+    native = render_native(load_job(EXAMPLE, []), f"verl=={version}", registry).native
+    assert any("does not install tensorboard" in note for note in native.notes) == (not requires)
