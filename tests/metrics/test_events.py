@@ -81,3 +81,12 @@ def test_a_mapping_names_only_neutral_quantities() -> None:
     # the second candidate when the first is not there
     _, chosen = neutral_series({"train/reward": {1: 1.0}}, mapping)
     assert chosen == {"reward_mean": "train/reward"}
+
+
+def test_the_trl_driver_refuses_to_start_without_a_tensorboard_writer() -> None:
+    from rladapt.adapters.trl.driver import DriverError, require_tensorboard
+
+    require_tensorboard(["tensorboard"])  # this interpreter has it (the trl extra)
+    require_tensorboard("none", modules=("no_such_module",))  # not asked for: nothing to check
+    with pytest.raises(DriverError, match=r"has none of no_such_module: pip install tensorboard"):
+        require_tensorboard(["wandb", "tensorboard"], modules=("no_such_module",))

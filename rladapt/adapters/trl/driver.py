@@ -146,6 +146,23 @@ def load_reward(reward: dict[str, Any]) -> Callable[..., Any]:
     return func
 
 
+#: What transformers' TensorBoardCallback needs (transformers 4.57.6 integration_utils.py is_tensorboard_available:
+#: tensorboard or tensorboardX); it raises a RuntimeError in the Trainer's constructor otherwise.
+TENSORBOARD_MODULES = ("tensorboard", "tensorboardX")
+
+
+def require_tensorboard(report_to: Any, modules: Sequence[str] = TENSORBOARD_MODULES) -> None:
+    """A DriverError, before the model is loaded, when the config logs to TensorBoard (rladapt sets it: its events
+    are what ``rladapt metrics`` reads) and this interpreter cannot."""
+    wanted = [report_to] if isinstance(report_to, str) else list(report_to or [])
+    if "tensorboard" not in wanted or any(importlib.util.find_spec(m) is not None for m in modules):
+        return
+    raise DriverError(
+        f"report_to has tensorboard (the metrics rladapt reads back) but {sys.executable} has none of "
+        f"{', '.join(modules)}: pip install tensorboard (the rladapt[trl] extra installs it)"
+    )
+
+
 def _dtype(name: str) -> Any:
     import torch
 
@@ -230,6 +247,7 @@ def run(config: dict[str, Any], resume_from: str | None) -> int:
     model_cfg, data_cfg = config["model"], config["data"]
     # the user's files first: a wrong reward path fails before the model is loaded
     reward = load_reward(config["reward"])
+    require_tensorboard(config["config"].get("report_to"))
     args = TrainerConfig(**config["config"])
     transformers.set_seed(args.seed)
     tokenizer = AutoTokenizer.from_pretrained(model_cfg.get("tokenizer") or model_cfg["path"])
