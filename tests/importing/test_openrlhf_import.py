@@ -743,3 +743,18 @@ def test_rloo_dynamic_filtering_an_awake_hybrid_engine_and_a_rollout_token_cap(r
     old = spec.training.budgets.old_log_prob
     assert (old.micro_batch_per_gpu, old.max_tokens_per_gpu) == (None, 16384)
     test_round_trip_gives_the_launchs_namespace(registry, text, "0.9.10")
+
+
+def test_the_tensorboard_directory_becomes_rladapts_and_the_import_says_so(registry: Registry) -> None:
+    """FLAT logs to $SAVE/tensorboard: the imported spec renders rladapt's metrics directory instead (the one
+    rladapt reads back), nothing about it goes to spec.native, and the import notes the change."""
+    _, imported = _imported(registry, FLAT, "0.9.10")
+    assert not any("tensorboard" in item for item in imported.job.spec.native.get("openrlhf", []))
+    (note,) = [n for n in imported.notes if n.startswith("--use_tensorboard: ")]
+    assert note.endswith(
+        "rladapt-metrics' instead of '/ckpt/qwen-grpo/tensorboard', so that `rladapt metrics` "
+        "reads the run's TensorBoard events back"
+    )
+    rendered = render_native(imported.job, "openrlhf==0.9.10", registry).native
+    argv = list(rendered.argv)
+    assert argv[argv.index("--use_tensorboard") + 1] == f"{imported.job.checkpoint_dir}/rladapt-metrics"
