@@ -460,7 +460,15 @@ class AgentFunction(_Model):
     """A Python file whose agent drives each rollout: it takes the model's reply, steps its environment and
     returns the next observation, the reward and whether the episode is done (OpenRLHF's agent function)."""
 
-    path: str = Field(min_length=1, pattern=r"\.py$", description="The agent's Python file (*.py).")
+    path: str = Field(min_length=1, description="The agent's Python file (*.py).")
+
+    @field_validator("path")
+    @classmethod
+    def _python_file(cls, value: str) -> str:
+        # OpenRLHF imports it as a module file and asserts the suffix (trainer/ray/vllm_engine.py, 0.9.10+)
+        if not value.endswith(".py"):
+            raise ValueError("a Python file (*.py)")
+        return value
 
 
 class Rollout(_Model):
