@@ -710,6 +710,13 @@ def _multi_turn(b: _Builder) -> None:
         value = getattr(mt, field_name)
         if value is not None:
             b.set(f"{r}.{key}", value, f"{src}.{field_name}")
+    if mt.tool_config is not None:
+        # utils/dataset/rl_dataset.py (every pinned wheel) passes extra_info.tools_kwargs to the rollout, which
+        # calls each tool's create / execute / calc_reward with that tool's entry
+        b.notes.append(
+            f"verl calls the tools of {mt.tool_config} with each sample's extra_info.tools_kwargs.<tool name> "
+            "(create_kwargs, execute_kwargs, ...): the data carries them"
+        )
 
 
 #: Where rladapt writes the reward function of a fixed built-in scorer (relative to the working directory).

@@ -41,7 +41,10 @@ def test_the_tool_agent_loop_reads_the_turns_and_tools(pinned: tuple[str, Path],
         assert "first supported in verl 0.6.1" in str(err.value)
         assert "default_agent_loop" not in _source(package, AGENT_LOOP)
         return
-    cfg = composed(render(registry, version, rollout=rollout), version)
+    native = render(registry, version, rollout=rollout)
+    assert any("extra_info.tools_kwargs" in note for note in native.notes)
+    assert "tools_kwargs" in _source(package, "utils/dataset/rl_dataset.py")
+    cfg = composed(native, version)
     assert select(cfg, f"{ARR}.rollout.agent.default_agent_loop") == "tool_agent"
     assert select(cfg, f"{MT}.enable") is True
     assert select(cfg, f"{MT}.max_assistant_turns") == 5
