@@ -53,7 +53,7 @@ def unconsumed(argv: list[str], target: Effective, derived: Effective) -> list[s
     for item in parse_argv(argv).overrides:
         parsed = hydra_item(item, "launch")
         reproduced = (
-            parsed.op in ("set", "force")
+            parsed.op in ("set", "force", "add")
             and not derived.source(parsed.key).startswith((DEFAULT, INTERPOLATED))
             and parsed.key in derived.values
             and same(derived.values[parsed.key], target.values.get(parsed.key))
@@ -268,6 +268,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     _budgets(t, version, out)
     _engine_settings(t, version, out)
     _multi_turn(t, version, out)
+    _overlong_penalty(t, version, out)
     test = t.get("trainer.test_freq")
     if isinstance(test, int) and test > 0:
         out["spec.eval.every_steps"] = test
@@ -355,6 +356,24 @@ def _multi_turn(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
             out[f"spec.rollout.multi_turn.{name}"] = t[f"{mt}.{key}"]
     if _differs(t, version, f"{mt}.format"):
         out["spec.rollout.multi_turn.tool_call_format"] = t[f"{mt}.format"]
+
+
+def _overlong_penalty(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
+    """The dapo reward manager with its overlong buffer enabled (the keys ``translate._overlong_penalty`` writes),
+    where its max_resp_len is the response budget the spec measures the buffer from; any other combination
+    (another max_resp_len, the buffer disabled, the dapo manager alone) stays native."""
+    k = keys(version)
+    kw = f"{k.reward_kwargs}.overlong_buffer_cfg"
+    if t.get(k.reward_manager) != "dapo" or t.get(f"{kw}.enable") is not True:
+        return
+    length, factor = t.get(f"{kw}.len"), t.get(f"{kw}.penalty_factor")
+    if not isinstance(length, int) or isinstance(length, bool) or length <= 0:
+        return
+    if not isinstance(factor, (int, float)) or isinstance(factor, bool) or factor <= 0:
+        return
+    if t.get(f"{k.reward_kwargs}.max_resp_len") != t.get(f"{ARR}.rollout.response_length"):
+        return
+    out["spec.reward.overlong_penalty"] = {"buffer_tokens": length, "max_penalty": float(factor)}
 
 
 #: verl's own values of the keys below (trainer/config: clip_ratio_c 3.0, loss_agg_mode token-mean,

@@ -35,8 +35,6 @@ class VerlAdapter(FrameworkAdapter):
         "by a validation metric: use checkpoint.keep_last",
         "advantage.leave_one_out_std": "no verl estimator divides a leave-one-out advantage by the group std "
         "(rloo: the score minus the others' mean; grpo: the group mean's baseline; trainer/ppo/core_algos.py)",
-        "reward.overlong_penalty": "not mapped by rladapt yet: verl applies it only in its dapo reward manager "
-        "(reward_kwargs.overlong_buffer_cfg), which would replace the naive manager rladapt's reward sources use",
     }
 
     def capabilities(self, version: str) -> frozenset[str]:

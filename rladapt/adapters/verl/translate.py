@@ -26,7 +26,7 @@ from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import CRITIC_ALGORITHMS, GRPO_ADVANTAGE_ALGORITHMS
 
 from .entrypoints import FULLY_ASYNC_MODULE, MAIN_MODULE, ONE_STEP_OFF_MODULE
-from .versions import V0_7_1, Keys, keys
+from .versions import V0_6_1, V0_7_1, Keys, keys
 
 if TYPE_CHECKING:
     from rladapt.plugins.adapter import FrameworkVersion
@@ -75,6 +75,11 @@ class _Builder:
     def set(self, key: str, value: Any, source: str) -> None:
         """Override ``key``; ``source`` is the spec field it comes from (native validation blames it)."""
         self.overrides.append(f"{key}={hydra_value(value)}")
+        self.origins[key] = source
+
+    def add(self, key: str, value: Any, source: str) -> None:
+        """Add ``key``, which the version's config does not declare (Hydra's ``+key=value``)."""
+        self.overrides.append(f"+{key}={hydra_value(value)}")
         self.origins[key] = source
 
     def unsupported(self, path: str, what: str, first: str | None = None, found: object = None) -> None:
@@ -788,6 +793,90 @@ def _reward(b: _Builder) -> None:
                 rw.model.micro_batch_per_gpu,
                 "spec.reward.model.micro_batch_per_gpu",
             )
+    _overlong_penalty(b)
+
+
+#: What the dapo manager leaves out of the ``extra_info`` it passes to the reward function, against the naive
+#: manager that scores the same job without the penalty, by the path that scores it. Read line by line in each
+#: wheel (diff of naive.py and dapo.py): workers/reward_manager/ (0.5.0 and 0.6.1's synchronous rollout),
+#: experimental/reward/reward_loop/ (0.6.1's async rollout), experimental/reward_loop/reward_manager/ (0.7.1 to
+#: 0.9.1). Everything else is the same code: compute_score(data_source, solution_str, ground_truth, extra_info),
+#: a dict's "score" as the reward and its keys as extra info, the reward on the last valid response token.
+_LEGACY_MISSING = "extra_info['num_turns']"
+_LOOP_0_6_MISSING = (
+    "the rollout's tool fields (tool_extra_fields), merged into extra_info by the naive manager"
+)
+_LOOP_MISSING = (
+    "extra_info['num_turns'], extra_info['rollout_reward_scores'] (the tools' rewards) and the agent loop's "
+    "extra fields (tool_extra_fields: raw_prompt, agent_loop.py, and any tool's)"
+)
+
+
+def _dapo_missing(b: _Builder) -> str:
+    if b.k.reward_loop:
+        return _LOOP_MISSING
+    if b.version >= V0_6_1 and b.job.spec.rollout.mode == "async":
+        return _LOOP_0_6_MISSING
+    return _LEGACY_MISSING
+
+
+def _overlong_penalty(b: _Builder) -> None:
+    """``spec.reward.overlong_penalty``: verl's dapo reward manager with its overlong buffer.
+
+    The penalty, in every pinned wheel's dapo manager: ``min(-(L - (max_resp_len - len)) / len * penalty_factor,
+    0)`` added to the score, L the response's valid tokens (its attention mask): 0 up to max_resp_len - len, then
+    linear to -penalty_factor at max_resp_len, the spec's definition when max_resp_len is the response budget
+    (rollout.response_length can hold no more). The same manager scores validation (main_ppo.py passes the same
+    reward_kwargs to val_reward_fn before 0.7.1; the reward loop scores both from 0.7.1).
+    """
+    penalty = b.job.spec.reward.overlong_penalty
+    if penalty is None:
+        return
+    rw = b.job.spec.reward
+    src = "spec.reward.overlong_penalty"
+    if rw.model is not None and (not b.k.reward_loop or rw.function is None):
+        # 0.5.0 / 0.6.1: the manager returns the batch's rm_scores as they are ("If there is rm score, we
+        # directly return rm score", workers/reward_manager/dapo.py); 0.7.1+: without a custom function the
+        # reward loop scores with the model alone (experimental/reward_loop/reward_loop.py compute_score_disrm)
+        b.unsupported(
+            src,
+            "an overlong penalty on a reward model's scores: verl's dapo manager returns the model's scores "
+            "without adding it"
+            + ("" if not b.k.reward_loop else " unless a reward function scores (reward.function beside it)"),
+            found="reward.model",
+        )
+        return
+    if b.job.spec.rollout.multi_turn is not None:
+        b.unsupported(
+            src,
+            "an overlong penalty on multi-turn rollouts: verl's dapo manager does not pass the reward function "
+            f"what the naive one passes from the turns ({_dapo_missing(b)})",
+            found="rollout.multi_turn",
+        )
+        return
+    budget = b.job.spec.rollout.max_tokens or b.job.spec.data.max_response_length
+    kw = b.k.reward_kwargs
+    b.set(b.k.reward_manager, "dapo", src)
+    b.add(f"{kw}.max_resp_len", budget, src)
+    b.add(f"{kw}.overlong_buffer_cfg.enable", True, src)
+    b.add(f"{kw}.overlong_buffer_cfg.len", penalty.buffer_tokens, f"{src}.buffer_tokens")
+    b.add(f"{kw}.overlong_buffer_cfg.penalty_factor", penalty.max_penalty, f"{src}.max_penalty")
+    # read unconditionally once enabled (no default): false keeps the extra info of the naive manager
+    b.add(f"{kw}.overlong_buffer_cfg.log", False, src)
+    b.notes.append(
+        f"spec.reward.overlong_penalty runs verl's dapo reward manager (max_resp_len {budget}, the response "
+        "length budget); it also scores validation, whose reward then includes the penalty"
+    )
+    if rw.function is not None:
+        b.notes.append(
+            f"verl {b.version}'s dapo manager calls {rw.function.path}:{rw.function.name} as the naive one does, "
+            f"but passes extra_info without {_dapo_missing(b)}"
+            + (
+                " (and with extra_info=None where the data has no extra_info column)"
+                if b.version < V0_6_1
+                else ""
+            )
+        )
 
 
 def _trainer(b: _Builder) -> None:

@@ -84,6 +84,10 @@ _BASE = frozenset(
         "multi_turn.max_user_turns",
         "multi_turn.tools",
         "multi_turn.tool_call_format",
+        # the dapo reward manager's overlong buffer (reward_kwargs.overlong_buffer_cfg): workers/reward_manager/
+        # dapo.py (0.5.0, 0.6.1 sync), experimental/reward/reward_loop/dapo.py (0.6.1 async),
+        # experimental/reward_loop/reward_manager/dapo.py (0.7.1+); what it cannot do alone is translate's
+        "reward.overlong_penalty",
         "eval.before_training",
         "logging.wandb",
         "logging.tensorboard",
@@ -145,6 +149,27 @@ class Keys:
     @property
     def custom_reward_function(self) -> str:
         return "reward.custom_reward_function" if self.reward_tree else "custom_reward_function"
+
+    @property
+    def reward_manager(self) -> str:
+        """The reward manager's name: ``reward_model.reward_manager`` before 0.7.1 (read by trainer/ppo/reward.py
+        load_reward_manager and, 0.6.1's agent loop, experimental/reward/reward_manager.py), then
+        ``reward.reward_manager.name`` (trainer/ppo/reward.py, experimental/reward_loop/reward_loop.py)."""
+        return "reward.reward_manager.name" if self.reward_tree else "reward_model.reward_manager"
+
+    @property
+    def reward_kwargs(self) -> str:
+        """The reward manager's keyword arguments (declared in no pinned config, so added with ``+``): before
+        0.7.1 main_ppo.py passes ``reward_model.reward_kwargs`` to the manager and 0.6.1's reward loop reads it;
+        from 0.7.1 the reward loop's dapo manager reads ``config.reward.reward_kwargs``."""
+        return "reward.reward_kwargs" if self.reward_tree else "reward_model.reward_kwargs"
+
+    @property
+    def reward_loop(self) -> bool:
+        """Rewards are scored by the reward loop (experimental/reward_loop) from 0.7.1; before, by the legacy
+        manager (workers/reward_manager), or in 0.6.1's async rollout without a reward model by
+        experimental/reward/reward_loop."""
+        return self.version >= V0_7_1
 
     @property
     def has_data_seed(self) -> bool:
