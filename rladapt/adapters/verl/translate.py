@@ -867,6 +867,10 @@ def _overlong_penalty(b: _Builder) -> None:
         f"spec.reward.overlong_penalty runs verl's dapo reward manager (max_resp_len {budget}, the response "
         "length budget); it also scores validation, whose reward then includes the penalty"
     )
+    if b.k.has_filter_groups and b.job.spec.algorithm.dynamic_sampling_on:
+        # filter_groups.metric acc: the reward_extra_info field both managers fill with the score (trainer/
+        # config/ppo_trainer.yaml "acc select[s] a reward_extra_info field", 0.9.1)
+        b.notes.append("dynamic sampling compares each group's acc, the score before the overlong penalty")
     if rw.function is not None:
         b.notes.append(
             f"verl {b.version}'s dapo manager calls {rw.function.path}:{rw.function.name} as the naive one does, "
