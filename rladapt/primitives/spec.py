@@ -641,7 +641,11 @@ class KeepBest(_Model):
         description="A validation metric in the framework's own naming (NeMo-RL: val:accuracy; OpenRLHF: "
         "eval_<dataset>_pass1).",
     )
-    higher_is_better: bool = True
+    higher_is_better: bool = Field(
+        True,
+        description="true: the highest values of the metric are the best (an accuracy); false: the "
+        "lowest (a loss).",
+    )
     count: PositiveInt = Field(1, description="How many of the best checkpoints to keep.")
 
 
