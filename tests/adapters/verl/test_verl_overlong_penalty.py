@@ -215,6 +215,14 @@ def test_the_render_notes_what_the_reward_function_sees(registry: Registry) -> N
     assert "scores validation" in notes
     old = render(registry, "0.5.0", reward={"function": FUNCTION, "overlong_penalty": PENALTY})
     assert "extra_info=None" in " ".join(old.notes)
+    # 0.6.1's async rollout scores in the agent loop's reward loop, whose dapo manager drops the tool fields
+    loop = render(
+        registry,
+        "0.6.1",
+        rollout={"mode": "async"},
+        reward={"function": FUNCTION, "overlong_penalty": PENALTY},
+    )
+    assert "tool_extra_fields" in " ".join(loop.notes) and "num_turns" not in " ".join(loop.notes)
     # verl's own scorers read no extra_info (utils/reward_score/): no note about it
     builtin = render(
         registry, "0.9.1", reward={"builtin": {"name": "by_data_source"}, "overlong_penalty": PENALTY}
