@@ -801,7 +801,10 @@ def _reward(b: _Builder) -> None:
 #: wheel (diff of naive.py and dapo.py): workers/reward_manager/ (0.5.0 and 0.6.1's synchronous rollout),
 #: experimental/reward/reward_loop/ (0.6.1's async rollout), experimental/reward_loop/reward_manager/ (0.7.1 to
 #: 0.9.1). Everything else is the same code: compute_score(data_source, solution_str, ground_truth, extra_info),
-#: a dict's "score" as the reward and its keys as extra info, the reward on the last valid response token.
+#: a dict's "score" as the reward and its keys as extra info, the reward on the last valid response token. Two
+#: more lines differ in the legacy manager only, neither changing the reward: it records a float score as extra
+#: info "acc" too (a metric; the reward loop's naive manager does the same), and it cuts a trailing eos text from
+#: the response, which decode(skip_special_tokens=True) has already removed.
 _LEGACY_MISSING = "extra_info['num_turns']"
 _LOOP_0_6_MISSING = (
     "the rollout's tool fields (tool_extra_fields), merged into extra_info by the naive manager"
@@ -870,7 +873,9 @@ def _overlong_penalty(b: _Builder) -> None:
     if b.k.has_filter_groups and b.job.spec.algorithm.dynamic_sampling_on:
         # filter_groups.metric acc: the reward_extra_info field both managers fill with the score (trainer/
         # config/ppo_trainer.yaml "acc select[s] a reward_extra_info field", 0.9.1)
-        b.notes.append("dynamic sampling compares each group's acc, the score before the overlong penalty")
+        b.notes.append(
+            "dynamic sampling compares each group's acc (filter_groups.metric), which the penalty leaves"
+        )
     if rw.function is not None:
         b.notes.append(
             f"verl {b.version}'s dapo manager calls {rw.function.path}:{rw.function.name} as the naive one does, "
