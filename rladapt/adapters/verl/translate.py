@@ -874,7 +874,7 @@ def _overlong_penalty(b: _Builder) -> None:
         # filter_groups.metric acc: the reward_extra_info field both managers fill with the score (trainer/
         # config/ppo_trainer.yaml "acc select[s] a reward_extra_info field", 0.9.1)
         b.notes.append(
-            "dynamic sampling compares each group's acc (filter_groups.metric), which the penalty leaves"
+            "dynamic sampling compares each group's acc (filter_groups.metric), which the penalty does not change"
         )
     if rw.function is not None:
         b.notes.append(
