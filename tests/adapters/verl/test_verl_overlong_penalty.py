@@ -281,3 +281,62 @@ def test_import_maps_the_overlong_buffer_back(registry: Registry, version: str) 
     kept = build(fw, version, list(read_launch(other, "cmd", fw.match).argv), source="cmd", registry=registry)
     assert kept.job.spec.reward.overlong_penalty is None
     assert any("max_resp_len=900" in item for item in kept.job.spec.native.get("verl", []))
+
+
+@pytest.mark.conformance
+def test_verl_s_own_dapo_manager_scores_the_render(registry: Registry, tmp_path: Path) -> None:
+    """The newest pinned verl, in its semantic venv: load_reward_manager builds the dapo manager from the
+    composed render and its run_single gives the spec's penalty (the score 1.0 of a reward function plus it)."""
+    import json
+    import os
+    import subprocess
+
+    from rladapt.adapters.verl import validate as verl_validate
+
+    from .test_verl_semantic import VENV_PYTHON, VERSION
+
+    if not VENV_PYTHON.is_file():
+        if os.environ.get("RLADAPT_REQUIRE_SEMANTIC"):
+            pytest.fail(
+                f"RLADAPT_REQUIRE_SEMANTIC is set but {VENV_PYTHON} is missing: run .ci/verl-semantic.sh"
+            )
+        pytest.skip(f"verl {VERSION} semantic venv not built ({VENV_PYTHON}); run .ci/verl-semantic.sh")
+    score = tmp_path / "score.py"
+    score.write_text(
+        "def compute_score(data_source, solution_str, ground_truth, extra_info=None, **kw):\n    return 1.0\n"
+    )
+    budget, buffer, max_penalty = 16, 8, 0.5
+    native = render(
+        registry,
+        VERSION,
+        data={"train": ["data/train.parquet"], "max_prompt_length": 4, "max_response_length": budget},
+        reward={
+            "function": {"path": str(score)},
+            "overlong_penalty": {"buffer_tokens": buffer, "max_penalty": 0.5},
+        },
+    )
+    inv = verl_validate.parse_argv(native.argv)
+    lengths = list(range(1, budget + 1))
+    request = {
+        "subdir": inv.config_subdir,
+        "config_name": inv.config_name,
+        "overrides": list(inv.overrides),
+        "model_dir": str(tmp_path / "tiny-model"),
+        "prompt_length": 4,
+        "response_length": budget,
+        "lengths": lengths,
+    }
+    result = subprocess.run(
+        [str(VENV_PYTHON), str(Path(__file__).with_name("dapo_penalty_check.py"))],
+        input=json.dumps(request),
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    out = json.loads(result.stdout.strip().splitlines()[-1])
+    assert out["manager"] == "DAPORewardManager"
+    expected = [1.0 + _neutral(length, budget, buffer, max_penalty) for length in lengths]
+    assert out["rewards"] == pytest.approx(expected)
+    assert out["rewards"][budget - buffer - 1] == 1.0 and out["rewards"][-1] == pytest.approx(0.5)
