@@ -12,6 +12,8 @@ VERSION="${RLADAPT_VERL_SEMANTIC_VERSION:-0.9.1}"
 VENV="${RLADAPT_VERL_SEMANTIC_VENV:-.cache/verl-semantic/venv-$VERSION}"
 PY="${RLADAPT_VERL_SEMANTIC_PYTHON:-python3}"
 STAMP="$VENV/.rladapt-complete"
+# bump when the package set below changes, so a cached venv is rebuilt
+STAMP_VALUE="$VERSION deps-2"
 say() { echo "verl-semantic.sh: $*" >&2; }
 
 case "$VERSION" in
@@ -21,7 +23,7 @@ case "$VERSION" in
   *) say "no dependency set for verl $VERSION"; exit 2 ;;
 esac
 
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$VERSION" ]; then
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_VALUE" ]; then
   say "cached: $VENV"
   echo "$VENV/bin/python"
   exit 0
@@ -36,8 +38,8 @@ PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
 "${PIP[@]}" "torch==2.13.0" >&2
 "${PIP[@]}" --no-deps "verl==$VERSION" >&2
 "${PIP[@]}" "torch==2.13.0" "hydra-core>=1.3" omegaconf "ray>=2.41" "${DEPS[@]}" \
-  codetiming orjson datasets pillow >&2
+  codetiming orjson datasets pillow aiohttp >&2
 "$VENV/bin/python" -c "import torch, ray, tensordict, transformers; print('torch', torch.__version__)" >&2
-echo "$VERSION" > "$STAMP"
+echo "$STAMP_VALUE" > "$STAMP"
 say "built $VENV in $(( $(date +%s) - start )) s ($(du -sh "$VENV" | cut -f1))"
 echo "$VENV/bin/python"

@@ -12,17 +12,12 @@ import importlib.util
 import json
 import os
 import sys
-import types
 from pathlib import Path
 
 
 def main() -> None:
     request = json.load(sys.stdin)
     os.environ["HF_HUB_OFFLINE"] = "1"
-    # verl/experimental/reward_loop/reward_loop.py imports aiohttp at module level for its HTTP reward-model
-    # client, which a rule-based score never calls and the semantic venv does not install
-    if importlib.util.find_spec("aiohttp") is None:
-        sys.modules["aiohttp"] = types.ModuleType("aiohttp")
     from semantic_check import tiny_model
 
     model = Path(request["model_dir"])
