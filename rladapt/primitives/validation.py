@@ -387,6 +387,16 @@ def _weight_sync(job: RLJob) -> list[Problem]:
                     "actor and rollout colocated",
                 )
             )
+    if ws.partial_rollout and ws.max_staleness == 0:
+        out.append(
+            Problem(
+                "spec.weight_sync.partial_rollout",
+                "partial rollout lets generation run on across a weight update, which an on-policy rollout "
+                "never does",
+                "spec.weight_sync.max_staleness >= 1",
+                "max_staleness: 0",
+            )
+        )
     if ws.method == "cuda_ipc" and not colocated:
         out.append(
             Problem(

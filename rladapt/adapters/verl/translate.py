@@ -226,6 +226,47 @@ def _placement(b: _Builder, module: str) -> None:
             "fully-async verl trainer: rollout.total_rollout_steps counts prompts, "
             "staleness_threshold = max_staleness - 1"
         )
+    _partial_rollout(b, module)
+
+
+def _off_policy_correction(b: _Builder) -> None:
+    """algorithm.rollout_correction (trainer/ppo/rollout_corr_helper.py, 0.6.1+): the trainer weighs each token
+    by pi_old / pi_rollout at ``rollout_is`` (token, or sequence: the product of the token ratios) when the batch
+    holds the rollout's log-probs, which only ``rollout.calculate_log_probs`` makes the engine return (default
+    false to 0.8.0). A float threshold cuts the weights above it (TIS); the string "lower_upper" zeroes the weights
+    outside [lower, upper] and keeps the others (IcePop, 0.8.0+)."""
+    corr = b.job.spec.algorithm.off_policy_correction
+    if corr is None or corr.level == "sequence_geometric_mean":
+        return  # no key to write; check_capabilities refuses the level (and a verl without the section)
+    field = "spec.algorithm.off_policy_correction"
+    if corr.mode == "truncate" and corr.min_ratio is not None:
+        return  # refused by capability (off_policy_correction.truncate_min): verl cuts from above only
+    prefix = "algorithm.rollout_correction"
+    b.set(f"{prefix}.rollout_is", corr.level, f"{field}.level")
+    threshold: float | str = float(corr.max_ratio)
+    if corr.mode == "mask":
+        # floats on both sides: Hydra reads "0.5_5" as the number 0.55, "0.5_5.0" as the string
+        threshold = f"{float(corr.min_ratio or 0.0)}_{float(corr.max_ratio)}"
+    b.set(f"{prefix}.rollout_is_threshold", threshold, f"{field}.max_ratio")
+    b.set(f"{ARR}.rollout.calculate_log_probs", True, field)
+
+
+def _partial_rollout(b: _Builder, module: str) -> None:
+    """async_training.partial_rollout: a generation aborted at a weight sync is resumed under the new weights
+    when it is on, dropped when it is off (experimental/fully_async_policy/fully_async_rollouter.py, 0.8.0;
+    workers/rollout/llm_server.py, 0.9.1); only the fully-async config has it, default true."""
+    partial = b.job.spec.weight_sync.partial_rollout
+    if partial is None:
+        return
+    if module == FULLY_ASYNC_MODULE:
+        b.set("async_training.partial_rollout", partial, "spec.weight_sync.partial_rollout")
+    elif partial:
+        b.unsupported(
+            "spec.weight_sync.partial_rollout",
+            "partial rollout in its one-step-off trainer (only the fully-async trainer interrupts and resumes "
+            "generation; rladapt picks it for max_staleness >= 2 or every_steps >= 2)",
+            found=True,
+        )
 
 
 def _data(b: _Builder) -> None:
@@ -333,6 +374,7 @@ def _algorithm(b: _Builder) -> None:
     if alg.name == "gspo":
         b.set(f"{ARR}.actor.policy_loss.loss_mode", "gspo", "spec.algorithm.name")
     _grpo_variants(b)
+    _off_policy_correction(b)
     if alg.needs_critic:
         b.set("critic.ppo_epochs", alg.ppo_epochs, "spec.algorithm.ppo_epochs")
 
