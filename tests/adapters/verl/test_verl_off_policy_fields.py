@@ -8,6 +8,7 @@ source, so a release that moves the read fails here instead of running without t
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from packaging.version import Version
@@ -144,3 +145,42 @@ def test_partial_rollout_on_policy_is_a_spec_error(registry: Registry) -> None:
         render(registry, "0.9.1", weight_sync={"partial_rollout": True})
     text = str(err.value)
     assert "spec.weight_sync.partial_rollout" in text and "max_staleness >= 1" in text
+
+
+def _import(registry: Registry, version: str, text: str) -> Any:
+    from rladapt.importing import verl as fw
+    from rladapt.importing.importer import build
+    from rladapt.importing.script import read_launch
+
+    launch = (
+        f"python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo {ARR}.rollout.n=4 {ARR}.model.path=m "
+    )
+    launch += f"data.train_files=t {text}"
+    return build(
+        fw, version, list(read_launch(launch, "cmd", fw.match).argv), source="cmd", registry=registry
+    )
+
+
+@pytest.mark.parametrize(
+    ("version", "threshold", "want"),
+    [
+        ("0.6.1", "2.0", {"level": "sequence", "mode": "truncate", "min_ratio": None, "max_ratio": 2.0}),
+        ("0.9.1", "'0.5_5.0'", {"level": "sequence", "mode": "mask", "min_ratio": 0.5, "max_ratio": 5.0}),
+    ],
+)
+def test_import_maps_the_correction(
+    version: str, threshold: str, want: dict[str, object], registry: Registry
+) -> None:
+    prefix = "algorithm.rollout_correction"
+    imported = _import(
+        registry,
+        version,
+        f"{prefix}.rollout_is=sequence {prefix}.rollout_is_threshold={threshold} "
+        f"{ARR}.rollout.calculate_log_probs=true",
+    )
+    corr = imported.job.spec.algorithm.off_policy_correction
+    assert corr is not None and corr.model_dump() == want
+    assert not any("rollout_correction" in item for item in imported.job.spec.native.get("verl", []))
+    # without the engine's log-probs verl computes no weight: nothing to import, the key stays native
+    inert = _import(registry, version, f"{prefix}.rollout_is=token {ARR}.rollout.calculate_log_probs=false")
+    assert inert.job.spec.algorithm.off_policy_correction is None
