@@ -224,7 +224,8 @@ def _placement(b: _Builder, module: str) -> None:
         )
         b.notes.append(
             "fully-async verl trainer: rollout.total_rollout_steps counts prompts, "
-            "staleness_threshold = max_staleness - 1"
+            "staleness_threshold = max_staleness - 1, a step is require_batches = global_batch / mini_batch "
+            "mini batches (data.train_batch_size=0, as its rollouter requires)"
         )
     _partial_rollout(b, module)
 
@@ -407,7 +408,16 @@ def _grpo_variants(b: _Builder) -> None:
 def _batches(b: _Builder) -> None:
     spec = b.job.spec
     tr = spec.training
-    b.set("data.train_batch_size", tr.global_batch, "spec.training.global_batch")
+    if entrypoint(b.job) == FULLY_ASYNC_MODULE:
+        # The fully-async rollouter asserts data.train_batch_size == 0 and its trainer takes each step's
+        # ppo_mini_batch_size x require_batches prompts from the queue (experimental/fully_async_policy/
+        # fully_async_rollouter.py and fully_async_trainer.py required_samples, 0.8.0 and 0.9.1)
+        b.set("data.train_batch_size", 0, "spec.training.global_batch")
+        b.set(
+            "async_training.require_batches", tr.global_batch // tr.mini_batch, "spec.training.global_batch"
+        )
+    else:
+        b.set("data.train_batch_size", tr.global_batch, "spec.training.global_batch")
     b.set(f"{ARR}.actor.ppo_mini_batch_size", tr.mini_batch, "spec.training.mini_batch")
     # verl requires these per-GPU micro batches whenever dynamic batching is off ("Please set at least one of").
     b.set(
