@@ -231,6 +231,9 @@ PROBES: dict[str, Probe] = {
     "spec.weight_sync.partial_rollout": Probe(
         True, needs={"spec.placement.pools": _SEPARATE, "spec.weight_sync.max_staleness": 2}
     ),
+    "spec.weight_sync.run_ahead_fraction": Probe(
+        FLOAT, needs={"spec.placement.pools": _SEPARATE, "spec.weight_sync.max_staleness": 2}
+    ),
     "spec.algorithm.off_policy_correction.level": Probe(
         "sequence", needs={"spec.algorithm.off_policy_correction": {"max_ratio": 2.0}}
     ),

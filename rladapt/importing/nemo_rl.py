@@ -400,7 +400,9 @@ def _placement(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
             if isinstance(age, int) and age > 0:
                 out["spec.weight_sync.max_staleness"] = age
                 if _written(t, "grpo.async_grpo.in_flight_weight_updates", version):
-                    out["spec.weight_sync.partial_rollout"] = t["grpo.async_grpo.in_flight_weight_updates"] is True
+                    out["spec.weight_sync.partial_rollout"] = (
+                        t["grpo.async_grpo.in_flight_weight_updates"] is True
+                    )
     if "spec.reward.model.path" in out and isinstance(t.get("env.reward_model.resources.num_nodes"), int):
         apart["reward"] = t["env.reward_model.resources.num_nodes"]
     if apart:
@@ -600,7 +602,10 @@ def _off_policy_correction(t: Mapping[str, Any], out: dict[str, Any], version: s
     GSPO's sequence-level weight: both stay as the launch wrote them."""
     loss = "loss_fn.truncated_importance_sampling"
     high = t.get(f"{loss}_ratio")
-    if t.get("loss_fn.use_importance_sampling_correction") is not True or out["spec.algorithm.name"] == "gspo":
+    if (
+        t.get("loss_fn.use_importance_sampling_correction") is not True
+        or out["spec.algorithm.name"] == "gspo"
+    ):
         return
     if not isinstance(high, (int, float)) or isinstance(high, bool):
         return

@@ -68,6 +68,7 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "pack_sequences": "training on packed sequences without padding",
     "weight_sync.off_policy": "bounded staleness (max_staleness > 0)",
     "weight_sync.partial_rollout": "generation goes on across a weight update (partial rollout)",
+    "weight_sync.run_ahead_fraction": "generation runs ahead by a fraction of a weight-sync period's samples",
     "off_policy_correction.token.truncate": "rollout IS correction: token ratios truncated (TIS)",
     "off_policy_correction.token.mask": "rollout IS correction: tokens outside a ratio band masked (IcePop)",
     "off_policy_correction.sequence.truncate": "rollout IS correction: per-response ratio products truncated",
@@ -161,6 +162,12 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         need("weight_sync.off_policy", "spec.weight_sync.max_staleness", spec.weight_sync.max_staleness)
     if spec.weight_sync.partial_rollout:
         need("weight_sync.partial_rollout", "spec.weight_sync.partial_rollout", True)
+    if spec.weight_sync.run_ahead_fraction is not None:
+        need(
+            "weight_sync.run_ahead_fraction",
+            "spec.weight_sync.run_ahead_fraction",
+            spec.weight_sync.run_ahead_fraction,
+        )
     if spec.checkpoint.resume == "path":
         need("checkpoint.resume_path", "spec.checkpoint.resume", "path")
     if spec.checkpoint.keep_last is not None:

@@ -582,6 +582,13 @@ class WeightSync(_Model):
     max_staleness: NonNegInt = Field(
         0, description="Policy versions a rollout may lag behind (0 = on-policy)."
     )
+    run_ahead_fraction: Annotated[float, Field(ge=0.0)] | None = Field(
+        None,
+        description="How far generation may run ahead of training, as a fraction of the samples one weight-sync "
+        "period trains on: after a sync the rollout generates at most (1 + run_ahead_fraction) periods' worth "
+        "before it pauses (verl's fully-async staleness_threshold; its examples use 0 to 0.5). At most "
+        "max_staleness - 1. null: max_staleness - 1.",
+    )
     partial_rollout: bool | None = Field(
         None,
         description="true: a weight update does not wait for the responses being generated; they go on under "

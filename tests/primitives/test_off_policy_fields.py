@@ -42,3 +42,13 @@ def test_partial_rollout_needs_staleness() -> None:
         load_job_text(MINIMAL, ["spec.weight_sync.partial_rollout=false"]).spec.weight_sync.partial_rollout
         is False
     )
+
+
+def test_run_ahead_fraction_stays_within_max_staleness() -> None:
+    async_ = ["spec.weight_sync.max_staleness=2"]
+    assert problems(MINIMAL, [*async_, "spec.weight_sync.run_ahead_fraction=1.5"])[-1] == (
+        "spec.weight_sync.run_ahead_fraction: samples generated that far ahead would lag more policy versions than "
+        "max_staleness allows; expected at most max_staleness - 1 = 1, found 1.5"
+    )
+    found = problems(MINIMAL, ["spec.weight_sync.run_ahead_fraction=0"])
+    assert any(p.startswith("spec.weight_sync.run_ahead_fraction: an on-policy rollout") for p in found)

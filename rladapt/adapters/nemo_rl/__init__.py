@@ -50,6 +50,8 @@ class NemoRLAdapter(FrameworkAdapter):
     #: ENV_REGISTRY (nemo_rl/environments/utils.py, 0.5.0 to 0.7.0; 0.2.1 and 0.4.0 wire the environment in the
     #: script) has no environment for these: one environment scores a whole dataset, and none checks GSM8K's format.
     WHY_NOT = {
+        "weight_sync.run_ahead_fraction": "NeMo-RL bounds a trajectory's age in whole steps "
+        "(grpo.async_grpo.max_trajectory_age_steps, which max_staleness sets)",
         # algorithms/loss_functions.py (0.4.0) and loss/loss_functions.py (0.6.0, 0.7.0)
         "off_policy_correction.sequence.truncate": _NEMO_PRODUCT,
         "off_policy_correction.sequence.mask": _NEMO_PRODUCT,

@@ -41,6 +41,8 @@ class OpenRLHFAdapter(FrameworkAdapter):
     #: verl's gsm8k / DAPO checks or a per-data_source dispatcher; openrlhf.utils.math_utils (0.9.10+) is a
     #: different grader (PRM800K's sympy grade_answer), which would change the scores.
     WHY_NOT = {
+        "weight_sync.run_ahead_fraction": "OpenRLHF's rollout queue holds whole rollout batches "
+        "(--async_queue_size, which max_staleness sets)",
         # models/loss.py PolicyLoss, 0.8.11 to 0.11.2: seq level = the geometric mean; clip needs level token
         "off_policy_correction.sequence.truncate": _ORLHF_PRODUCT,
         "off_policy_correction.sequence.mask": _ORLHF_PRODUCT,

@@ -51,6 +51,7 @@ class TrlAdapter(FrameworkAdapter):
     MATRIX = bundled("trl")
     #: Capabilities no pinned TRL version has, and why (shown with the refusal).
     WHY_NOT = {
+        "weight_sync.run_ahead_fraction": "TRL generates and trains in one process, one after the other",
         **{f"off_policy_correction.{k}": _TRL_IS for k in _CORRECTIONS},
         "weight_sync.partial_rollout": "TRL generates and trains in one process, one after the other",
         "algorithm.ppo": "TRL's PPOTrainer scores with a reward model and a value model (nn.Modules), not a "

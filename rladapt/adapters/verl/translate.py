@@ -210,12 +210,20 @@ def _placement(b: _Builder, module: str) -> None:
                 )
             )
         b.set("async_training.trigger_parameter_sync_step", ws.every_steps, "spec.weight_sync.every_steps")
-        # verl bounds staleness by the extra fraction of samples the rollouter may run ahead per sync period.
-        b.set(
-            "async_training.staleness_threshold",
-            float(ws.max_staleness - 1),
-            "spec.weight_sync.max_staleness",
-        )
+        # verl bounds staleness by the extra fraction of samples the rollouter may run ahead per sync period
+        # (fully_async_rollouter.py set_max_required_samples: required x (staleness_threshold + 1) x sync steps).
+        if ws.run_ahead_fraction is not None:
+            b.set(
+                "async_training.staleness_threshold",
+                float(ws.run_ahead_fraction),
+                "spec.weight_sync.run_ahead_fraction",
+            )
+        else:
+            b.set(
+                "async_training.staleness_threshold",
+                float(ws.max_staleness - 1),
+                "spec.weight_sync.max_staleness",
+            )
         tr = job.spec.training
         b.set(
             "rollout.total_rollout_steps",
@@ -228,6 +236,7 @@ def _placement(b: _Builder, module: str) -> None:
             "mini batches (data.train_batch_size=0, as its rollouter requires)"
         )
     _partial_rollout(b, module)
+    _run_ahead(b, module)
 
 
 def _off_policy_correction(b: _Builder) -> None:
@@ -250,6 +259,16 @@ def _off_policy_correction(b: _Builder) -> None:
         threshold = f"{float(corr.min_ratio or 0.0)}_{float(corr.max_ratio)}"
     b.set(f"{prefix}.rollout_is_threshold", threshold, f"{field}.max_ratio")
     b.set(f"{ARR}.rollout.calculate_log_probs", True, field)
+
+
+def _run_ahead(b: _Builder, module: str) -> None:
+    if b.job.spec.weight_sync.run_ahead_fraction is not None and module == ONE_STEP_OFF_MODULE:
+        b.unsupported(
+            "spec.weight_sync.run_ahead_fraction",
+            "a run-ahead fraction in its one-step-off trainer (it generates exactly the next batch ahead; "
+            "rladapt picks the fully-async trainer for max_staleness >= 2 or every_steps >= 2)",
+            found=b.job.spec.weight_sync.run_ahead_fraction,
+        )
 
 
 def _partial_rollout(b: _Builder, module: str) -> None:

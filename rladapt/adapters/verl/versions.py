@@ -114,6 +114,9 @@ def capabilities(version: str) -> frozenset[str]:
         caps |= {"placement.separate", "weight_sync.off_policy"}
         # async_training.partial_rollout of the fully-async trainer (fully_async_rollouter.py, 0.8.0+)
         caps.add("weight_sync.partial_rollout")
+        # async_training.staleness_threshold: fully_async_rollouter.py max_required_samples = required_samples *
+        # (staleness_threshold + 1) * trigger_parameter_sync_step (0.8.0, 0.9.1)
+        caps.add("weight_sync.run_ahead_fraction")
         # rollout_is_threshold "lower_upper": IcePop, weights outside [lower, upper] zeroed, the others kept
         # (rollout_corr_helper.py _parse_rollout_is_threshold, 0.8.0+; 0.6.1 and 0.7.1 take an upper bound only)
         caps |= {"off_policy_correction.token.mask", "off_policy_correction.sequence.mask"}

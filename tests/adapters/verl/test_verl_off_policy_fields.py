@@ -184,3 +184,41 @@ def test_import_maps_the_correction(
     # without the engine's log-probs verl computes no weight: nothing to import, the key stays native
     inert = _import(registry, version, f"{prefix}.rollout_is=token {ARR}.rollout.calculate_log_probs=false")
     assert inert.job.spec.algorithm.off_policy_correction is None
+
+
+def test_run_ahead_fraction_is_the_fully_async_staleness_threshold(
+    pinned: tuple[str, Path], registry: Registry
+) -> None:
+    version, package = pinned
+    job = job_from(
+        "async-grpo-separate.yaml",
+        "spec.weight_sync.max_staleness=2",
+        "spec.weight_sync.every_steps=2",
+        "spec.weight_sync.run_ahead_fraction=0.25",
+    )
+    if Version(version) < Version("0.8.0"):
+        with pytest.raises(SpecError, match="first supported in verl 0.8.0"):
+            render_job(registry, job, version)
+        return
+    native = render_job(registry, job, version)
+    cfg = check_conforms(job, native, package)
+    assert select(cfg, "async_training.staleness_threshold") == 0.25
+    assert native.origins["async_training.staleness_threshold"] == "spec.weight_sync.run_ahead_fraction"
+    # read: the rollouter pauses once (1 + threshold) sync periods of samples are out since the last sync
+    rollouter = _text(package, "experimental/fully_async_policy/fully_async_rollouter.py")
+    assert "* (self.staleness_threshold + 1)" in rollouter
+    # unset: max_staleness - 1, as before
+    plain = job_from(
+        "async-grpo-separate.yaml", "spec.weight_sync.max_staleness=2", "spec.weight_sync.every_steps=2"
+    )
+    assert (
+        select(composed(render_job(registry, plain, version), version), "async_training.staleness_threshold")
+        == 1.0
+    )
+
+
+def test_run_ahead_fraction_needs_the_fully_async_trainer(registry: Registry) -> None:
+    job = job_from("async-grpo-separate.yaml", "spec.weight_sync.run_ahead_fraction=0")
+    with pytest.raises(SpecError) as err:
+        render_job(registry, job, "0.9.1")
+    assert "spec.weight_sync.run_ahead_fraction" in str(err.value) and "one-step-off" in str(err.value)
