@@ -325,6 +325,10 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
         out["spec.rollout.mode"] = "async" if t.get(f"{gen}.vllm_cfg.async_engine") is True else "sync"
     put("spec.rollout.temperature", f"{gen}.temperature")
     put("spec.rollout.top_p", f"{gen}.top_p")
+    turns = t.get("grpo.max_rollout_turns")
+    if isinstance(turns, int) and not isinstance(turns, bool) and turns > 1:
+        # the shipped configs' 1 is one reply per prompt; more is translate's multi_turn.max_assistant_turns
+        out["spec.rollout.multi_turn.max_assistant_turns"] = turns
     top_k = t.get(f"{gen}.top_k", ...)
     if top_k is None or isinstance(top_k, int):
         out["spec.rollout.top_k"] = -1 if top_k is None else top_k

@@ -188,7 +188,10 @@ def fixups(target: Effective, got: Effective) -> list[str]:
 
 
 def reward_standin(values: dict[str, Any]) -> dict[str, Any]:
-    """spec.reward when ``fields`` found none (see ``_STANDIN_URL``)."""
+    """spec.reward when ``fields`` found none (see ``_STANDIN_URL``); none beside an agent function, whose rewards
+    OpenRLHF takes instead (cli/train_ppo_ray.py sets remote_rm_url to "agent" after parsing, 0.8.11+)."""
+    if any(values.get(f"--{name}") for name in ("agent_func_path", "train.agent_func_path")):
+        return {}
     return {"remote": {"url": _STANDIN_URL}}
 
 
@@ -244,6 +247,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
 
 def _models(t: dict[str, Any], v: Version, get: Any, put: Any, out: dict[str, Any]) -> None:
     put("spec.model.path", "pretrain")
+    put("spec.rollout.agent.path", "agent_func_path")  # from 0.8.0; its remote_rm_url is then "agent"
     remote = get("remote_rm_url")
     urls = remote if isinstance(remote, list) else [remote] if remote else []
     if len(urls) == 1 and str(urls[0]).endswith(".py"):

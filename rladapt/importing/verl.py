@@ -268,6 +268,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
             out.pop(path, None)
     _budgets(t, version, out)
     _engine_settings(t, version, out)
+    _multi_turn(t, version, out)
     test = t.get("trainer.test_freq")
     if isinstance(test, int) and test > 0:
         out["spec.eval.every_steps"] = test
@@ -332,6 +333,29 @@ def _engine_settings(t: dict[str, Any], version: str, out: dict[str, Any]) -> No
     # only the format rladapt renders for true; any other loader stays a native override
     if t.get(f"{r}.load_format") == "safetensors":
         out["spec.rollout.engine_settings.load_weights_from_disk"] = True
+
+
+#: ``actor_rollout_ref.rollout.multi_turn`` key -> ``spec.rollout.multi_turn`` field (the inverse of translate's).
+_MULTI_TURN_KEYS = {
+    "max_assistant_turns": "max_assistant_turns",
+    "max_user_turns": "max_user_turns",
+    "tool_config_path": "tool_config",
+    "interaction_config_path": "interaction_config",
+}
+
+
+def _multi_turn(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
+    """``multi_turn.enable`` and the keys the multi-turn rollouts read; a sample's agent loop other than
+    translate's ``tool_agent`` default stays a native override (the importer's fix-ups)."""
+    mt = f"{ARR}.rollout.multi_turn"
+    if t.get(f"{mt}.enable") is not True:
+        return
+    out["spec.rollout.multi_turn"] = {}  # before its fields: the importer nests them into this mapping
+    for key, name in _MULTI_TURN_KEYS.items():
+        if t.get(f"{mt}.{key}") is not None:
+            out[f"spec.rollout.multi_turn.{name}"] = t[f"{mt}.{key}"]
+    if _differs(t, version, f"{mt}.format"):
+        out["spec.rollout.multi_turn.tool_call_format"] = t[f"{mt}.format"]
 
 
 #: verl's own values of the keys below (trainer/config: clip_ratio_c 3.0, loss_agg_mode token-mean,

@@ -86,6 +86,12 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "rollout.free_cache": "rollout engine frees its KV cache between phases",
     "rollout.load_weights_from_disk": "choose whether the rollout engine loads the model from disk at start",
     "rollout.layered_weight_sync": "layer-by-layer weight gathering for the rollout sync",
+    "multi_turn": "multi-turn rollouts (rollout.multi_turn), capped by max_assistant_turns",
+    "multi_turn.max_user_turns": "a cap on the environment's turns of a multi-turn rollout",
+    "multi_turn.tools": "tools from a tool config file (rollout.multi_turn.tool_config)",
+    "multi_turn.interaction": "a simulated user from an interaction config file (rollout.multi_turn.interaction_config)",
+    "multi_turn.tool_call_format": "the parser of the model's tool calls by name (rollout.multi_turn.tool_call_format)",
+    "rollout.agent": "an agent function (a Python file) that drives each rollout and returns its rewards",
     "checkpoint.resume_path": "resume from a given checkpoint path",
     "checkpoint.keep_last": "keep only the last N checkpoints",
     "eval.before_training": "evaluate before the first step",
@@ -189,6 +195,7 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         value = getattr(eng, setting)
         if value is not None:
             need(cap, f"spec.rollout.engine_settings.{setting}", value)
+    _multi_turn(job, need)
     if spec.eval.before_training:
         need("eval.before_training", "spec.eval.before_training", True)
     for backend in spec.logging.backends:
@@ -239,3 +246,22 @@ def _algorithm_variants(job: RLJob, need: Callable[[str, str, object], None]) ->
             "spec.reward.overlong_penalty",
             job.spec.reward.overlong_penalty.buffer_tokens,
         )
+
+
+def _multi_turn(job: RLJob, need: Callable[[str, str, object], None]) -> None:
+    """Multi-turn rollouts and the agent function (issue 12, item 10)."""
+    ro = job.spec.rollout
+    mt = ro.multi_turn
+    if mt is not None:
+        need("multi_turn", "spec.rollout.multi_turn", "multi-turn rollouts")
+        for cap, name in (
+            ("multi_turn.max_user_turns", "max_user_turns"),
+            ("multi_turn.tools", "tool_config"),
+            ("multi_turn.interaction", "interaction_config"),
+            ("multi_turn.tool_call_format", "tool_call_format"),
+        ):
+            value = getattr(mt, name)
+            if value is not None:
+                need(cap, f"spec.rollout.multi_turn.{name}", value)
+    if ro.agent is not None:
+        need("rollout.agent", "spec.rollout.agent.path", ro.agent.path)

@@ -465,6 +465,55 @@ class EngineSettings(_Model):
     )
 
 
+class MultiTurn(_Model):
+    """Rollouts of several turns: the model calls tools or talks with a simulated user between its replies.
+
+    Each field null: the framework's own. Files are read by the framework where the job runs (relative to the
+    working directory, like reward.function.path).
+    """
+
+    max_assistant_turns: PositiveInt | None = Field(
+        None, description="Most replies the model generates in one rollout (each may call tools)."
+    )
+    max_user_turns: PositiveInt | None = Field(
+        None,
+        description="Most turns the environment answers in one rollout (tool results, a simulated user).",
+    )
+    tool_config: str | None = Field(
+        None,
+        min_length=1,
+        description="A YAML file listing the tools (verl's tool config: each tool's class_name, config and "
+        "OpenAI function schema).",
+    )
+    interaction_config: str | None = Field(
+        None,
+        min_length=1,
+        description="A YAML file listing the interactions (verl: a simulated user that answers the model and "
+        "scores the conversation).",
+    )
+    tool_call_format: str | None = Field(
+        None,
+        min_length=1,
+        description="How tool calls are written in the model's replies, by the parser's name (hermes, "
+        "llama3_json, ...).",
+    )
+
+
+class AgentFunction(_Model):
+    """A Python file whose agent drives each rollout: it takes the model's reply, steps its environment and
+    returns the next observation, the reward and whether the episode is done (OpenRLHF's agent function)."""
+
+    path: str = Field(min_length=1, description="The agent's Python file (*.py).")
+
+    @field_validator("path")
+    @classmethod
+    def _python_file(cls, value: str) -> str:
+        # OpenRLHF imports it as a module file and asserts the suffix (trainer/ray/vllm_engine.py, 0.9.10+)
+        if not value.endswith(".py"):
+            raise ValueError("a Python file (*.py)")
+        return value
+
+
 class Rollout(_Model):
     engine: Literal["vllm", "sglang", "hf"] = "vllm"
     tensor_parallel: PositiveInt = 1
@@ -480,6 +529,14 @@ class Rollout(_Model):
     engine_settings: EngineSettings = Field(
         default_factory=EngineSettings,
         description="The inference engine's own knobs; each null: the framework's own.",
+    )
+    multi_turn: MultiTurn | None = Field(
+        None, description="Multi-turn rollouts with tools or interactions; null: one reply per prompt."
+    )
+    agent: AgentFunction | None = Field(
+        None,
+        description="An agent function that drives each rollout and returns its rewards (then no reward "
+        "source); null: none.",
     )
 
 
@@ -565,9 +622,8 @@ class Reward(_Model):
 
     @model_validator(mode="after")
     def _one_source(self) -> Reward:
+        # no source at all is checked with rollout.agent (validation._reward_source): the agent gives rewards
         others = [name for name in ("function", "model", "remote") if getattr(self, name) is not None]
-        if self.builtin is None and not others:
-            raise ValueError("at least one of builtin, function, model or remote")
         if self.builtin is not None and others:
             raise ValueError(
                 f"builtin is the whole reward and cannot be combined with {', '.join(others)} "

@@ -23,6 +23,7 @@ def check_job(job: RLJob) -> list[Problem]:
         _algorithm,
         _offload,
         _rollout,
+        _reward_source,
         _weight_sync,
         _platform,
         _eval,
@@ -325,6 +326,33 @@ def _offload(job: RLJob) -> list[Problem]:
                 )
             )
     return out
+
+
+def _reward_source(job: RLJob) -> list[Problem]:
+    """One reward source, or an agent function, which returns the rewards itself."""
+    rw = job.spec.reward
+    sources = [name for name in ("builtin", "function", "model", "remote") if getattr(rw, name) is not None]
+    agent = job.spec.rollout.agent
+    if agent is None and not sources:
+        return [
+            Problem(
+                "spec.reward",
+                "no reward source",
+                "at least one of builtin, function, model or remote (or rollout.agent, whose agent returns the "
+                "rewards)",
+            )
+        ]
+    if agent is not None and sources:
+        # OpenRLHF replaces the reward source by the agent's (cli/train_ppo_ray.py: remote_rm_url = "agent")
+        return [
+            Problem(
+                "spec.reward",
+                f"rollout.agent ({quote(agent.path)}) returns the rewards, so a reward source would not be used",
+                "no reward source beside rollout.agent",
+                ", ".join(sources),
+            )
+        ]
+    return []
 
 
 def _rollout(job: RLJob) -> list[Problem]:

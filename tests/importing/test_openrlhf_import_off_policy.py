@@ -49,7 +49,12 @@ CASES: dict[str, tuple[list[tuple[str, str | None]], dict[str, Any]]] = {
 
 
 def _launch(version: str, extra: list[tuple[str, str | None]]) -> str:
-    base = (imports.PPO_DOTTED if version in ("0.10.2", "0.11.2") else imports.PPO).rstrip().rstrip("\\").rstrip()
+    base = (
+        (imports.PPO_DOTTED if version in ("0.10.2", "0.11.2") else imports.PPO)
+        .rstrip()
+        .rstrip("\\")
+        .rstrip()
+    )
     if version == "0.8.11":  # no queue depth before 0.9.1, no --param_dtype before 0.9.2
         base = base.replace(" --async_queue_size 2", "").replace("--param_dtype bf16", "--bf16")
     flags = " ".join(

@@ -80,6 +80,18 @@ class NemoRLAdapter(FrameworkAdapter):
         "rollout.load_weights_from_disk": "NeMo-RL sets vllm_cfg.load_format itself (dummy for training, "
         "filled by the first refit), over any configured value",
         "rollout.layered_weight_sync": "NeMo-RL's refit has no layer-by-layer mode to choose",
+        # nemo_rl/experience/rollouts.py run_multi_turn_rollout, every pinned tag: each turn generates one reply
+        # per sample, then the sample's environment (env.<name>, a Ray actor chosen by the dataset's task) steps
+        # and returns the observation, the reward and whether the episode ended
+        "multi_turn.max_user_turns": "NeMo-RL counts a turn as one reply and the environment's answer "
+        "(grpo.max_rollout_turns, from multi_turn.max_assistant_turns); there is no separate cap",
+        "multi_turn.tools": "NeMo-RL has no tool config file: the environment (env.<name>, a class in code) "
+        "answers the model's turns",
+        "multi_turn.interaction": "NeMo-RL has no interaction config file: the environment (env.<name>, a class "
+        "in code) answers the model's turns",
+        "multi_turn.tool_call_format": "NeMo-RL parses no tool calls itself: each environment reads the replies",
+        "rollout.agent": "NeMo-RL's rollouts are stepped by environment classes (env.<name>), not an agent "
+        "function file",
     }
 
     def capabilities(self, version: str) -> frozenset[str]:

@@ -619,6 +619,7 @@ def _rollout(b: _Builder) -> None:
         d.max_prompt_length + d.max_response_length,
         "spec.data.max_prompt_length",
     )
+    _multi_turn(b)
     if b.job.spec.weight_sync.max_staleness > 0 and ro.mode == "sync":
         b.unsupported(
             "spec.rollout.mode",
@@ -631,6 +632,30 @@ def _rollout(b: _Builder) -> None:
             "separate validation sampling (validation samples with the training settings)",
             found=", ".join(sorted(ro.val.model_fields_set)),
         )
+
+
+def _multi_turn(b: _Builder) -> None:
+    """``spec.rollout.multi_turn``: ``grpo.max_rollout_turns``, the turn cap of every rollout.
+
+    nemo_rl/algorithms/grpo.py passes it to run_multi_turn_rollout (nemo_rl/experience/rollouts.py, every pinned
+    tag), which generates a reply, lets the sample's environment answer, and stops when the environment ends the
+    episode or the cap is reached; grpo_math_1B.yaml sets 1 ("Math Environments just have 1 turn").
+    """
+    mt = b.job.spec.rollout.multi_turn
+    if mt is None:
+        return
+    if mt.max_assistant_turns is None:
+        b.unsupported(
+            "spec.rollout.multi_turn.max_assistant_turns",
+            "multi-turn rollouts without a turn cap: grpo.max_rollout_turns caps every rollout and is 1 (one "
+            "turn) in the configs NeMo-RL ships",
+            found="null",
+        )
+        return
+    b.set("grpo.max_rollout_turns", mt.max_assistant_turns, "spec.rollout.multi_turn.max_assistant_turns")
+    b.notes.append(
+        "NeMo-RL ends a rollout when its environment ends the episode: the math environment does after one reply"
+    )
 
 
 def _interpreter(b: _Builder) -> None:

@@ -40,6 +40,8 @@ _BASE = frozenset(
         "checkpoint.keep_last",
         "checkpoint.never",  # checkpointing.enabled: grpo.py saves only while it is true
         "checkpoint.keep_best",  # checkpointing.metric_name / higher_is_better / keep_top_k (CheckpointManager)
+        # grpo.max_rollout_turns (GRPOConfig, every tag), read by algorithms/grpo.py into run_multi_turn_rollout
+        "multi_turn",
         "eval.before_training",
         "logging.wandb",
         "logging.tensorboard",

@@ -61,6 +61,14 @@ class OpenRLHFAdapter(FrameworkAdapter):
         "offload.critic.params": "OpenRLHF's DeepSpeed training config never offloads parameters "
         "(get_train_ds_config(offload=False))",
         # cli/train_ppo_ray.py of 0.5.9.post1 to 0.11.2 ends with actor_model.async_save_model() unconditionally
+        # cli/train_ppo_ray.py, 0.5.9.post1 to 0.11.2: no turn, tool or interaction flag; an episode's turns are
+        # its agent's (utils/agent.py MultiTurnAgentExecutor runs the agent's step until it says done)
+        "multi_turn": "OpenRLHF runs several turns only inside an agent function, whose step decides when the "
+        "episode ends: use rollout.agent (no turn caps, tool or interaction files)",
+        "multi_turn.max_user_turns": "OpenRLHF has no turn caps: the agent function's step ends the episode",
+        "multi_turn.tools": "OpenRLHF has no tool config file: tools are the agent function's own code",
+        "multi_turn.interaction": "OpenRLHF has no interaction config file: the agent function's step answers",
+        "multi_turn.tool_call_format": "OpenRLHF parses no tool calls: the agent function reads the reply",
         "checkpoint.never": "OpenRLHF always saves the final model (to --save_path) at the end of training",
         # trainer/ray/vllm_engine.py builds vllm.LLM from a fixed set of its own flags (0.5.9.post1 to 0.11.2)
         "rollout.chunked_prefill": "OpenRLHF passes no chunked-prefill setting to its vLLM engines",

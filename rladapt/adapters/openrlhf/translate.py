@@ -49,6 +49,7 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
     _checkpoint(job, args)
     _logging(job, args)
     _engine_settings(job, args)
+    _agent(job, args)
     if args.unsupported:
         raise UnsupportedError(args.unsupported)
     problems = check(FlagView.from_args(args))
@@ -342,6 +343,24 @@ def _models(job: RLJob, args: Args, files: dict[str, str]) -> None:
         args.set("lora_alpha", lora.alpha, "spec.model.lora.alpha")
         targets = [lora.target_modules] if isinstance(lora.target_modules, str) else list(lora.target_modules)
         args.set("target_modules", targets, "spec.model.lora.target_modules")
+
+
+def _agent(job: RLJob, args: Args) -> None:
+    """``spec.rollout.agent``: ``--agent_func_path`` (``--train.agent_func_path`` from 0.10.2).
+
+    cli/train_ppo_ray.py (0.8.11 to 0.11.2) sets remote_rm_url to "agent" after parsing, so the agent's rewards
+    replace any reward source (the spec allows none beside an agent); the vLLM actor loads the file's
+    ``AgentExecutor``, a subclass of openrlhf.utils.agent.AgentExecutorBase (trainer/ray/vllm_engine_async.py in
+    0.8.11, trainer/ray/vllm_engine.py _load_agent_executor from 0.9.10), and asserts a ``.py`` path.
+    """
+    agent = job.spec.rollout.agent
+    if agent is None:
+        return
+    args.set("agent_func_path", agent.path, "spec.rollout.agent.path")
+    args.notes.append(
+        f"the agent file {agent.path} must define AgentExecutor (a subclass of "
+        "openrlhf.utils.agent.AgentExecutorBase): OpenRLHF takes each rollout's turns and rewards from it"
+    )
 
 
 def _reward_signature(version: Version) -> str:

@@ -139,6 +139,7 @@ DOTTED: dict[str, str] = {
     "load_checkpoint": "ckpt.load_enable",
     "save_hf_ckpt": "ckpt.save_hf",
     "best_metric_key": "ckpt.best_metric_key",
+    "agent_func_path": "train.agent_func_path",
     "enforce_eager": "vllm.enforce_eager",
     # logging
     "use_wandb": "logger.wandb.key",
@@ -150,7 +151,6 @@ DOTTED: dict[str, str] = {
 #: Flat -> dotted names of flags rladapt never emits but reads: the post-parse rules (``checks``, ``adjust``)
 #: and the import of a launch (``rladapt.importing.openrlhf``). A flag in neither table keeps its flat name.
 READ_DOTTED: dict[str, str] = {
-    "agent_func_path": "train.agent_func_path",
     "ds_tensor_parallel_size": "ds.tensor_parallel_size",
     "vllm_generate_batch_size": "rollout.vllm_generate_batch_size",
     "input_template": "data.input_template",
@@ -202,6 +202,7 @@ RANGES: dict[str, tuple[str | None, str | None]] = {
     "is_correction_mode": ("0.11.2", None),
     "is_correction_gating": ("0.11.2", None),
     "partial_rollout": ("0.9.10", None),
+    "agent_func_path": ("0.8.0", None),  # cli/train_ppo_ray.py: in the 0.8.0 wheel, not in 0.7.5
 }
 
 #: Native advantage estimators and the release that added each.
@@ -325,6 +326,10 @@ def capabilities(version: str) -> frozenset[str]:
         caps.add("openrlhf.async_queue_size")
     if has_flag(v, "use_dynamic_batch"):
         caps.add("dynamic_batch")
+    if has_flag(v, "agent_func_path"):
+        # --agent_func_path (--train.agent_func_path from 0.10.2): cli/train_ppo_ray.py from 0.8.x; the vLLM
+        # actor loads the file's AgentExecutor (trainer/ray/vllm_engine_async.py 0.8.11, vllm_engine.py 0.9.10+)
+        caps.add("rollout.agent")
     # a prompt longer than the limit: to 0.9.8 the experience maker tokenizes prompts with truncation=True at
     # --prompt_max_len (trainer/ppo_utils/experience_maker.py tokenize_fn: the tokenizer's truncation side, right
     # by default); from 0.9.8 the agent executor keeps its last max_len - max_new_tokens tokens (utils/agent.py

@@ -61,6 +61,20 @@ class TrlAdapter(FrameworkAdapter):
         "reward.builtin.math_dapo": "TRL ships no DAPO answer check (trl/rewards: accuracy_reward, "
         "think_format_reward, ...)",
         "reward.builtin.gsm8k": "TRL ships no GSM8K '#### ' answer check",
+        # trl/trainer/grpo_trainer.py: 0.23.1 generates one completion per prompt; 0.29.1 and 1.16.0 take
+        # tools=[Python callables], environment_factory and rollout_func as constructor arguments and cap the calls
+        # by GRPOConfig.max_tool_calling_iterations
+        "multi_turn": "TRL's tool calling (0.29.1+: GRPOTrainer tools=[Python functions], "
+        "max_tool_calling_iterations) is not wired into rladapt's driver; its tools are Python callables, not a "
+        "tool config file",
+        "multi_turn.max_user_turns": "TRL caps tool-calling iterations only (0.29.1+), not the environment's turns",
+        "multi_turn.tools": "TRL takes tools as Python callables passed to GRPOTrainer (0.29.1+), never a tool "
+        "config file",
+        "multi_turn.interaction": "TRL has no simulated-user interaction config",
+        "multi_turn.tool_call_format": "TRL parses tool calls with the chat template's own format (0.29.1+); "
+        "there is no parser to choose",
+        "rollout.agent": "TRL's rollout_func / environment_factory (0.29.1+, experimental) are Python objects "
+        "passed to GRPOTrainer, not an agent file; rladapt's driver does not pass them",
         "rollout.engine.vllm": "TRL's vLLM generation (use_vllm, vllm_mode) is not mapped; use rollout.engine hf",
     }
 

@@ -39,6 +39,10 @@ class VerlAdapter(FrameworkAdapter):
         "lower bound masks instead (mode mask, 0.8.0+)",
         "off_policy_correction.sequence_geometric_mean.truncate": _VERL_GEOMETRIC,
         "off_policy_correction.sequence_geometric_mean.mask": _VERL_GEOMETRIC,
+        # experimental/agent_loop/agent_loop.py, 0.5.0 to 0.9.1: custom agent loops are AgentLoopBase classes
+        # registered by a YAML of Hydra targets (rollout.agent.agent_loop_config_path), not an agent function file
+        "rollout.agent": "verl's custom rollouts are agent loop classes (rollout.agent.agent_loop_config_path, "
+        "an AgentLoopBase subclass), not an agent function: use rollout.multi_turn with tools, or spec.native",
         # trainer/ppo/ray_trainer.py _save_checkpoint of 0.5.0 to 0.9.1 prunes by max_actor_ckpt_to_keep, oldest first
         "checkpoint.keep_best": "verl keeps the newest checkpoints only (trainer.max_actor_ckpt_to_keep), never "
         "by a validation metric: use checkpoint.keep_last",

@@ -26,7 +26,7 @@ from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import CRITIC_ALGORITHMS, GRPO_ADVANTAGE_ALGORITHMS
 
 from .entrypoints import FULLY_ASYNC_MODULE, MAIN_MODULE, ONE_STEP_OFF_MODULE
-from .versions import Keys, keys
+from .versions import V0_7_1, Keys, keys
 
 if TYPE_CHECKING:
     from rladapt.plugins.adapter import FrameworkVersion
@@ -107,6 +107,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     _backend(b)
     _rollout(b)
     _engine_settings(b)
+    _multi_turn(b)
     _reward(b)
     _trainer(b)
     _data_memory(b)
@@ -721,6 +722,72 @@ def _engine_settings(b: _Builder) -> None:
         b.set(f"{r}.load_format", fmt, f"{src}.load_weights_from_disk")
     if eng.layered_weight_sync is not None:
         b.set(f"{r}.layered_summon", eng.layered_weight_sync, f"{src}.layered_weight_sync")
+
+
+def _multi_turn(b: _Builder) -> None:
+    """``spec.rollout.multi_turn``: ``actor_rollout_ref.rollout.multi_turn.*`` and the path that reads it.
+
+    Two rollouts of verl run turns. The synchronous SGLang rollout (0.5.0 and 0.6.1: workers/rollout/
+    sglang_rollout/sglang_rollout.py generate_sequences takes _req_level_generate_sequences when
+    multi_turn.enable) reads enable, max_assistant_turns, max_user_turns, tool_config_path and
+    interaction_config_path, takes the tool-call parser from the tokenizer (get_tool_call_parser_type) and asserts
+    the batch's raw_prompt ("need data.return_raw_chat=True"). The agent loop (async; the only rollout from 0.7.1)
+    runs turns in experimental/agent_loop/tool_agent_loop.py ("tool_agent"), which reads max_assistant_turns,
+    max_user_turns, tool_config_path (from 0.8.0 agent_loop.py reads it for the loop), format and, in 0.6.1 and
+    0.7.1, interaction_config_path; a sample runs it when its agent_name, else rollout.agent.default_agent_loop
+    (0.6.1+), names it. ``multi_turn.enable`` is also read by trainer/ppo/ray_trainer.py (batch meta_info).
+    """
+    ro = b.job.spec.rollout
+    mt = ro.multi_turn
+    if mt is None:
+        return
+    src = "spec.rollout.multi_turn"
+    agent_loop = ro.mode == "async" or b.version >= V0_7_1  # null before 0.7.1: verl's own sync
+    if not agent_loop:
+        if ro.engine != "sglang":
+            b.unsupported(
+                src,
+                f"multi-turn rollouts with the synchronous {ro.engine} rollout (verl's synchronous rollout runs "
+                "turns with SGLang only): set rollout.engine: sglang or rollout.mode: async",
+                found=f"rollout.engine {ro.engine}, rollout.mode {ro.mode or 'null (sync)'}",
+            )
+        if mt.tool_call_format is not None:
+            b.unsupported(
+                f"{src}.tool_call_format",
+                "a tool-call format with the synchronous SGLang rollout, which takes the parser from the "
+                "tokenizer (sglang_rollout.py get_tool_call_parser_type): leave it null or set rollout.mode: async",
+                found=mt.tool_call_format,
+            )
+        b.set("data.return_raw_chat", True, src)
+    elif not b.k.has_default_agent_loop:
+        b.unsupported(
+            src,
+            "multi-turn rollouts with the async rollout: 0.5.0's agent loop is chosen by each sample's "
+            "agent_name column, not by a config key (use rollout.mode: sync with rollout.engine: sglang)",
+            first="0.6.1",
+            found="rollout.mode async",
+        )
+    else:
+        b.set(f"{ARR}.rollout.agent.default_agent_loop", "tool_agent", src)
+    r = f"{ARR}.rollout.multi_turn"
+    b.set(f"{r}.enable", True, src)
+    for field_name, key in (
+        ("max_assistant_turns", "max_assistant_turns"),
+        ("max_user_turns", "max_user_turns"),
+        ("tool_config", "tool_config_path"),
+        ("interaction_config", "interaction_config_path"),
+        ("tool_call_format", "format"),
+    ):
+        value = getattr(mt, field_name)
+        if value is not None:
+            b.set(f"{r}.{key}", value, f"{src}.{field_name}")
+    if mt.tool_config is not None:
+        # utils/dataset/rl_dataset.py (every pinned wheel) passes extra_info.tools_kwargs to the rollout, which
+        # calls each tool's create / execute / calc_reward with that tool's entry
+        b.notes.append(
+            f"verl calls the tools of {mt.tool_config} with each sample's extra_info.tools_kwargs.<tool name> "
+            "(create_kwargs, execute_kwargs, ...): the data carries them"
+        )
 
 
 #: Where rladapt writes the reward function of a fixed built-in scorer (relative to the working directory).

@@ -77,6 +77,13 @@ _BASE = frozenset(
         "rollout.free_cache",
         "rollout.load_weights_from_disk",
         "rollout.layered_weight_sync",
+        # rollout.multi_turn.{enable, max_assistant_turns, max_user_turns, tool_config_path, format}: read by
+        # sglang_rollout.py (synchronous SGLang, 0.5.0 and 0.6.1; not format) and by
+        # experimental/agent_loop/tool_agent_loop.py (every pinned wheel); which path a job takes is translate's
+        "multi_turn",
+        "multi_turn.max_user_turns",
+        "multi_turn.tools",
+        "multi_turn.tool_call_format",
         "eval.before_training",
         "logging.wandb",
         "logging.tensorboard",
@@ -104,6 +111,10 @@ def capabilities(version: str) -> frozenset[str]:
     if v >= V0_9_0:
         # experimental/agent_loop/agent_loop.py _cap_text_prompt_length: prompt_ids[-rollout.prompt_length:]
         caps.add("data.overlong_prompts.truncate_left")
+    if v < V0_8_0:
+        # multi_turn.interaction_config_path: read by sglang_rollout.py (0.5.0, 0.6.1) and tool_agent_loop.py
+        # (0.6.1, 0.7.1); 0.8.0 removed it with verl/interactions/ (rollout/rollout.yaml, workers/config/rollout.py)
+        caps.add("multi_turn.interaction")
     if v >= V0_6_1:
         caps.add("algorithm.gspo")  # policy_loss.loss_mode=gspo
         # algorithm.rollout_correction.rollout_is token | sequence (the product of token ratios), weights cut at
@@ -154,6 +165,13 @@ class Keys:
     def raw_chat_default(self) -> bool:
         """``data.return_raw_chat`` defaults to true from 0.7.1 (false in 0.5.0 and 0.6.1: legacy_data.yaml)."""
         return self.version >= V0_7_1
+
+    @property
+    def has_default_agent_loop(self) -> bool:
+        """``rollout.agent.default_agent_loop`` from 0.6.1 (experimental/agent_loop/agent_loop.py); 0.5.0 takes
+        the agent loop of each sample from the data's ``agent_name`` column only (single_turn_agent without it).
+        """
+        return self.version >= V0_6_1
 
     @property
     def has_tokenizer_path(self) -> bool:

@@ -246,6 +246,21 @@ def test_example_conforms(example: str, pinned: tuple[str, Path], registry: Regi
             for p in err.value.problems
         )
         job = job_from(example, "spec.algorithm.dynamic_sampling=false")
+    if job.spec.rollout.multi_turn is not None and job.spec.rollout.mode == "async" and version == "0.5.0":
+        # 0.5.0's agent loop is chosen by the data's agent_name only: refused, and the same job runs its turns
+        # in the synchronous SGLang rollout (which takes the tool-call parser from the tokenizer)
+        with pytest.raises(UnsupportedError) as err:
+            render(registry, job, version)
+        assert any(
+            p.path == "spec.rollout.multi_turn" and "first supported in verl 0.6.1" in p.message
+            for p in err.value.problems
+        )
+        job = job_from(
+            example,
+            "spec.rollout.mode=sync",
+            "spec.rollout.engine=sglang",
+            "spec.rollout.multi_turn.tool_call_format=null",
+        )
     native = render(registry, job, version)
     assert native.argv[:2] == ("python3", "-m")
     check_conforms(job, native, package)
