@@ -3,7 +3,8 @@
 The wheel is only unzipped, never imported (verl's ``__init__`` pulls torch and ray). Configs: ``ppo_trainer`` and
 ``ppo_megatron_trainer``, and the one-step-off and fully-async configs where the version ships them
 (``rladapt.adapters.verl.translate.CONFIG_NAMES``). A key's type is the dataclass field's annotation where verl
-declares the node with ``_target_`` (read with ``ast`` from the same wheel), else the type of its default.
+declares the node with ``_target_``, or where the parent's dataclass field names the node's dataclass (read with
+``ast`` from the same wheel), else the type of its default.
 """
 
 from __future__ import annotations

@@ -60,6 +60,8 @@ def test_truncated_correction(level: str, pinned: tuple[str, Path], registry: Re
     helper = _text(package, "trainer/ppo/rollout_corr_helper.py")
     assert 'rollout_corr_config.get("rollout_is"' in helper
     assert f'rollout_is == "{level}"' in helper
+    # and the policy loss multiplies by the weights
+    assert "pg_losses = pg_losses * rollout_is_weights" in _text(package, "trainer/ppo/core_algos.py")
     if Version(version) >= Version("0.9.0"):
         # 0.9.1's default trainer (trainer.use_v1) reads the same section
         assert select(cfg, "trainer.use_v1") is True
