@@ -178,6 +178,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     put("spec.algorithm.clip.low", f"{ARR}.actor.clip_ratio_low")
     put("spec.algorithm.clip.high", f"{ARR}.actor.clip_ratio_high")
     _algorithm_variants(t, name, out)
+    _off_policy_correction(t, out)
     put("spec.algorithm.entropy_coef", f"{ARR}.actor.entropy_coeff")
     put("spec.algorithm.ppo_epochs", f"{ARR}.actor.ppo_epochs")
     put("spec.algorithm.group_size", f"{ARR}.rollout.n")
@@ -396,3 +397,30 @@ def _algorithm_variants(t: dict[str, Any], name: str | None, out: dict[str, Any]
     own = ALGORITHM_LOSS_AGGREGATION.get(name or "", "token_mean")
     if mode in _LOSS_AGG and str(mode).replace("-", "_") != own:
         out["spec.algorithm.loss_aggregation"] = str(mode).replace("-", "_")
+
+
+def _off_policy_correction(t: dict[str, Any], out: dict[str, Any]) -> None:
+    """algorithm.rollout_correction as rladapt renders it: IS weights at rollout_is, cut at a float threshold
+    (TIS) or zeroed outside a "lower_upper" band (IcePop), in the trainer's decoupled mode with the engine's
+    log-probs on (trainer/ppo/rollout_corr_helper.py, 0.6.1+). Rejection sampling, bypass mode or batch
+    normalisation have no spec field: such a section stays a native override."""
+    prefix = "algorithm.rollout_correction"
+    level = t.get(f"{prefix}.rollout_is")
+    if level not in ("token", "sequence") or t.get(f"{ARR}.rollout.calculate_log_probs") is not True:
+        return
+    if any(t.get(f"{prefix}.{key}") for key in ("rollout_rs", "bypass_mode", "rollout_is_batch_normalize")):
+        return
+    threshold = t.get(f"{prefix}.rollout_is_threshold")
+    corr: dict[str, Any] = {"level": level}
+    try:
+        if isinstance(threshold, str) and "_" in threshold:
+            low, high = (float(part) for part in threshold.split("_", 1))
+            corr.update(mode="mask", min_ratio=low, max_ratio=high)
+        elif isinstance(threshold, (int, float, str)) and not isinstance(threshold, bool):
+            corr.update(mode="truncate", max_ratio=float(threshold))
+        else:
+            return
+    except ValueError:
+        return  # verl would reject it too
+    for key, value in corr.items():
+        out[f"spec.algorithm.off_policy_correction.{key}"] = value

@@ -130,6 +130,43 @@ ALGORITHM_LOSS_AGGREGATION: dict[str, LossAggregation] = {
 }
 
 
+CorrectionLevel = Literal["token", "sequence", "sequence_geometric_mean"]
+
+
+class OffPolicyCorrection(_Model):
+    """Importance-sampling correction of the gap between the policy that generated a response (the rollout
+    engine's log-probs) and the policy being trained: each token's loss is weighted by the ratio
+    pi_train / pi_rollout, bounded so that a few extreme ratios cannot dominate the update."""
+
+    level: CorrectionLevel = Field(
+        "token",
+        description="Where the ratio is taken and bounded: token (each token's ratio), sequence (the product of "
+        "a response's token ratios, one weight per response), sequence_geometric_mean (the geometric mean of a "
+        "response's token ratios, a length-independent statistic that decides whether the response is kept).",
+    )
+    mode: Literal["truncate", "mask"] = Field(
+        "truncate",
+        description="truncate: weights above max_ratio are cut to max_ratio (and below min_ratio raised to it; "
+        "TIS); mask: a unit whose ratio lies outside [min_ratio, max_ratio] is dropped from the loss, the others "
+        "keep their token weights untruncated (IcePop; at sequence_geometric_mean: a sequence mask).",
+    )
+    max_ratio: Annotated[float, Field(gt=0.0)] = Field(
+        description="Upper bound on the ratio (TIS papers: 2.0; IcePop: 5.0)."
+    )
+    min_ratio: Annotated[float, Field(gt=0.0)] | None = Field(
+        None,
+        description="Lower bound on the ratio; required by mask. null with truncate: no lower bound.",
+    )
+
+    @model_validator(mode="after")
+    def _band(self) -> OffPolicyCorrection:
+        if self.mode == "mask" and self.min_ratio is None:
+            raise ValueError("mode mask drops units outside [min_ratio, max_ratio]: set min_ratio")
+        if self.min_ratio is not None and self.min_ratio > self.max_ratio:
+            raise ValueError(f"min_ratio ({self.min_ratio}) above max_ratio ({self.max_ratio})")
+        return self
+
+
 class Algorithm(_Model):
     name: AlgorithmName = "grpo"
     group_size: PositiveInt = Field(
@@ -168,6 +205,12 @@ class Algorithm(_Model):
         "sums divided by the response length budget). null: the algorithm's own (dapo: token_mean, gspo: "
         "seq_mean_token_mean), else the framework's own (token_mean in verl, OpenRLHF 0.7+ and NeMo-RL's "
         "example config).",
+    )
+    off_policy_correction: OffPolicyCorrection | None = Field(
+        None,
+        description="Importance-sampling correction of the rollout engine's log-prob mismatch (and of stale "
+        "rollouts under weight_sync.max_staleness). null: none (the framework's own; NeMo-RL's async GRPO "
+        "turns on its untruncated token correction by itself).",
     )
 
     @model_validator(mode="after")
@@ -594,6 +637,20 @@ class WeightSync(_Model):
     every_steps: PositiveInt = 1
     max_staleness: NonNegInt = Field(
         0, description="Policy versions a rollout may lag behind (0 = on-policy)."
+    )
+    run_ahead_fraction: Annotated[float, Field(ge=0.0)] | None = Field(
+        None,
+        description="How far generation may run ahead of training, as a fraction of the samples one weight-sync "
+        "period trains on: after a sync the rollout generates at most (1 + run_ahead_fraction) periods' worth "
+        "before it pauses (verl's fully-async staleness_threshold; its examples use 0 to 0.5). At most "
+        "max_staleness - 1. null: max_staleness - 1.",
+    )
+    partial_rollout: bool | None = Field(
+        None,
+        description="true: a weight update does not wait for the responses being generated; they go on under "
+        "the new weights (one response may mix two policy versions). false: no response mixes versions (the "
+        "framework waits for them; verl's fully-async trainer drops the interrupted ones). Needs max_staleness "
+        ">= 1. null: the framework's own (verl's fully-async trainer: on; OpenRLHF, NeMo-RL: off).",
     )
 
 

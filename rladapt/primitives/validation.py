@@ -415,6 +415,34 @@ def _weight_sync(job: RLJob) -> list[Problem]:
                     "actor and rollout colocated",
                 )
             )
+    if ws.run_ahead_fraction is not None and ws.run_ahead_fraction > max(ws.max_staleness - 1, 0):
+        out.append(
+            Problem(
+                "spec.weight_sync.run_ahead_fraction",
+                "samples generated that far ahead would lag more policy versions than max_staleness allows",
+                f"at most max_staleness - 1 = {max(ws.max_staleness - 1, 0)}",
+                str(ws.run_ahead_fraction),
+            )
+        )
+    if ws.run_ahead_fraction is not None and ws.max_staleness == 0:
+        out.append(
+            Problem(
+                "spec.weight_sync.run_ahead_fraction",
+                "an on-policy rollout never generates ahead of training",
+                "spec.weight_sync.max_staleness >= 1",
+                "max_staleness: 0",
+            )
+        )
+    if ws.partial_rollout and ws.max_staleness == 0:
+        out.append(
+            Problem(
+                "spec.weight_sync.partial_rollout",
+                "partial rollout lets generation run on across a weight update, which an on-policy rollout "
+                "never does",
+                "spec.weight_sync.max_staleness >= 1",
+                "max_staleness: 0",
+            )
+        )
     if ws.method == "cuda_ipc" and not colocated:
         out.append(
             Problem(

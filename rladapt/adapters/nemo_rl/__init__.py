@@ -34,6 +34,12 @@ _OVERLONG = (
 )
 
 
+_NEMO_PRODUCT = (
+    "NeMo-RL weighs by the product over a response only with GSPO's sequence_level_importance_ratios, which "
+    "changes the policy ratio too"
+)
+
+
 class NemoRLAdapter(FrameworkAdapter):
     PLUGIN_NAME = "nemo-rl"
     DESCRIPTION = (
@@ -44,6 +50,13 @@ class NemoRLAdapter(FrameworkAdapter):
     #: ENV_REGISTRY (nemo_rl/environments/utils.py, 0.5.0 to 0.7.0; 0.2.1 and 0.4.0 wire the environment in the
     #: script) has no environment for these: one environment scores a whole dataset, and none checks GSM8K's format.
     WHY_NOT = {
+        "weight_sync.run_ahead_fraction": "NeMo-RL bounds a trajectory's age in whole steps "
+        "(grpo.async_grpo.max_trajectory_age_steps, which max_staleness sets)",
+        # algorithms/loss_functions.py (0.4.0) and loss/loss_functions.py (0.6.0, 0.7.0)
+        "off_policy_correction.sequence.truncate": _NEMO_PRODUCT,
+        "off_policy_correction.sequence.mask": _NEMO_PRODUCT,
+        "off_policy_correction.sequence_geometric_mean.truncate": "NeMo-RL uses a response's geometric-mean ratio "
+        "only to mask it (truncated_importance_sampling_type seq-mask-tis)",
         "reward.builtin.by_data_source": "NeMo-RL scores each dataset with one environment, not by a sample's "
         "data source",
         "reward.builtin.gsm8k": "no NeMo-RL environment checks GSM8K's '#### ' answer format",

@@ -26,7 +26,7 @@ from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
 
-from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, V0_7_0, Keys, keys
+from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, V0_7_0, Keys, capabilities, keys
 
 if TYPE_CHECKING:
     from rladapt.plugins.adapter import FrameworkVersion
@@ -216,6 +216,12 @@ def _placement(b: _Builder) -> None:
             )
         if ws.max_staleness > 0:
             b.set("grpo.async_grpo.enabled", True, "spec.placement")
+            if ws.partial_rollout is not None:
+                b.set(
+                    "grpo.async_grpo.in_flight_weight_updates",
+                    ws.partial_rollout,
+                    "spec.weight_sync.partial_rollout",
+                )
             b.set(
                 "grpo.async_grpo.max_trajectory_age_steps", ws.max_staleness, "spec.weight_sync.max_staleness"
             )
@@ -284,6 +290,7 @@ def _algorithm(b: _Builder) -> None:
     if alg.name == "gspo":
         b.set("loss_fn.sequence_level_importance_ratios", True, "spec.algorithm")
     _grpo_variants(b)
+    _off_policy_correction(b)
     kl = alg.kl
     in_reward = kl.coef > 0 and kl.in_ == "reward"
     b.set("loss_fn.reference_policy_kl_penalty", kl.coef, "spec.algorithm")
@@ -313,6 +320,38 @@ def _algorithm(b: _Builder) -> None:
             "more than one pass over each batch (GRPO trains every sample once)",
             found=alg.ppo_epochs,
         )
+
+
+def _off_policy_correction(b: _Builder) -> None:
+    """ClippedPGLossConfig's importance-sampling keys: the loss weighs each token by exp(prev - generation
+    log-probs) when use_importance_sampling_correction is on, clamps it at truncated_importance_sampling_ratio
+    (algorithms/loss_functions.py, 0.4.0 and 0.5.0), and from 0.6.0 treats it by truncated_importance_sampling_type
+    (tis, icepop, seq-mask-tis; asserted set whenever the ratio is) with _ratio_min as the band's lower end
+    (algorithms/loss/loss_functions.py, 0.6.0 and 0.7.0; the tis lower bound from 0.7.0)."""
+    corr = b.job.spec.algorithm.off_policy_correction
+    field = "spec.algorithm.off_policy_correction"
+    if corr is None or f"off_policy_correction.{corr.level}.{corr.mode}" not in capabilities(str(b.version)):
+        return  # refused by capability
+    if b.job.spec.algorithm.name == "gspo":
+        # sequence_level_importance_ratios turns the same weight into the product over the response
+        b.unsupported(
+            field,
+            "a token-level IS correction for GSPO (its sequence-level ratios make the weight per response)",
+            found=f"level {corr.level}, mode {corr.mode}",
+        )
+        return
+    b.set("loss_fn.use_importance_sampling_correction", True, field)
+    b.set("loss_fn.truncated_importance_sampling_ratio", float(corr.max_ratio), f"{field}.max_ratio")
+    if b.version < V0_6_0:
+        return
+    kind = {("token", "truncate"): "tis", ("token", "mask"): "icepop"}
+    b.set(
+        "loss_fn.truncated_importance_sampling_type",
+        kind.get((corr.level, corr.mode), "seq-mask-tis"),
+        f"{field}.mode",
+    )
+    if corr.min_ratio is not None:
+        b.set("loss_fn.truncated_importance_sampling_ratio_min", float(corr.min_ratio), f"{field}.min_ratio")
 
 
 def _grpo_variants(b: _Builder) -> None:

@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 _LAZY_SUBMODULES = frozenset({"translate", "validate"})
 
 
+_ORLHF_PRODUCT = (
+    "OpenRLHF's sequence-level statistic is the geometric mean of the token ratios (level "
+    "sequence_geometric_mean), never their product"
+)
+
+
 class OpenRLHFAdapter(FrameworkAdapter):
     PLUGIN_NAME = "openrlhf"
     DISTRIBUTION = "openrlhf"
@@ -35,6 +41,13 @@ class OpenRLHFAdapter(FrameworkAdapter):
     #: verl's gsm8k / DAPO checks or a per-data_source dispatcher; openrlhf.utils.math_utils (0.9.10+) is a
     #: different grader (PRM800K's sympy grade_answer), which would change the scores.
     WHY_NOT = {
+        "weight_sync.run_ahead_fraction": "OpenRLHF's rollout queue holds whole rollout batches "
+        "(--async_queue_size, which max_staleness sets)",
+        # models/loss.py PolicyLoss, 0.8.11 to 0.11.2: seq level = the geometric mean; clip needs level token
+        "off_policy_correction.sequence.truncate": _ORLHF_PRODUCT,
+        "off_policy_correction.sequence.mask": _ORLHF_PRODUCT,
+        "off_policy_correction.sequence_geometric_mean.truncate": "OpenRLHF only masks at the sequence level "
+        "(is_correction_mode clip requires level token; seq-mask-tis masks)",
         "reward.builtin.by_data_source": "OpenRLHF has no default scorer chosen by a sample's data source",
         "reward.builtin.math": "OpenRLHF neither requires math-verify nor ships a math-verify scorer",
         "reward.builtin.math_dapo": "OpenRLHF ships no DAPO math check",

@@ -25,6 +25,22 @@ if TYPE_CHECKING:
 _LAZY_SUBMODULES = frozenset({"translate", "validate"})
 
 
+#: trl/trainer/grpo_trainer.py (0.23.1 to 1.16.0): "if self.use_vllm and self.vllm_importance_sampling_correction"
+_TRL_IS = (
+    "TRL corrects the rollout mismatch only with vLLM generation (vllm_importance_sampling_*, applied when "
+    "use_vllm), which rladapt does not map; its hf generation samples with the trained model itself"
+)
+_CORRECTIONS = (
+    "token.truncate",
+    "token.mask",
+    "sequence.truncate",
+    "sequence.mask",
+    "sequence_geometric_mean.truncate",
+    "sequence_geometric_mean.mask",
+    "truncate_min",
+)
+
+
 class TrlAdapter(FrameworkAdapter):
     PLUGIN_NAME = "trl"
     DISTRIBUTION = "trl"
@@ -35,6 +51,9 @@ class TrlAdapter(FrameworkAdapter):
     MATRIX = bundled("trl")
     #: Capabilities no pinned TRL version has, and why (shown with the refusal).
     WHY_NOT = {
+        "weight_sync.run_ahead_fraction": "TRL generates and trains in one process, one after the other",
+        **{f"off_policy_correction.{k}": _TRL_IS for k in _CORRECTIONS},
+        "weight_sync.partial_rollout": "TRL generates and trains in one process, one after the other",
         "algorithm.ppo": "TRL's PPOTrainer scores with a reward model and a value model (nn.Modules), not a "
         "reward function; 0.26 moved it to trl.experimental.ppo (trl/trainer/ppo_trainer.py 0.26.2 is a "
         "deprecation shim), 0.29.1 has it only there and 1.16.0 not at all; rladapt does not map it",

@@ -216,12 +216,20 @@ def _placement(b: _Builder, module: str) -> None:
                 )
             )
         b.set("async_training.trigger_parameter_sync_step", ws.every_steps, "spec.weight_sync.every_steps")
-        # verl bounds staleness by the extra fraction of samples the rollouter may run ahead per sync period.
-        b.set(
-            "async_training.staleness_threshold",
-            float(ws.max_staleness - 1),
-            "spec.weight_sync.max_staleness",
-        )
+        # verl bounds staleness by the extra fraction of samples the rollouter may run ahead per sync period
+        # (fully_async_rollouter.py set_max_required_samples: required x (staleness_threshold + 1) x sync steps).
+        if ws.run_ahead_fraction is not None:
+            b.set(
+                "async_training.staleness_threshold",
+                float(ws.run_ahead_fraction),
+                "spec.weight_sync.run_ahead_fraction",
+            )
+        else:
+            b.set(
+                "async_training.staleness_threshold",
+                float(ws.max_staleness - 1),
+                "spec.weight_sync.max_staleness",
+            )
         tr = job.spec.training
         b.set(
             "rollout.total_rollout_steps",
@@ -230,7 +238,60 @@ def _placement(b: _Builder, module: str) -> None:
         )
         b.notes.append(
             "fully-async verl trainer: rollout.total_rollout_steps counts prompts, "
-            "staleness_threshold = max_staleness - 1"
+            "staleness_threshold = max_staleness - 1, a step is require_batches = global_batch / mini_batch "
+            "mini batches (data.train_batch_size=0, as its rollouter requires)"
+        )
+    _partial_rollout(b, module)
+    _run_ahead(b, module)
+
+
+def _off_policy_correction(b: _Builder) -> None:
+    """algorithm.rollout_correction (trainer/ppo/rollout_corr_helper.py, 0.6.1+): the trainer weighs each token
+    by pi_old / pi_rollout at ``rollout_is`` (token, or sequence: the product of the token ratios) when the batch
+    holds the rollout's log-probs, which only ``rollout.calculate_log_probs`` makes the engine return (default
+    false to 0.8.0). A float threshold cuts the weights above it (TIS); the string "lower_upper" zeroes the weights
+    outside [lower, upper] and keeps the others (IcePop, 0.8.0+)."""
+    corr = b.job.spec.algorithm.off_policy_correction
+    if corr is None or corr.level == "sequence_geometric_mean":
+        return  # no key to write; check_capabilities refuses the level (and a verl without the section)
+    field = "spec.algorithm.off_policy_correction"
+    if corr.mode == "truncate" and corr.min_ratio is not None:
+        return  # refused by capability (off_policy_correction.truncate_min): verl cuts from above only
+    prefix = "algorithm.rollout_correction"
+    b.set(f"{prefix}.rollout_is", corr.level, f"{field}.level")
+    threshold: float | str = float(corr.max_ratio)
+    if corr.mode == "mask":
+        # floats on both sides: Hydra reads "0.5_5" as the number 0.55, "0.5_5.0" as the string
+        threshold = f"{float(corr.min_ratio or 0.0)}_{float(corr.max_ratio)}"
+    b.set(f"{prefix}.rollout_is_threshold", threshold, f"{field}.max_ratio")
+    b.set(f"{ARR}.rollout.calculate_log_probs", True, field)
+
+
+def _run_ahead(b: _Builder, module: str) -> None:
+    if b.job.spec.weight_sync.run_ahead_fraction is not None and module == ONE_STEP_OFF_MODULE:
+        b.unsupported(
+            "spec.weight_sync.run_ahead_fraction",
+            "a run-ahead fraction in its one-step-off trainer (it generates exactly the next batch ahead; "
+            "rladapt picks the fully-async trainer for max_staleness >= 2 or every_steps >= 2)",
+            found=b.job.spec.weight_sync.run_ahead_fraction,
+        )
+
+
+def _partial_rollout(b: _Builder, module: str) -> None:
+    """async_training.partial_rollout: a generation aborted at a weight sync is resumed under the new weights
+    when it is on, dropped when it is off (experimental/fully_async_policy/fully_async_rollouter.py, 0.8.0;
+    workers/rollout/llm_server.py, 0.9.1); only the fully-async config has it, default true."""
+    partial = b.job.spec.weight_sync.partial_rollout
+    if partial is None:
+        return
+    if module == FULLY_ASYNC_MODULE:
+        b.set("async_training.partial_rollout", partial, "spec.weight_sync.partial_rollout")
+    elif partial:
+        b.unsupported(
+            "spec.weight_sync.partial_rollout",
+            "partial rollout in its one-step-off trainer (only the fully-async trainer interrupts and resumes "
+            "generation; rladapt picks it for max_staleness >= 2 or every_steps >= 2)",
+            found=True,
         )
 
 
@@ -339,6 +400,7 @@ def _algorithm(b: _Builder) -> None:
     if alg.name == "gspo":
         b.set(f"{ARR}.actor.policy_loss.loss_mode", "gspo", "spec.algorithm.name")
     _grpo_variants(b)
+    _off_policy_correction(b)
     if alg.needs_critic:
         b.set("critic.ppo_epochs", alg.ppo_epochs, "spec.algorithm.ppo_epochs")
 
@@ -371,7 +433,16 @@ def _grpo_variants(b: _Builder) -> None:
 def _batches(b: _Builder) -> None:
     spec = b.job.spec
     tr = spec.training
-    b.set("data.train_batch_size", tr.global_batch, "spec.training.global_batch")
+    if entrypoint(b.job) == FULLY_ASYNC_MODULE:
+        # The fully-async rollouter asserts data.train_batch_size == 0 and its trainer takes each step's
+        # ppo_mini_batch_size x require_batches prompts from the queue (experimental/fully_async_policy/
+        # fully_async_rollouter.py and fully_async_trainer.py required_samples, 0.8.0 and 0.9.1)
+        b.set("data.train_batch_size", 0, "spec.training.global_batch")
+        b.set(
+            "async_training.require_batches", tr.global_batch // tr.mini_batch, "spec.training.global_batch"
+        )
+    else:
+        b.set("data.train_batch_size", tr.global_batch, "spec.training.global_batch")
     b.set(f"{ARR}.actor.ppo_mini_batch_size", tr.mini_batch, "spec.training.mini_batch")
     # verl requires these per-GPU micro batches whenever dynamic batching is off ("Please set at least one of").
     b.set(

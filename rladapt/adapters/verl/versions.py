@@ -121,9 +121,20 @@ def capabilities(version: str) -> frozenset[str]:
         caps.add("multi_turn.interaction")
     if v >= V0_6_1:
         caps.add("algorithm.gspo")  # policy_loss.loss_mode=gspo
+        # algorithm.rollout_correction.rollout_is token | sequence (the product of token ratios), weights cut at
+        # rollout_is_threshold (trainer/ppo/rollout_corr_helper.py compute_rollout_correction_weights, 0.6.1+)
+        caps |= {"off_policy_correction.token.truncate", "off_policy_correction.sequence.truncate"}
     if v >= V0_8_0:
         # The one-step-off / fully-async entrypoints ship in the wheel from 0.8.0 (0.7.x: source checkout only).
         caps |= {"placement.separate", "weight_sync.off_policy"}
+        # async_training.partial_rollout of the fully-async trainer (fully_async_rollouter.py, 0.8.0+)
+        caps.add("weight_sync.partial_rollout")
+        # async_training.staleness_threshold: fully_async_rollouter.py max_required_samples = required_samples *
+        # (staleness_threshold + 1) * trigger_parameter_sync_step (0.8.0, 0.9.1)
+        caps.add("weight_sync.run_ahead_fraction")
+        # rollout_is_threshold "lower_upper": IcePop, weights outside [lower, upper] zeroed, the others kept
+        # (rollout_corr_helper.py _parse_rollout_is_threshold, 0.8.0+; 0.6.1 and 0.7.1 take an upper bound only)
+        caps |= {"off_policy_correction.token.mask", "off_policy_correction.sequence.mask"}
     if v >= V0_9_0:
         # algorithm.filter_groups (FilterGroupsConfig) joined the main trainer config in 0.9.0 (before: the DAPO
         # recipe's own trainer, not in the wheel)

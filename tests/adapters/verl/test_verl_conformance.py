@@ -20,7 +20,8 @@ from packaging.version import Version
 
 from rladapt.adapters.verl import patches as verl_patches
 from rladapt.adapters.verl import validate as verl_validate
-from rladapt.adapters.verl.translate import translate
+from rladapt.adapters.verl.entrypoints import FULLY_ASYNC_MODULE
+from rladapt.adapters.verl.translate import entrypoint, translate
 from rladapt.compat.schema import snapshot
 from rladapt.pipeline import render_native
 from rladapt.plugins import NativeLaunch
@@ -123,6 +124,10 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
             "actor", "rollout"
         ),
     }
+    if entrypoint(job) == FULLY_ASYNC_MODULE:
+        # its rollouter asserts a zero train_batch_size; a step is mini batches x require_batches
+        out["data.train_batch_size"] = 0
+        out["async_training.require_batches"] = s.training.global_batch // s.training.mini_batch
     if s.training.steps:
         out["trainer.total_training_steps"] = s.training.steps
     else:
@@ -406,6 +411,12 @@ def test_separate_placement(staleness: int, pinned: tuple[str, Path], registry: 
     if staleness == 3:
         assert select(cfg, "async_training.trigger_parameter_sync_step") == 2
         assert select(cfg, "rollout.total_rollout_steps") == 500 * 256
+        # a step of global_batch prompts: 256 / 64 mini batches; the rollouter asserts a zero train_batch_size
+        assert (select(cfg, "async_training.require_batches"), select(cfg, "data.train_batch_size")) == (4, 0)
+        rollouter = (package / "experimental/fully_async_policy/fully_async_rollouter.py").read_text()
+        assert "assert self.config.data.train_batch_size == 0" in rollouter
+        trainer = (package / "experimental/fully_async_policy/fully_async_trainer.py").read_text()
+        assert "ppo_mini_batch_size * self.require_batches" in trainer
     megatron = job_from("async-grpo-separate.yaml", "spec.training.backend=megatron")
     native = render(registry, megatron, version)
     assert "one_step_off_ppo_megatron_trainer" in native.argv
