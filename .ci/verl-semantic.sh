@@ -4,7 +4,8 @@
 # Env:   RLADAPT_VERL_SEMANTIC_VENV  venv dir (default .cache/verl-semantic/venv-<verl version>)
 #        RLADAPT_VERL_SEMANTIC_VERSION  verl version (default: the newest pinned one, 0.9.1)
 # The verl wheel is installed --no-deps; only what `import verl.utils.config` + `validate_config` (and its
-# TensorBoard logger: tensorboard, a dependency of verl from 0.6.1) need is added, at verl's own pins (unpinned tensordict/transformers resolve outside verl's ranges). torch is the CPU wheel:
+# TensorBoard logger: tensorboard, a dependency of verl from 0.6.1) need is added, at verl's own pins (unpinned
+# tensordict/transformers resolve outside verl's ranges). torch is the CPU wheel:
 # always `torch==X`, never a bare `torch` (that would pull CUDA wheels worth gigabytes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +13,8 @@ VERSION="${RLADAPT_VERL_SEMANTIC_VERSION:-0.9.1}"
 VENV="${RLADAPT_VERL_SEMANTIC_VENV:-.cache/verl-semantic/venv-$VERSION}"
 PY="${RLADAPT_VERL_SEMANTIC_PYTHON:-python3}"
 STAMP="$VENV/.rladapt-complete"
+# bump when the package set below changes, so a cached venv is rebuilt
+STAMP_VALUE="$VERSION deps-3"
 say() { echo "verl-semantic.sh: $*" >&2; }
 
 case "$VERSION" in
@@ -21,10 +24,7 @@ case "$VERSION" in
   *) say "no dependency set for verl $VERSION"; exit 2 ;;
 esac
 
-if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$VERSION" ]; then
-  # tensorboard (verl's TensorBoard logger, which tests/adapters/verl/test_verl_metrics_logger.py runs) came later
-  "$VENV/bin/python" -c "import torch.utils.tensorboard" 2>/dev/null \
-    || "$VENV/bin/python" -m pip install -q --disable-pip-version-check tensorboard >&2
+if [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$STAMP_VALUE" ]; then
   say "cached: $VENV"
   echo "$VENV/bin/python"
   exit 0
@@ -39,8 +39,8 @@ PIP=("$VENV/bin/python" -m pip install -q --disable-pip-version-check)
 "${PIP[@]}" "torch==2.13.0" >&2
 "${PIP[@]}" --no-deps "verl==$VERSION" >&2
 "${PIP[@]}" "torch==2.13.0" "hydra-core>=1.3" omegaconf "ray>=2.41" "${DEPS[@]}" \
-  codetiming orjson datasets pillow tensorboard >&2
+  codetiming orjson datasets pillow aiohttp tensorboard >&2
 "$VENV/bin/python" -c "import torch, ray, tensordict, transformers; print('torch', torch.__version__)" >&2
-echo "$VERSION" > "$STAMP"
+echo "$STAMP_VALUE" > "$STAMP"
 say "built $VENV in $(( $(date +%s) - start )) s ($(du -sh "$VENV" | cut -f1))"
 echo "$VENV/bin/python"

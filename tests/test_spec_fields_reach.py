@@ -227,6 +227,23 @@ PROBES: dict[str, Probe] = {
     "spec.data.max_prompt_length": Probe(INT, literals=(str(INT), str(INT + 1024))),
     "spec.rollout.max_tokens": Probe(777),  # at most data.max_response_length (1024 in the example)
     "spec.weight_sync.max_staleness": Probe(77, needs={"spec.placement.pools": _SEPARATE}),
+    # partial rollouts need rollouts that may run ahead; 2 picks verl's fully-async trainer, which has them
+    "spec.weight_sync.partial_rollout": Probe(
+        True, needs={"spec.placement.pools": _SEPARATE, "spec.weight_sync.max_staleness": 2}
+    ),
+    "spec.weight_sync.run_ahead_fraction": Probe(
+        FLOAT, needs={"spec.placement.pools": _SEPARATE, "spec.weight_sync.max_staleness": 2}
+    ),
+    "spec.algorithm.off_policy_correction.level": Probe(
+        "sequence", needs={"spec.algorithm.off_policy_correction": {"max_ratio": 2.0}}
+    ),
+    "spec.algorithm.off_policy_correction.mode": Probe(
+        "mask", needs={"spec.algorithm.off_policy_correction": {"max_ratio": 2.0, "min_ratio": 0.5}}
+    ),
+    "spec.algorithm.off_policy_correction.min_ratio": Probe(
+        FLOAT,
+        needs={"spec.algorithm.off_policy_correction": {"max_ratio": 2.0, "mode": "mask", "min_ratio": 0.5}},
+    ),
     "spec.logging.project": Probe(TEXT, needs={"spec.logging.backends": ["console", "wandb"]}),
     "spec.logging.experiment": Probe(TEXT, needs={"spec.logging.backends": ["console", "wandb"]}),
     "spec.training.epochs": Probe(77),

@@ -266,6 +266,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     put("spec.algorithm.clip.low", "loss_fn.ratio_clip_min")
     put("spec.algorithm.clip.high", "loss_fn.ratio_clip_max")
     _algorithm_variants(t, out, version)
+    _off_policy_correction(t, out, version)
 
     put("spec.training.global_batch", "grpo.num_prompts_per_step")
     total = t.get("policy.train_global_batch_size")
@@ -324,6 +325,10 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
         out["spec.rollout.mode"] = "async" if t.get(f"{gen}.vllm_cfg.async_engine") is True else "sync"
     put("spec.rollout.temperature", f"{gen}.temperature")
     put("spec.rollout.top_p", f"{gen}.top_p")
+    turns = t.get("grpo.max_rollout_turns")
+    if isinstance(turns, int) and not isinstance(turns, bool) and turns > 1:
+        # the shipped configs' 1 is one reply per prompt; more is translate's multi_turn.max_assistant_turns
+        out["spec.rollout.multi_turn.max_assistant_turns"] = turns
     top_k = t.get(f"{gen}.top_k", ...)
     if top_k is None or isinstance(top_k, int):
         out["spec.rollout.top_k"] = -1 if top_k is None else top_k
@@ -398,6 +403,10 @@ def _placement(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
             age = t.get("grpo.async_grpo.max_trajectory_age_steps")
             if isinstance(age, int) and age > 0:
                 out["spec.weight_sync.max_staleness"] = age
+                if _written(t, "grpo.async_grpo.in_flight_weight_updates", version):
+                    out["spec.weight_sync.partial_rollout"] = (
+                        t["grpo.async_grpo.in_flight_weight_updates"] is True
+                    )
     if "spec.reward.model.path" in out and isinstance(t.get("env.reward_model.resources.num_nodes"), int):
         apart["reward"] = t["env.reward_model.resources.num_nodes"]
     if apart:
@@ -589,3 +598,34 @@ def _algorithm_variants(t: Mapping[str, Any], out: dict[str, Any], version: str)
         if isinstance(buffer, int) and isinstance(penalty, (int, float)) and not isinstance(penalty, bool):
             # its max_response_length is rendered as the response budget: another value stays native
             out["spec.reward.overlong_penalty"] = {"buffer_tokens": buffer, "max_penalty": float(penalty)}
+
+
+def _off_policy_correction(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
+    """The inverse of translate._off_policy_correction: ClippedPGLossConfig's truncated IS keys (0.4.0+) as the
+    spec names them. The untruncated correction (no ratio) has no spec field (it is async GRPO's own), nor has
+    GSPO's sequence-level weight: both stay as the launch wrote them."""
+    loss = "loss_fn.truncated_importance_sampling"
+    high = t.get(f"{loss}_ratio")
+    if (
+        t.get("loss_fn.use_importance_sampling_correction") is not True
+        or out["spec.algorithm.name"] == "gspo"
+    ):
+        return
+    if not isinstance(high, (int, float)) or isinstance(high, bool):
+        return
+    kind = t.get(f"{loss}_type") if Version(version) >= V0_6_0 else "tis"
+    corr = {
+        "tis": {"level": "token", "mode": "truncate"},
+        "icepop": {"level": "token", "mode": "mask"},
+        "seq-mask-tis": {"level": "sequence_geometric_mean", "mode": "mask"},
+    }.get(str(kind))
+    if corr is None:
+        return
+    low = t.get(f"{loss}_ratio_min")
+    values: dict[str, Any] = {**corr, "max_ratio": float(high)}
+    if isinstance(low, (int, float)) and not isinstance(low, bool):
+        values["min_ratio"] = float(low)
+    elif corr["mode"] == "mask":
+        return  # NeMo-RL compares with None: it would fail, and the spec's mask needs the band
+    for key, value in values.items():
+        out[f"spec.algorithm.off_policy_correction.{key}"] = value

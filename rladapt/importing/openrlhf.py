@@ -188,7 +188,10 @@ def fixups(target: Effective, got: Effective) -> list[str]:
 
 
 def reward_standin(values: dict[str, Any]) -> dict[str, Any]:
-    """spec.reward when ``fields`` found none (see ``_STANDIN_URL``)."""
+    """spec.reward when ``fields`` found none (see ``_STANDIN_URL``); none beside an agent function, whose rewards
+    OpenRLHF takes instead (cli/train_ppo_ray.py sets remote_rm_url to "agent" after parsing, 0.8.11+)."""
+    if any(values.get(f"--{name}") for name in ("agent_func_path", "train.agent_func_path")):
+        return {}
     return {"remote": {"url": _STANDIN_URL}}
 
 
@@ -222,6 +225,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     _batches(get, put, out, v)
     _budgets(get, out, v)
     _overlong_penalty(get, has, out, v)
+    _off_policy_correction(get, out, v)
     put("spec.data.train", "prompt_data", lambda x: [x])
     put("spec.data.prompt_key", "input_key")
     put_unless_own("spec.data.seed", "seed")
@@ -243,6 +247,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
 
 def _models(t: dict[str, Any], v: Version, get: Any, put: Any, out: dict[str, Any]) -> None:
     put("spec.model.path", "pretrain")
+    put("spec.rollout.agent.path", "agent_func_path")  # from 0.8.0; its remote_rm_url is then "agent"
     remote = get("remote_rm_url")
     urls = remote if isinstance(remote, list) else [remote] if remote else []
     if len(urls) == 1 and str(urls[0]).endswith(".py"):
@@ -320,6 +325,44 @@ def _grpo_variants(get: Any, put_unless_own: Any, out: dict[str, Any], v: Versio
             out["spec.algorithm.loss_aggregation"] = mode.replace("-", "_")
     if has_flag(v, "dual_clip"):
         put_unless_own("spec.algorithm.clip.dual", "dual_clip")
+
+
+def _off_policy_correction(get: Any, out: dict[str, Any], v: Version) -> None:
+    """The inverse of translate._off_policy_correction: PolicyLoss's IS correction (models/loss.py, 0.8.11+) as
+    the spec names it; a gated divergence (0.11.2 binary_kl / tv) or GSPO's swap of log-probs stays native."""
+    if get("policy_loss_type") == "gspo":
+        return
+    bounds = get("vllm_is_truncated_threshold")
+    if has_flag(v, "is_correction_level"):
+        level, mode = get("is_correction_level"), get("is_correction_mode")
+        if level not in ("token", "seq") or get("is_correction_gating") != "ratio":
+            return
+        corr = {"level": "token" if level == "token" else "sequence_geometric_mean"}
+        corr["mode"] = "truncate" if mode == "clip" else "mask"
+    elif get("enable_vllm_is_correction") is True:
+        kind = get("vllm_is_correction_type", "tis")
+        corr = {
+            "tis": {"level": "token", "mode": "truncate"},
+            "icepop": {"level": "token", "mode": "mask"},
+            "seq-mask-tis": {"level": "sequence_geometric_mean", "mode": "mask"},
+        }.get(str(kind), {})
+        if not corr:
+            return
+    else:
+        return
+    if isinstance(bounds, (int, float)) and not isinstance(bounds, bool):  # 0.8.11: one upper bound
+        low, high = 0.0, float(bounds)
+    elif isinstance(bounds, (list, tuple)) and len(bounds) == 2:
+        low, high = float(bounds[0]), float(bounds[1])
+    else:
+        return
+    if low <= 0.0 and corr["mode"] == "mask":
+        return  # a band from 0 masks from above only, which the spec's mask does not name
+    values: dict[str, Any] = {**corr, "max_ratio": high}
+    if low > 0.0:
+        values["min_ratio"] = low
+    for key, value in values.items():
+        out[f"spec.algorithm.off_policy_correction.{key}"] = value
 
 
 def _overlong_penalty(get: Any, has: Any, out: dict[str, Any], v: Version) -> None:
@@ -464,6 +507,8 @@ def _placement(get: Any, out: dict[str, Any]) -> None:
     """Pools and weight sync that render the launch's GPU flags: one pool per OpenRLHF placement group."""
     if get("async_train") is True:
         out["spec.weight_sync.max_staleness"] = get("async_queue_size", 1) or 1
+        if get("partial_rollout") is True:
+            out["spec.weight_sync.partial_rollout"] = True
     nodes, gpus = int(get("actor_num_nodes") or 1), int(get("actor_num_gpus_per_node") or 8)
     colocate_all = get("colocate_all_models") is True
     estimator = get("advantage_estimator")

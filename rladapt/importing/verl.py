@@ -53,7 +53,7 @@ def unconsumed(argv: list[str], target: Effective, derived: Effective) -> list[s
     for item in parse_argv(argv).overrides:
         parsed = hydra_item(item, "launch")
         reproduced = (
-            parsed.op in ("set", "force")
+            parsed.op in ("set", "force", "add")
             and not derived.source(parsed.key).startswith((DEFAULT, INTERPOLATED))
             and parsed.key in derived.values
             and same(derived.values[parsed.key], target.values.get(parsed.key))
@@ -178,6 +178,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     put("spec.algorithm.clip.low", f"{ARR}.actor.clip_ratio_low")
     put("spec.algorithm.clip.high", f"{ARR}.actor.clip_ratio_high")
     _algorithm_variants(t, name, out)
+    _off_policy_correction(t, out)
     put("spec.algorithm.entropy_coef", f"{ARR}.actor.entropy_coeff")
     put("spec.algorithm.ppo_epochs", f"{ARR}.actor.ppo_epochs")
     put("spec.algorithm.group_size", f"{ARR}.rollout.n")
@@ -267,6 +268,8 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
             out.pop(path, None)
     _budgets(t, version, out)
     _engine_settings(t, version, out)
+    _multi_turn(t, version, out)
+    _overlong_penalty(t, version, out)
     test = t.get("trainer.test_freq")
     if isinstance(test, int) and test > 0:
         out["spec.eval.every_steps"] = test
@@ -333,6 +336,47 @@ def _engine_settings(t: dict[str, Any], version: str, out: dict[str, Any]) -> No
         out["spec.rollout.engine_settings.load_weights_from_disk"] = True
 
 
+#: ``actor_rollout_ref.rollout.multi_turn`` key -> ``spec.rollout.multi_turn`` field (the inverse of translate's).
+_MULTI_TURN_KEYS = {
+    "max_assistant_turns": "max_assistant_turns",
+    "max_user_turns": "max_user_turns",
+    "tool_config_path": "tool_config",
+    "interaction_config_path": "interaction_config",
+}
+
+
+def _multi_turn(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
+    """``multi_turn.enable`` and the keys the multi-turn rollouts read; a sample's agent loop other than
+    translate's ``tool_agent`` default stays a native override (the importer's fix-ups)."""
+    mt = f"{ARR}.rollout.multi_turn"
+    if t.get(f"{mt}.enable") is not True:
+        return
+    out["spec.rollout.multi_turn"] = {}  # before its fields: the importer nests them into this mapping
+    for key, name in _MULTI_TURN_KEYS.items():
+        if t.get(f"{mt}.{key}") is not None:
+            out[f"spec.rollout.multi_turn.{name}"] = t[f"{mt}.{key}"]
+    if _differs(t, version, f"{mt}.format"):
+        out["spec.rollout.multi_turn.tool_call_format"] = t[f"{mt}.format"]
+
+
+def _overlong_penalty(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
+    """The dapo reward manager with its overlong buffer enabled (the keys ``translate._overlong_penalty`` writes),
+    where its max_resp_len is the response budget the spec measures the buffer from; any other combination
+    (another max_resp_len, the buffer disabled, the dapo manager alone) stays native."""
+    k = keys(version)
+    kw = f"{k.reward_kwargs}.overlong_buffer_cfg"
+    if t.get(k.reward_manager) != "dapo" or t.get(f"{kw}.enable") is not True:
+        return
+    length, factor = t.get(f"{kw}.len"), t.get(f"{kw}.penalty_factor")
+    if not isinstance(length, int) or isinstance(length, bool) or length <= 0:
+        return
+    if not isinstance(factor, (int, float)) or isinstance(factor, bool) or factor <= 0:
+        return
+    if t.get(f"{k.reward_kwargs}.max_resp_len") != t.get(f"{ARR}.rollout.response_length"):
+        return
+    out["spec.reward.overlong_penalty"] = {"buffer_tokens": length, "max_penalty": float(factor)}
+
+
 #: verl's own values of the keys below (trainer/config: clip_ratio_c 3.0, loss_agg_mode token-mean,
 #: norm_adv_by_std_in_grpo true, every pinned version): a launch that keeps them imports no field.
 _DUAL_CLIP_DEFAULT = 3.0
@@ -353,3 +397,30 @@ def _algorithm_variants(t: dict[str, Any], name: str | None, out: dict[str, Any]
     own = ALGORITHM_LOSS_AGGREGATION.get(name or "", "token_mean")
     if mode in _LOSS_AGG and str(mode).replace("-", "_") != own:
         out["spec.algorithm.loss_aggregation"] = str(mode).replace("-", "_")
+
+
+def _off_policy_correction(t: dict[str, Any], out: dict[str, Any]) -> None:
+    """algorithm.rollout_correction as rladapt renders it: IS weights at rollout_is, cut at a float threshold
+    (TIS) or zeroed outside a "lower_upper" band (IcePop), in the trainer's decoupled mode with the engine's
+    log-probs on (trainer/ppo/rollout_corr_helper.py, 0.6.1+). Rejection sampling, bypass mode or batch
+    normalisation have no spec field: such a section stays a native override."""
+    prefix = "algorithm.rollout_correction"
+    level = t.get(f"{prefix}.rollout_is")
+    if level not in ("token", "sequence") or t.get(f"{ARR}.rollout.calculate_log_probs") is not True:
+        return
+    if any(t.get(f"{prefix}.{key}") for key in ("rollout_rs", "bypass_mode", "rollout_is_batch_normalize")):
+        return
+    threshold = t.get(f"{prefix}.rollout_is_threshold")
+    corr: dict[str, Any] = {"level": level}
+    try:
+        if isinstance(threshold, str) and "_" in threshold:
+            low, high = (float(part) for part in threshold.split("_", 1))
+            corr.update(mode="mask", min_ratio=low, max_ratio=high)
+        elif isinstance(threshold, (int, float, str)) and not isinstance(threshold, bool):
+            corr.update(mode="truncate", max_ratio=float(threshold))
+        else:
+            return
+    except ValueError:
+        return  # verl would reject it too
+    for key, value in corr.items():
+        out[f"spec.algorithm.off_policy_correction.{key}"] = value

@@ -67,6 +67,17 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "offload.critic.optimizer": "critic optimizer states in CPU memory",
     "pack_sequences": "training on packed sequences without padding",
     "weight_sync.off_policy": "bounded staleness (max_staleness > 0)",
+    "weight_sync.partial_rollout": "generation goes on across a weight update (partial rollout)",
+    "weight_sync.run_ahead_fraction": "generation runs ahead by a fraction of a weight-sync period's samples",
+    "off_policy_correction.token.truncate": "rollout IS correction: token ratios truncated (TIS)",
+    "off_policy_correction.token.mask": "rollout IS correction: tokens outside a ratio band masked (IcePop)",
+    "off_policy_correction.sequence.truncate": "rollout IS correction: per-response ratio products truncated",
+    "off_policy_correction.sequence.mask": "rollout IS correction: responses whose ratio product is outside a band masked",
+    "off_policy_correction.sequence_geometric_mean.truncate": "rollout IS correction: per-response geometric-mean "
+    "ratios truncated",
+    "off_policy_correction.sequence_geometric_mean.mask": "rollout IS correction: responses whose geometric-mean "
+    "ratio is outside a band masked",
+    "off_policy_correction.truncate_min": "rollout IS correction: a lower bound on truncated ratios",
     "checkpoint.never": "never write a checkpoint (checkpoint.enabled: false)",
     "checkpoint.keep_best": "keep the best checkpoints by a validation metric",
     "rollout.enforce_eager": "rollout engine without CUDA graphs (enforce_eager)",
@@ -75,6 +86,12 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "rollout.free_cache": "rollout engine frees its KV cache between phases",
     "rollout.load_weights_from_disk": "choose whether the rollout engine loads the model from disk at start",
     "rollout.layered_weight_sync": "layer-by-layer weight gathering for the rollout sync",
+    "multi_turn": "multi-turn rollouts (rollout.multi_turn), capped by max_assistant_turns",
+    "multi_turn.max_user_turns": "a cap on the environment's turns of a multi-turn rollout",
+    "multi_turn.tools": "tools from a tool config file (rollout.multi_turn.tool_config)",
+    "multi_turn.interaction": "a simulated user from an interaction config file (rollout.multi_turn.interaction_config)",
+    "multi_turn.tool_call_format": "the parser of the model's tool calls by name (rollout.multi_turn.tool_call_format)",
+    "rollout.agent": "an agent function (a Python file) that drives each rollout and returns its rewards",
     "checkpoint.resume_path": "resume from a given checkpoint path",
     "checkpoint.keep_last": "keep only the last N checkpoints",
     "eval.before_training": "evaluate before the first step",
@@ -149,6 +166,14 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         need("pack_sequences", "spec.training.pack_sequences", True)
     if spec.weight_sync.max_staleness > 0:
         need("weight_sync.off_policy", "spec.weight_sync.max_staleness", spec.weight_sync.max_staleness)
+    if spec.weight_sync.partial_rollout:
+        need("weight_sync.partial_rollout", "spec.weight_sync.partial_rollout", True)
+    if spec.weight_sync.run_ahead_fraction is not None:
+        need(
+            "weight_sync.run_ahead_fraction",
+            "spec.weight_sync.run_ahead_fraction",
+            spec.weight_sync.run_ahead_fraction,
+        )
     if spec.checkpoint.resume == "path":
         need("checkpoint.resume_path", "spec.checkpoint.resume", "path")
     if spec.checkpoint.keep_last is not None:
@@ -170,6 +195,7 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         value = getattr(eng, setting)
         if value is not None:
             need(cap, f"spec.rollout.engine_settings.{setting}", value)
+    _multi_turn(job, need)
     if spec.eval.before_training:
         need("eval.before_training", "spec.eval.before_training", True)
     for backend in spec.logging.backends:
@@ -201,9 +227,41 @@ def _algorithm_variants(job: RLJob, need: Callable[[str, str, object], None]) ->
         )
     if alg.clip.dual is not None:
         need("clip.dual", "spec.algorithm.clip.dual", alg.clip.dual)
+    corr = alg.off_policy_correction
+    if corr is not None:
+        need(
+            f"off_policy_correction.{corr.level}.{corr.mode}",
+            "spec.algorithm.off_policy_correction",
+            f"level {corr.level}, mode {corr.mode}",
+        )
+        if corr.mode == "truncate" and corr.min_ratio is not None:
+            need(
+                "off_policy_correction.truncate_min",
+                "spec.algorithm.off_policy_correction.min_ratio",
+                corr.min_ratio,
+            )
     if job.spec.reward.overlong_penalty is not None:
         need(
             "reward.overlong_penalty",
             "spec.reward.overlong_penalty",
             job.spec.reward.overlong_penalty.buffer_tokens,
         )
+
+
+def _multi_turn(job: RLJob, need: Callable[[str, str, object], None]) -> None:
+    """Multi-turn rollouts and the agent function (issue 12, item 10)."""
+    ro = job.spec.rollout
+    mt = ro.multi_turn
+    if mt is not None:
+        need("multi_turn", "spec.rollout.multi_turn", "multi-turn rollouts")
+        for cap, name in (
+            ("multi_turn.max_user_turns", "max_user_turns"),
+            ("multi_turn.tools", "tool_config"),
+            ("multi_turn.interaction", "interaction_config"),
+            ("multi_turn.tool_call_format", "tool_call_format"),
+        ):
+            value = getattr(mt, name)
+            if value is not None:
+                need(cap, f"spec.rollout.multi_turn.{name}", value)
+    if ro.agent is not None:
+        need("rollout.agent", "spec.rollout.agent.path", ro.agent.path)

@@ -130,6 +130,43 @@ ALGORITHM_LOSS_AGGREGATION: dict[str, LossAggregation] = {
 }
 
 
+CorrectionLevel = Literal["token", "sequence", "sequence_geometric_mean"]
+
+
+class OffPolicyCorrection(_Model):
+    """Importance-sampling correction of the gap between the policy that generated a response (the rollout
+    engine's log-probs) and the policy being trained: each token's loss is weighted by the ratio
+    pi_train / pi_rollout, bounded so that a few extreme ratios cannot dominate the update."""
+
+    level: CorrectionLevel = Field(
+        "token",
+        description="Where the ratio is taken and bounded: token (each token's ratio), sequence (the product of "
+        "a response's token ratios, one weight per response), sequence_geometric_mean (the geometric mean of a "
+        "response's token ratios, a length-independent statistic that decides whether the response is kept).",
+    )
+    mode: Literal["truncate", "mask"] = Field(
+        "truncate",
+        description="truncate: weights above max_ratio are cut to max_ratio (and below min_ratio raised to it; "
+        "TIS); mask: a unit whose ratio lies outside [min_ratio, max_ratio] is dropped from the loss, the others "
+        "keep their token weights untruncated (IcePop; at sequence_geometric_mean: a sequence mask).",
+    )
+    max_ratio: Annotated[float, Field(gt=0.0)] = Field(
+        description="Upper bound on the ratio (TIS papers: 2.0; IcePop: 5.0)."
+    )
+    min_ratio: Annotated[float, Field(gt=0.0)] | None = Field(
+        None,
+        description="Lower bound on the ratio; required by mask. null with truncate: no lower bound.",
+    )
+
+    @model_validator(mode="after")
+    def _band(self) -> OffPolicyCorrection:
+        if self.mode == "mask" and self.min_ratio is None:
+            raise ValueError("mode mask drops units outside [min_ratio, max_ratio]: set min_ratio")
+        if self.min_ratio is not None and self.min_ratio > self.max_ratio:
+            raise ValueError(f"min_ratio ({self.min_ratio}) above max_ratio ({self.max_ratio})")
+        return self
+
+
 class Algorithm(_Model):
     name: AlgorithmName = "grpo"
     group_size: PositiveInt = Field(
@@ -168,6 +205,12 @@ class Algorithm(_Model):
         "sums divided by the response length budget). null: the algorithm's own (dapo: token_mean, gspo: "
         "seq_mean_token_mean), else the framework's own (token_mean in verl, OpenRLHF 0.7+ and NeMo-RL's "
         "example config).",
+    )
+    off_policy_correction: OffPolicyCorrection | None = Field(
+        None,
+        description="Importance-sampling correction of the rollout engine's log-prob mismatch (and of stale "
+        "rollouts under weight_sync.max_staleness). null: none (the framework's own; NeMo-RL's async GRPO "
+        "turns on its untruncated token correction by itself).",
     )
 
     @model_validator(mode="after")
@@ -422,6 +465,55 @@ class EngineSettings(_Model):
     )
 
 
+class MultiTurn(_Model):
+    """Rollouts of several turns: the model calls tools or talks with a simulated user between its replies.
+
+    Each field null: the framework's own. Files are read by the framework where the job runs (relative to the
+    working directory, like reward.function.path).
+    """
+
+    max_assistant_turns: PositiveInt | None = Field(
+        None, description="Most replies the model generates in one rollout (each may call tools)."
+    )
+    max_user_turns: PositiveInt | None = Field(
+        None,
+        description="Most turns the environment answers in one rollout (tool results, a simulated user).",
+    )
+    tool_config: str | None = Field(
+        None,
+        min_length=1,
+        description="A YAML file listing the tools (verl's tool config: each tool's class_name, config and "
+        "OpenAI function schema).",
+    )
+    interaction_config: str | None = Field(
+        None,
+        min_length=1,
+        description="A YAML file listing the interactions (verl: a simulated user that answers the model and "
+        "scores the conversation).",
+    )
+    tool_call_format: str | None = Field(
+        None,
+        min_length=1,
+        description="How tool calls are written in the model's replies, by the parser's name (hermes, "
+        "llama3_json, ...).",
+    )
+
+
+class AgentFunction(_Model):
+    """A Python file whose agent drives each rollout: it takes the model's reply, steps its environment and
+    returns the next observation, the reward and whether the episode is done (OpenRLHF's agent function)."""
+
+    path: str = Field(min_length=1, description="The agent's Python file (*.py).")
+
+    @field_validator("path")
+    @classmethod
+    def _python_file(cls, value: str) -> str:
+        # OpenRLHF imports it as a module file and asserts the suffix (trainer/ray/vllm_engine.py, 0.9.10+)
+        if not value.endswith(".py"):
+            raise ValueError("a Python file (*.py)")
+        return value
+
+
 class Rollout(_Model):
     engine: Literal["vllm", "sglang", "hf"] = "vllm"
     tensor_parallel: PositiveInt = 1
@@ -437,6 +529,14 @@ class Rollout(_Model):
     engine_settings: EngineSettings = Field(
         default_factory=EngineSettings,
         description="The inference engine's own knobs; each null: the framework's own.",
+    )
+    multi_turn: MultiTurn | None = Field(
+        None, description="Multi-turn rollouts with tools or interactions; null: one reply per prompt."
+    )
+    agent: AgentFunction | None = Field(
+        None,
+        description="An agent function that drives each rollout and returns its rewards (then no reward "
+        "source); null: none.",
     )
 
 
@@ -522,9 +622,8 @@ class Reward(_Model):
 
     @model_validator(mode="after")
     def _one_source(self) -> Reward:
+        # no source at all is checked with rollout.agent (validation._reward_source): the agent gives rewards
         others = [name for name in ("function", "model", "remote") if getattr(self, name) is not None]
-        if self.builtin is None and not others:
-            raise ValueError("at least one of builtin, function, model or remote")
         if self.builtin is not None and others:
             raise ValueError(
                 f"builtin is the whole reward and cannot be combined with {', '.join(others)} "
@@ -538,6 +637,20 @@ class WeightSync(_Model):
     every_steps: PositiveInt = 1
     max_staleness: NonNegInt = Field(
         0, description="Policy versions a rollout may lag behind (0 = on-policy)."
+    )
+    run_ahead_fraction: Annotated[float, Field(ge=0.0)] | None = Field(
+        None,
+        description="How far generation may run ahead of training, as a fraction of the samples one weight-sync "
+        "period trains on: after a sync the rollout generates at most (1 + run_ahead_fraction) periods' worth "
+        "before it pauses (verl's fully-async staleness_threshold; its examples use 0 to 0.5). At most "
+        "max_staleness - 1. null: max_staleness - 1.",
+    )
+    partial_rollout: bool | None = Field(
+        None,
+        description="true: a weight update does not wait for the responses being generated; they go on under "
+        "the new weights (one response may mix two policy versions). false: no response mixes versions (the "
+        "framework waits for them; verl's fully-async trainer drops the interrupted ones). Needs max_staleness "
+        ">= 1. null: the framework's own (verl's fully-async trainer: on; OpenRLHF, NeMo-RL: off).",
     )
 
 
@@ -585,7 +698,11 @@ class KeepBest(_Model):
         description="A validation metric in the framework's own naming (NeMo-RL: val:accuracy; OpenRLHF: "
         "eval_<dataset>_pass1).",
     )
-    higher_is_better: bool = True
+    higher_is_better: bool = Field(
+        True,
+        description="true: the highest values of the metric are the best (an accuracy); false: the "
+        "lowest (a loss).",
+    )
     count: PositiveInt = Field(1, description="How many of the best checkpoints to keep.")
 
 

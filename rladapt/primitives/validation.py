@@ -23,6 +23,7 @@ def check_job(job: RLJob) -> list[Problem]:
         _algorithm,
         _offload,
         _rollout,
+        _reward_source,
         _weight_sync,
         _platform,
         _eval,
@@ -327,6 +328,33 @@ def _offload(job: RLJob) -> list[Problem]:
     return out
 
 
+def _reward_source(job: RLJob) -> list[Problem]:
+    """One reward source, or an agent function, which returns the rewards itself."""
+    rw = job.spec.reward
+    sources = [name for name in ("builtin", "function", "model", "remote") if getattr(rw, name) is not None]
+    agent = job.spec.rollout.agent
+    if agent is None and not sources:
+        return [
+            Problem(
+                "spec.reward",
+                "no reward source",
+                "at least one of builtin, function, model or remote (or rollout.agent, whose agent returns the "
+                "rewards)",
+            )
+        ]
+    if agent is not None and sources:
+        # OpenRLHF replaces the reward source by the agent's (cli/train_ppo_ray.py: remote_rm_url = "agent")
+        return [
+            Problem(
+                "spec.reward",
+                f"rollout.agent ({quote(agent.path)}) returns the rewards, so a reward source would not be used",
+                "no reward source beside rollout.agent",
+                ", ".join(sources),
+            )
+        ]
+    return []
+
+
 def _rollout(job: RLJob) -> list[Problem]:
     out: list[Problem] = []
     ro = job.spec.rollout
@@ -387,6 +415,34 @@ def _weight_sync(job: RLJob) -> list[Problem]:
                     "actor and rollout colocated",
                 )
             )
+    if ws.run_ahead_fraction is not None and ws.run_ahead_fraction > max(ws.max_staleness - 1, 0):
+        out.append(
+            Problem(
+                "spec.weight_sync.run_ahead_fraction",
+                "samples generated that far ahead would lag more policy versions than max_staleness allows",
+                f"at most max_staleness - 1 = {max(ws.max_staleness - 1, 0)}",
+                str(ws.run_ahead_fraction),
+            )
+        )
+    if ws.run_ahead_fraction is not None and ws.max_staleness == 0:
+        out.append(
+            Problem(
+                "spec.weight_sync.run_ahead_fraction",
+                "an on-policy rollout never generates ahead of training",
+                "spec.weight_sync.max_staleness >= 1",
+                "max_staleness: 0",
+            )
+        )
+    if ws.partial_rollout and ws.max_staleness == 0:
+        out.append(
+            Problem(
+                "spec.weight_sync.partial_rollout",
+                "partial rollout lets generation run on across a weight update, which an on-policy rollout "
+                "never does",
+                "spec.weight_sync.max_staleness >= 1",
+                "max_staleness: 0",
+            )
+        )
     if ws.method == "cuda_ipc" and not colocated:
         out.append(
             Problem(

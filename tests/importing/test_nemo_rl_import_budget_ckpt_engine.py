@@ -48,3 +48,13 @@ def test_checkpointing_disabled_imports_as_never_saving(checkout: Path, registry
     ck = _spec(imported)["checkpoint"]
     assert ck["enabled"] is False
     assert not {"every_steps", "keep_last", "save_hf"} & set(ck)
+
+
+@pytest.mark.parametrize("checkout", ["0.4.0", "0.7.0"], indirect=True)
+def test_a_turn_cap_lands_in_multi_turn(checkout: Path, registry: Registry) -> None:
+    version = checkout.name.removeprefix("v")
+    imported = _imported(registry, version, script(version, "grpo.max_rollout_turns=4"))
+    assert _round_trip(registry, version, imported) == []
+    spec = _spec(imported)
+    assert spec["rollout"]["multi_turn"] == {"max_assistant_turns": 4}
+    assert "max_rollout_turns" not in " ".join(spec.get("native", {}).get("nemo-rl", []))

@@ -745,6 +745,22 @@ def test_rloo_dynamic_filtering_an_awake_hybrid_engine_and_a_rollout_token_cap(r
     test_round_trip_gives_the_launchs_namespace(registry, text, "0.9.10")
 
 
+@pytest.mark.parametrize("version", ["0.8.11", "0.9.10"])
+def test_an_agent_launch_imports_the_agent_function_and_no_reward(registry: Registry, version: str) -> None:
+    """--agent_func_path is spec.rollout.agent; its remote_rm_url ("agent", set after parsing) is no reward source."""
+    text = (
+        "python3 -m openrlhf.cli.train_ppo_ray --actor_num_gpus_per_node 8 --vllm_num_engines 8 "
+        "--colocate_all_models --deepspeed_enable_sleep --pretrain m --prompt_data d --apply_chat_template "
+        "--agent_func_path agents/env.py --advantage_estimator group_norm --n_samples_per_prompt 4 --init_kl_coef 0"
+    )
+    _, imported = _imported(registry, text, version)
+    spec = imported.job.spec
+    assert spec.rollout.agent is not None and spec.rollout.agent.path == "agents/env.py"
+    assert (spec.reward.function, spec.reward.remote, spec.reward.model, spec.reward.builtin) == (None,) * 4
+    assert not any("agent" in item for item in spec.native.get("openrlhf", []))
+    test_round_trip_gives_the_launchs_namespace(registry, text, version)
+
+
 def test_the_tensorboard_directory_becomes_rladapts_and_the_import_says_so(registry: Registry) -> None:
     """FLAT logs to $SAVE/tensorboard: the imported spec renders rladapt's metrics directory instead (the one
     rladapt reads back), nothing about it goes to spec.native, and the import notes the change."""

@@ -47,6 +47,8 @@ REFUSED: dict[tuple[str, str], str] = {
     ("grpo-tiny-trl", "openrlhf"): "spec.rollout.engine",
     # OpenRLHF trains with DeepSpeed only (no backend.megatron capability in any version)
     ("grpo-megatron-math", "openrlhf"): "spec.training.backend",
+    # OpenRLHF has no SGLang rollout and runs turns only in an agent function (WHY_NOT multi_turn)
+    ("multi-turn-tools-gsm8k", "openrlhf"): "spec.rollout.engine",
 }
 #: What each launcher needs on the command line for a dry run of any example.
 LAUNCHER_ARGS = {

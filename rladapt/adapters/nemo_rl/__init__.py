@@ -34,6 +34,12 @@ _OVERLONG = (
 )
 
 
+_NEMO_PRODUCT = (
+    "NeMo-RL weighs by the product over a response only with GSPO's sequence_level_importance_ratios, which "
+    "changes the policy ratio too"
+)
+
+
 class NemoRLAdapter(FrameworkAdapter):
     PLUGIN_NAME = "nemo-rl"
     DESCRIPTION = (
@@ -44,6 +50,13 @@ class NemoRLAdapter(FrameworkAdapter):
     #: ENV_REGISTRY (nemo_rl/environments/utils.py, 0.5.0 to 0.7.0; 0.2.1 and 0.4.0 wire the environment in the
     #: script) has no environment for these: one environment scores a whole dataset, and none checks GSM8K's format.
     WHY_NOT = {
+        "weight_sync.run_ahead_fraction": "NeMo-RL bounds a trajectory's age in whole steps "
+        "(grpo.async_grpo.max_trajectory_age_steps, which max_staleness sets)",
+        # algorithms/loss_functions.py (0.4.0) and loss/loss_functions.py (0.6.0, 0.7.0)
+        "off_policy_correction.sequence.truncate": _NEMO_PRODUCT,
+        "off_policy_correction.sequence.mask": _NEMO_PRODUCT,
+        "off_policy_correction.sequence_geometric_mean.truncate": "NeMo-RL uses a response's geometric-mean ratio "
+        "only to mask it (truncated_importance_sampling_type seq-mask-tis)",
         "reward.builtin.by_data_source": "NeMo-RL scores each dataset with one environment, not by a sample's "
         "data source",
         "reward.builtin.gsm8k": "no NeMo-RL environment checks GSM8K's '#### ' answer format",
@@ -67,6 +80,18 @@ class NemoRLAdapter(FrameworkAdapter):
         "rollout.load_weights_from_disk": "NeMo-RL sets vllm_cfg.load_format itself (dummy for training, "
         "filled by the first refit), over any configured value",
         "rollout.layered_weight_sync": "NeMo-RL's refit has no layer-by-layer mode to choose",
+        # nemo_rl/experience/rollouts.py run_multi_turn_rollout, every pinned tag: each turn generates one reply
+        # per sample, then the sample's environment (env.<name>, a Ray actor chosen by the dataset's task) steps
+        # and returns the observation, the reward and whether the episode ended
+        "multi_turn.max_user_turns": "NeMo-RL counts a turn as one reply and the environment's answer "
+        "(grpo.max_rollout_turns, from multi_turn.max_assistant_turns); there is no separate cap",
+        "multi_turn.tools": "NeMo-RL has no tool config file: the environment (env.<name>, a class in code) "
+        "answers the model's turns",
+        "multi_turn.interaction": "NeMo-RL has no interaction config file: the environment (env.<name>, a class "
+        "in code) answers the model's turns",
+        "multi_turn.tool_call_format": "NeMo-RL parses no tool calls itself: each environment reads the replies",
+        "rollout.agent": "NeMo-RL's rollouts are stepped by environment classes (env.<name>), not an agent "
+        "function file",
     }
 
     def capabilities(self, version: str) -> frozenset[str]:

@@ -27,7 +27,7 @@ from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
 
-from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, V0_7_0, Keys, keys
+from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, V0_7_0, Keys, capabilities, keys
 
 if TYPE_CHECKING:
     from rladapt.plugins.adapter import FrameworkVersion
@@ -217,6 +217,12 @@ def _placement(b: _Builder) -> None:
             )
         if ws.max_staleness > 0:
             b.set("grpo.async_grpo.enabled", True, "spec.placement")
+            if ws.partial_rollout is not None:
+                b.set(
+                    "grpo.async_grpo.in_flight_weight_updates",
+                    ws.partial_rollout,
+                    "spec.weight_sync.partial_rollout",
+                )
             b.set(
                 "grpo.async_grpo.max_trajectory_age_steps", ws.max_staleness, "spec.weight_sync.max_staleness"
             )
@@ -285,6 +291,7 @@ def _algorithm(b: _Builder) -> None:
     if alg.name == "gspo":
         b.set("loss_fn.sequence_level_importance_ratios", True, "spec.algorithm")
     _grpo_variants(b)
+    _off_policy_correction(b)
     kl = alg.kl
     in_reward = kl.coef > 0 and kl.in_ == "reward"
     b.set("loss_fn.reference_policy_kl_penalty", kl.coef, "spec.algorithm")
@@ -314,6 +321,38 @@ def _algorithm(b: _Builder) -> None:
             "more than one pass over each batch (GRPO trains every sample once)",
             found=alg.ppo_epochs,
         )
+
+
+def _off_policy_correction(b: _Builder) -> None:
+    """ClippedPGLossConfig's importance-sampling keys: the loss weighs each token by exp(prev - generation
+    log-probs) when use_importance_sampling_correction is on, clamps it at truncated_importance_sampling_ratio
+    (algorithms/loss_functions.py, 0.4.0 and 0.5.0), and from 0.6.0 treats it by truncated_importance_sampling_type
+    (tis, icepop, seq-mask-tis; asserted set whenever the ratio is) with _ratio_min as the band's lower end
+    (algorithms/loss/loss_functions.py, 0.6.0 and 0.7.0; the tis lower bound from 0.7.0)."""
+    corr = b.job.spec.algorithm.off_policy_correction
+    field = "spec.algorithm.off_policy_correction"
+    if corr is None or f"off_policy_correction.{corr.level}.{corr.mode}" not in capabilities(str(b.version)):
+        return  # refused by capability
+    if b.job.spec.algorithm.name == "gspo":
+        # sequence_level_importance_ratios turns the same weight into the product over the response
+        b.unsupported(
+            field,
+            "a token-level IS correction for GSPO (its sequence-level ratios make the weight per response)",
+            found=f"level {corr.level}, mode {corr.mode}",
+        )
+        return
+    b.set("loss_fn.use_importance_sampling_correction", True, field)
+    b.set("loss_fn.truncated_importance_sampling_ratio", float(corr.max_ratio), f"{field}.max_ratio")
+    if b.version < V0_6_0:
+        return
+    kind = {("token", "truncate"): "tis", ("token", "mask"): "icepop"}
+    b.set(
+        "loss_fn.truncated_importance_sampling_type",
+        kind.get((corr.level, corr.mode), "seq-mask-tis"),
+        f"{field}.mode",
+    )
+    if corr.min_ratio is not None:
+        b.set("loss_fn.truncated_importance_sampling_ratio_min", float(corr.min_ratio), f"{field}.min_ratio")
 
 
 def _grpo_variants(b: _Builder) -> None:
@@ -581,6 +620,7 @@ def _rollout(b: _Builder) -> None:
         d.max_prompt_length + d.max_response_length,
         "spec.data.max_prompt_length",
     )
+    _multi_turn(b)
     if b.job.spec.weight_sync.max_staleness > 0 and ro.mode == "sync":
         b.unsupported(
             "spec.rollout.mode",
@@ -593,6 +633,30 @@ def _rollout(b: _Builder) -> None:
             "separate validation sampling (validation samples with the training settings)",
             found=", ".join(sorted(ro.val.model_fields_set)),
         )
+
+
+def _multi_turn(b: _Builder) -> None:
+    """``spec.rollout.multi_turn``: ``grpo.max_rollout_turns``, the turn cap of every rollout.
+
+    nemo_rl/algorithms/grpo.py passes it to run_multi_turn_rollout (nemo_rl/experience/rollouts.py, every pinned
+    tag), which generates a reply, lets the sample's environment answer, and stops when the environment ends the
+    episode or the cap is reached; grpo_math_1B.yaml sets 1 ("Math Environments just have 1 turn").
+    """
+    mt = b.job.spec.rollout.multi_turn
+    if mt is None:
+        return
+    if mt.max_assistant_turns is None:
+        b.unsupported(
+            "spec.rollout.multi_turn.max_assistant_turns",
+            "multi-turn rollouts without a turn cap: grpo.max_rollout_turns caps every rollout and is 1 (one "
+            "turn) in the configs NeMo-RL ships",
+            found="null",
+        )
+        return
+    b.set("grpo.max_rollout_turns", mt.max_assistant_turns, "spec.rollout.multi_turn.max_assistant_turns")
+    b.notes.append(
+        "NeMo-RL ends a rollout when its environment ends the episode: the math environment does after one reply"
+    )
 
 
 def _interpreter(b: _Builder) -> None:

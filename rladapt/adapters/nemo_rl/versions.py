@@ -40,6 +40,8 @@ _BASE = frozenset(
         "checkpoint.keep_last",
         "checkpoint.never",  # checkpointing.enabled: grpo.py saves only while it is true
         "checkpoint.keep_best",  # checkpointing.metric_name / higher_is_better / keep_top_k (CheckpointManager)
+        # grpo.max_rollout_turns (GRPOConfig, every tag), read by algorithms/grpo.py into run_multi_turn_rollout
+        "multi_turn",
         "eval.before_training",
         "logging.wandb",
         "logging.tensorboard",
@@ -94,7 +96,20 @@ def capabilities(version: str) -> frozenset[str]:
             "rollout.enforce_eager",
             "rollout.chunked_prefill",
             "rollout.max_batched_tokens",
+            # grpo.async_grpo.in_flight_weight_updates: the refit does not wait for pending generations, which go
+            # on under the new weights (algorithms/async_utils.py prepare_for_refit, 0.4.0; async_utils/
+            # trajectory_collector.py, 0.7.0)
+            "weight_sync.partial_rollout",
+            # loss_fn.truncated_importance_sampling_ratio: the token weights exp(prev - generation log-probs)
+            # clamped from above (algorithms/loss_functions.py, 0.4.0; 0.2.1 has the untruncated weights only)
+            "off_policy_correction.token.truncate",
         }
+    if v >= V0_6_0:
+        # loss_fn.truncated_importance_sampling_type icepop | seq-mask-tis with _ratio_min
+        # (algorithms/loss/loss_functions.py, 0.6.0+)
+        caps |= {"off_policy_correction.token.mask", "off_policy_correction.sequence_geometric_mean.mask"}
+    if v >= V0_7_0:
+        caps.add("off_policy_correction.truncate_min")  # tis clamps into [min, max] (min defaults to 0)
     if v >= V0_5_0:
         caps.add("lora")  # policy.dtensor_cfg.lora_cfg
     if v >= V0_6_0:

@@ -23,6 +23,12 @@ if TYPE_CHECKING:
 _LAZY_SUBMODULES = frozenset({"translate", "validate"})
 
 
+_ORLHF_PRODUCT = (
+    "OpenRLHF's sequence-level statistic is the geometric mean of the token ratios (level "
+    "sequence_geometric_mean), never their product"
+)
+
+
 class OpenRLHFAdapter(FrameworkAdapter):
     PLUGIN_NAME = "openrlhf"
     DISTRIBUTION = "openrlhf"
@@ -35,6 +41,13 @@ class OpenRLHFAdapter(FrameworkAdapter):
     #: verl's gsm8k / DAPO checks or a per-data_source dispatcher; openrlhf.utils.math_utils (0.9.10+) is a
     #: different grader (PRM800K's sympy grade_answer), which would change the scores.
     WHY_NOT = {
+        "weight_sync.run_ahead_fraction": "OpenRLHF's rollout queue holds whole rollout batches "
+        "(--async_queue_size, which max_staleness sets)",
+        # models/loss.py PolicyLoss, 0.8.11 to 0.11.2: seq level = the geometric mean; clip needs level token
+        "off_policy_correction.sequence.truncate": _ORLHF_PRODUCT,
+        "off_policy_correction.sequence.mask": _ORLHF_PRODUCT,
+        "off_policy_correction.sequence_geometric_mean.truncate": "OpenRLHF only masks at the sequence level "
+        "(is_correction_mode clip requires level token; seq-mask-tis masks)",
         "reward.builtin.by_data_source": "OpenRLHF has no default scorer chosen by a sample's data source",
         "reward.builtin.math": "OpenRLHF neither requires math-verify nor ships a math-verify scorer",
         "reward.builtin.math_dapo": "OpenRLHF ships no DAPO math check",
@@ -48,6 +61,14 @@ class OpenRLHFAdapter(FrameworkAdapter):
         "offload.critic.params": "OpenRLHF's DeepSpeed training config never offloads parameters "
         "(get_train_ds_config(offload=False))",
         # cli/train_ppo_ray.py of 0.5.9.post1 to 0.11.2 ends with actor_model.async_save_model() unconditionally
+        # cli/train_ppo_ray.py, 0.5.9.post1 to 0.11.2: no turn, tool or interaction flag; an episode's turns are
+        # its agent's (utils/agent.py MultiTurnAgentExecutor runs the agent's step until it says done)
+        "multi_turn": "OpenRLHF runs several turns only inside an agent function, whose step decides when the "
+        "episode ends: use rollout.agent (no turn caps, tool or interaction files)",
+        "multi_turn.max_user_turns": "OpenRLHF has no turn caps: the agent function's step ends the episode",
+        "multi_turn.tools": "OpenRLHF has no tool config file: tools are the agent function's own code",
+        "multi_turn.interaction": "OpenRLHF has no interaction config file: the agent function's step answers",
+        "multi_turn.tool_call_format": "OpenRLHF parses no tool calls: the agent function reads the reply",
         "checkpoint.never": "OpenRLHF always saves the final model (to --save_path) at the end of training",
         # trainer/ray/vllm_engine.py builds vllm.LLM from a fixed set of its own flags (0.5.9.post1 to 0.11.2)
         "rollout.chunked_prefill": "OpenRLHF passes no chunked-prefill setting to its vLLM engines",

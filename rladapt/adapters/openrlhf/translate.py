@@ -42,6 +42,7 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
     _algorithm(job, args)
     _batches(job, args)
     _overlong_penalty(job, args)
+    _off_policy_correction(job, args)
     _data_and_eval(job, args)
     _optimizer(job, args)
     _deepspeed(job, args)
@@ -49,6 +50,7 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
     _checkpoint(job, args)
     _logging(job, args)
     _engine_settings(job, args)
+    _agent(job, args)
     if args.unsupported:
         raise UnsupportedError(args.unsupported)
     problems = check(FlagView.from_args(args))
@@ -214,6 +216,50 @@ def _placement(job: RLJob, args: Args) -> None:
                     ws.max_staleness,
                     "1",
                 )
+            if ws.partial_rollout and has_flag(args.version, "partial_rollout"):  # before: capability
+                args.set("partial_rollout", True, "spec.weight_sync.partial_rollout")
+
+
+def _off_policy_correction(job: RLJob, args: Args) -> None:
+    """PolicyLoss weighs the PPO loss by exp(old - rollout log-probs) (models/loss.py of 0.8.11 to 0.11.2); the
+    trainer asks vLLM for the log-probs whenever the correction is on (ppo_utils/samples_generator.py)."""
+    corr = job.spec.algorithm.off_policy_correction
+    field = "spec.algorithm.off_policy_correction"
+    if corr is None or f"off_policy_correction.{corr.level}.{corr.mode}" not in capabilities(
+        str(args.version)
+    ):
+        return  # refused by capability
+    if job.spec.algorithm.name == "gspo":
+        # PolicyLoss(policy_loss_type="gspo") applies no weight: it swaps old for the rollout log-probs in its
+        # sequence ratio (models/loss.py, 0.8.11 to 0.11.2), which is another objective
+        args.cannot(
+            field,
+            "an IS correction for GSPO (its loss takes the rollout's log-probs as the old policy instead of "
+            "weighing by the ratio)",
+            f"level {corr.level}, mode {corr.mode}",
+        )
+        return
+    low = float(corr.min_ratio or 0.0)  # a clamp or band from 0 is no lower bound: every ratio is positive
+    high = float(corr.max_ratio)
+    if has_flag(args.version, "is_correction_level"):
+        # 0.11.2: level token|seq (seq: the geometric mean), mode clip|mask, gating ratio (the IS weight itself)
+        level = "token" if corr.level == "token" else "seq"
+        args.set("is_correction_level", level, f"{field}.level")
+        args.set("is_correction_mode", "clip" if corr.mode == "truncate" else "mask", f"{field}.mode")
+        args.set("is_correction_gating", "ratio", field)
+        args.set("vllm_is_truncated_threshold", (low, high), f"{field}.max_ratio")
+        return
+    args.set("enable_vllm_is_correction", True, field)
+    if not has_flag(args.version, "vllm_is_correction_type"):
+        args.set("vllm_is_truncated_threshold", high, f"{field}.max_ratio")  # 0.8.11: one upper bound
+        return
+    kind = {
+        ("token", "truncate"): "tis",
+        ("token", "mask"): "icepop",
+        ("sequence_geometric_mean", "mask"): "seq-mask-tis",
+    }
+    args.set("vllm_is_correction_type", kind[(corr.level, corr.mode)], f"{field}.mode")
+    args.set("vllm_is_truncated_threshold", (low, high), f"{field}.max_ratio")
 
 
 def _pool_budget(job: RLJob, args: Args, roles: dict[str, Any]) -> None:
@@ -298,6 +344,24 @@ def _models(job: RLJob, args: Args, files: dict[str, str]) -> None:
         args.set("lora_alpha", lora.alpha, "spec.model.lora.alpha")
         targets = [lora.target_modules] if isinstance(lora.target_modules, str) else list(lora.target_modules)
         args.set("target_modules", targets, "spec.model.lora.target_modules")
+
+
+def _agent(job: RLJob, args: Args) -> None:
+    """``spec.rollout.agent``: ``--agent_func_path`` (``--train.agent_func_path`` from 0.10.2).
+
+    cli/train_ppo_ray.py (0.8.11 to 0.11.2) sets remote_rm_url to "agent" after parsing, so the agent's rewards
+    replace any reward source (the spec allows none beside an agent); the vLLM actor loads the file's
+    ``AgentExecutor``, a subclass of openrlhf.utils.agent.AgentExecutorBase (trainer/ray/vllm_engine_async.py in
+    0.8.11, trainer/ray/vllm_engine.py _load_agent_executor from 0.9.10), and asserts a ``.py`` path.
+    """
+    agent = job.spec.rollout.agent
+    if agent is None:
+        return
+    args.set("agent_func_path", agent.path, "spec.rollout.agent.path")
+    args.notes.append(
+        f"the agent file {agent.path} must define AgentExecutor (a subclass of "
+        "openrlhf.utils.agent.AgentExecutorBase): OpenRLHF takes each rollout's turns and rewards from it"
+    )
 
 
 def _reward_signature(version: Version) -> str:

@@ -61,6 +61,16 @@ DOTTED: dict[str, str] = {
     "dynamic_filtering_reward_range": "algo.dynamic_filtering_range",
     # PolicyLoss(dual_clip=...) (trainer/ray/ppo_actor.py, models/loss.py: asserts > 1.0)
     "dual_clip": "actor.dual_clip",
+    # the rollout log-prob mismatch correction (models/loss.py PolicyLoss, built in trainer/ray/ppo_actor.py):
+    # 0.8.11 to 0.10.2 a switch, one type and the bounds; from 0.11.2 level, mode, gating and the bounds
+    "enable_vllm_is_correction": "algo.advantage.is_correction_enable",
+    "vllm_is_truncated_threshold": "algo.advantage.is_correction_threshold",
+    "vllm_is_correction_type": "algo.advantage.is_correction_type",
+    "is_correction_level": "algo.advantage.is_correction_level",
+    "is_correction_mode": "algo.advantage.is_correction_mode",
+    "is_correction_gating": "algo.advantage.is_correction_gating",
+    # vLLM pause/resume instead of a lock around the weight sync (trainer/ppo_trainer_async.py, 0.9.10+)
+    "partial_rollout": "train.partial_rollout_enable",
     # PolicyLoss(token_level_loss=loss_agg_mode == "token-mean") (trainer/ray/ppo_actor.py, 0.11.2)
     "loss_agg_mode": "actor.loss_agg_mode",
     # DAPO's overlong penalty on the rewards (trainer/ppo_utils/experience_maker.py in 0.8.11, length_penalty.py
@@ -129,6 +139,7 @@ DOTTED: dict[str, str] = {
     "load_checkpoint": "ckpt.load_enable",
     "save_hf_ckpt": "ckpt.save_hf",
     "best_metric_key": "ckpt.best_metric_key",
+    "agent_func_path": "train.agent_func_path",
     "enforce_eager": "vllm.enforce_eager",
     # logging
     "use_wandb": "logger.wandb.key",
@@ -140,8 +151,6 @@ DOTTED: dict[str, str] = {
 #: Flat -> dotted names of flags rladapt never emits but reads: the post-parse rules (``checks``, ``adjust``)
 #: and the import of a launch (``rladapt.importing.openrlhf``). A flag in neither table keeps its flat name.
 READ_DOTTED: dict[str, str] = {
-    "partial_rollout": "train.partial_rollout_enable",
-    "agent_func_path": "train.agent_func_path",
     "ds_tensor_parallel_size": "ds.tensor_parallel_size",
     "vllm_generate_batch_size": "rollout.vllm_generate_batch_size",
     "input_template": "data.input_template",
@@ -185,6 +194,15 @@ RANGES: dict[str, tuple[str | None, str | None]] = {
     "generate_max_len": (None, "0.9.8"),
     "max_new_tokens": ("0.9.8", None),
     "best_metric_key": ("0.9.10", None),
+    # not in 0.7.5, in 0.8.11 (one upper bound, nargs=1); LOW HIGH from 0.9.10; HIGH or LOW HIGH from 0.11.2
+    "enable_vllm_is_correction": ("0.8.11", "0.11.2"),
+    "vllm_is_truncated_threshold": ("0.8.11", None),
+    "vllm_is_correction_type": ("0.9.10", "0.11.2"),
+    "is_correction_level": ("0.11.2", None),
+    "is_correction_mode": ("0.11.2", None),
+    "is_correction_gating": ("0.11.2", None),
+    "partial_rollout": ("0.9.10", None),
+    "agent_func_path": ("0.8.0", None),  # cli/train_ppo_ray.py: in the 0.8.0 wheel, not in 0.7.5
 }
 
 #: Native advantage estimators and the release that added each.
@@ -308,6 +326,10 @@ def capabilities(version: str) -> frozenset[str]:
         caps.add("openrlhf.async_queue_size")
     if has_flag(v, "use_dynamic_batch"):
         caps.add("dynamic_batch")
+    if has_flag(v, "agent_func_path"):
+        # --agent_func_path (--train.agent_func_path from 0.10.2): cli/train_ppo_ray.py from 0.8.x; the vLLM
+        # actor loads the file's AgentExecutor (trainer/ray/vllm_engine_async.py 0.8.11, vllm_engine.py 0.9.10+)
+        caps.add("rollout.agent")
     # a prompt longer than the limit: to 0.9.8 the experience maker tokenizes prompts with truncation=True at
     # --prompt_max_len (trainer/ppo_utils/experience_maker.py tokenize_fn: the tokenizer's truncation side, right
     # by default); from 0.9.8 the agent executor keeps its last max_len - max_new_tokens tokens (utils/agent.py
@@ -328,8 +350,28 @@ def capabilities(version: str) -> frozenset[str]:
         caps.add("clip.dual")
     if has_flag(v, "overlong_buffer_len"):
         caps.add("reward.overlong_penalty")
+    caps |= _correction_capabilities(v)
+    if has_flag(v, "partial_rollout"):
+        caps.add("weight_sync.partial_rollout")
     if has_flag(v, "loss_agg_mode") or v >= _v(TOKEN_LEVEL_LOSS_SINCE):
         caps.add("loss_aggregation.token_mean")
     if has_flag(v, "loss_agg_mode") or v < _v(TOKEN_LEVEL_LOSS_SINCE):
         caps.add("loss_aggregation.seq_mean_token_mean")
     return frozenset(caps)
+
+
+def _correction_capabilities(v: Version) -> set[str]:
+    """The rollout IS corrections ``v``'s PolicyLoss computes (models/loss.py of each pinned wheel)."""
+    if not has_flag(v, "vllm_is_truncated_threshold"):
+        return set()
+    # 0.8.11: exp(old - rollout).clamp(max=threshold), token level
+    caps = {"off_policy_correction.token.truncate"}
+    if has_flag(v, "vllm_is_correction_type") or has_flag(v, "is_correction_level"):
+        # tis clamps into [low, high]; icepop zeroes tokens outside it; seq-mask-tis drops a sequence by its
+        # geometric-mean ratio (0.9.10 to 0.10.2), as level token/seq with mode clip/mask do from 0.11.2
+        caps |= {
+            "off_policy_correction.truncate_min",
+            "off_policy_correction.token.mask",
+            "off_policy_correction.sequence_geometric_mean.mask",
+        }
+    return caps

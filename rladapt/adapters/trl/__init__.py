@@ -25,6 +25,22 @@ if TYPE_CHECKING:
 _LAZY_SUBMODULES = frozenset({"translate", "validate"})
 
 
+#: trl/trainer/grpo_trainer.py (0.23.1 to 1.16.0): "if self.use_vllm and self.vllm_importance_sampling_correction"
+_TRL_IS = (
+    "TRL corrects the rollout mismatch only with vLLM generation (vllm_importance_sampling_*, applied when "
+    "use_vllm), which rladapt does not map; its hf generation samples with the trained model itself"
+)
+_CORRECTIONS = (
+    "token.truncate",
+    "token.mask",
+    "sequence.truncate",
+    "sequence.mask",
+    "sequence_geometric_mean.truncate",
+    "sequence_geometric_mean.mask",
+    "truncate_min",
+)
+
+
 class TrlAdapter(FrameworkAdapter):
     PLUGIN_NAME = "trl"
     DISTRIBUTION = "trl"
@@ -35,6 +51,9 @@ class TrlAdapter(FrameworkAdapter):
     MATRIX = bundled("trl")
     #: Capabilities no pinned TRL version has, and why (shown with the refusal).
     WHY_NOT = {
+        "weight_sync.run_ahead_fraction": "TRL generates and trains in one process, one after the other",
+        **{f"off_policy_correction.{k}": _TRL_IS for k in _CORRECTIONS},
+        "weight_sync.partial_rollout": "TRL generates and trains in one process, one after the other",
         "algorithm.ppo": "TRL's PPOTrainer scores with a reward model and a value model (nn.Modules), not a "
         "reward function; 0.26 moved it to trl.experimental.ppo (trl/trainer/ppo_trainer.py 0.26.2 is a "
         "deprecation shim), 0.29.1 has it only there and 1.16.0 not at all; rladapt does not map it",
@@ -42,6 +61,20 @@ class TrlAdapter(FrameworkAdapter):
         "reward.builtin.math_dapo": "TRL ships no DAPO answer check (trl/rewards: accuracy_reward, "
         "think_format_reward, ...)",
         "reward.builtin.gsm8k": "TRL ships no GSM8K '#### ' answer check",
+        # trl/trainer/grpo_trainer.py: 0.23.1 generates one completion per prompt; 0.29.1 and 1.16.0 take
+        # tools=[Python callables], environment_factory and rollout_func as constructor arguments and cap the calls
+        # by GRPOConfig.max_tool_calling_iterations
+        "multi_turn": "TRL's tool calling (0.29.1+: GRPOTrainer tools=[Python functions], "
+        "max_tool_calling_iterations) is not wired into rladapt's driver; its tools are Python callables, not a "
+        "tool config file",
+        "multi_turn.max_user_turns": "TRL caps tool-calling iterations only (0.29.1+), not the environment's turns",
+        "multi_turn.tools": "TRL takes tools as Python callables passed to GRPOTrainer (0.29.1+), never a tool "
+        "config file",
+        "multi_turn.interaction": "TRL has no simulated-user interaction config",
+        "multi_turn.tool_call_format": "TRL parses tool calls with the chat template's own format (0.29.1+); "
+        "there is no parser to choose",
+        "rollout.agent": "TRL's rollout_func / environment_factory (0.29.1+, experimental) are Python objects "
+        "passed to GRPOTrainer, not an agent file; rladapt's driver does not pass them",
         "rollout.engine.vllm": "TRL's vLLM generation (use_vllm, vllm_mode) is not mapped; use rollout.engine hf",
     }
 

@@ -19,6 +19,14 @@ if TYPE_CHECKING:
 _LAZY_SUBMODULES = frozenset({"translate", "validate"})
 
 
+#: rollout_is weighs per token or by the product over the response; its geometric mean (rollout_rs: geometric)
+#: only rejects samples, with no weight (trainer/ppo/rollout_corr_helper.py, 0.6.1 to 0.9.1).
+_VERL_GEOMETRIC = (
+    "verl weighs per token or by the product of a response's token ratios (rollout_is); its geometric-mean "
+    "statistic (rollout_rs) only rejects samples, without weights"
+)
+
+
 class VerlAdapter(FrameworkAdapter):
     PLUGIN_NAME = "verl"
     DISTRIBUTION = "verl"
@@ -26,13 +34,20 @@ class VerlAdapter(FrameworkAdapter):
 
     MATRIX = bundled("verl")
     WHY_NOT = {
+        # trainer/ppo/rollout_corr_helper.py compute_rollout_correction_weights, 0.6.1 to 0.9.1
+        "off_policy_correction.truncate_min": "verl cuts IS weights from above only (rollout_is_threshold); a "
+        "lower bound masks instead (mode mask, 0.8.0+)",
+        "off_policy_correction.sequence_geometric_mean.truncate": _VERL_GEOMETRIC,
+        "off_policy_correction.sequence_geometric_mean.mask": _VERL_GEOMETRIC,
+        # experimental/agent_loop/agent_loop.py, 0.5.0 to 0.9.1: custom agent loops are AgentLoopBase classes
+        # registered by a YAML of Hydra targets (rollout.agent.agent_loop_config_path), not an agent function file
+        "rollout.agent": "verl's custom rollouts are agent loop classes (rollout.agent.agent_loop_config_path, "
+        "an AgentLoopBase subclass), not an agent function: use rollout.multi_turn with tools, or spec.native",
         # trainer/ppo/ray_trainer.py _save_checkpoint of 0.5.0 to 0.9.1 prunes by max_actor_ckpt_to_keep, oldest first
         "checkpoint.keep_best": "verl keeps the newest checkpoints only (trainer.max_actor_ckpt_to_keep), never "
         "by a validation metric: use checkpoint.keep_last",
         "advantage.leave_one_out_std": "no verl estimator divides a leave-one-out advantage by the group std "
         "(rloo: the score minus the others' mean; grpo: the group mean's baseline; trainer/ppo/core_algos.py)",
-        "reward.overlong_penalty": "not mapped by rladapt yet: verl applies it only in its dapo reward manager "
-        "(reward_kwargs.overlong_buffer_cfg), which would replace the naive manager rladapt's reward sources use",
     }
 
     def capabilities(self, version: str) -> frozenset[str]:

@@ -27,7 +27,7 @@ from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import CRITIC_ALGORITHMS, GRPO_ADVANTAGE_ALGORITHMS
 
 from .entrypoints import FULLY_ASYNC_MODULE, MAIN_MODULE, ONE_STEP_OFF_MODULE
-from .versions import Keys, keys
+from .versions import V0_6_1, V0_7_1, Keys, keys
 
 #: Where verl's TensorBoard logger writes (os.environ.get("TENSORBOARD_DIR", ...), utils/tracking.py, 0.5.0 to 0.9.1)
 TENSORBOARD_DIR = "TENSORBOARD_DIR"
@@ -84,6 +84,11 @@ class _Builder:
         self.overrides.append(f"{key}={hydra_value(value)}")
         self.origins[key] = source
 
+    def add(self, key: str, value: Any, source: str) -> None:
+        """Add ``key``, which the version's config does not declare (Hydra's ``+key=value``)."""
+        self.overrides.append(f"+{key}={hydra_value(value)}")
+        self.origins[key] = source
+
     def unsupported(self, path: str, what: str, first: str | None = None, found: object = None) -> None:
         self.problems.append(
             unsupported(path, "verl", self.version, what, first=first or None, nowhere="pinned", found=found)
@@ -114,6 +119,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     _backend(b)
     _rollout(b)
     _engine_settings(b)
+    _multi_turn(b)
     _reward(b)
     _trainer(b)
     _data_memory(b)
@@ -224,12 +230,20 @@ def _placement(b: _Builder, module: str) -> None:
                 )
             )
         b.set("async_training.trigger_parameter_sync_step", ws.every_steps, "spec.weight_sync.every_steps")
-        # verl bounds staleness by the extra fraction of samples the rollouter may run ahead per sync period.
-        b.set(
-            "async_training.staleness_threshold",
-            float(ws.max_staleness - 1),
-            "spec.weight_sync.max_staleness",
-        )
+        # verl bounds staleness by the extra fraction of samples the rollouter may run ahead per sync period
+        # (fully_async_rollouter.py set_max_required_samples: required x (staleness_threshold + 1) x sync steps).
+        if ws.run_ahead_fraction is not None:
+            b.set(
+                "async_training.staleness_threshold",
+                float(ws.run_ahead_fraction),
+                "spec.weight_sync.run_ahead_fraction",
+            )
+        else:
+            b.set(
+                "async_training.staleness_threshold",
+                float(ws.max_staleness - 1),
+                "spec.weight_sync.max_staleness",
+            )
         tr = job.spec.training
         b.set(
             "rollout.total_rollout_steps",
@@ -238,7 +252,60 @@ def _placement(b: _Builder, module: str) -> None:
         )
         b.notes.append(
             "fully-async verl trainer: rollout.total_rollout_steps counts prompts, "
-            "staleness_threshold = max_staleness - 1"
+            "staleness_threshold = max_staleness - 1, a step is require_batches = global_batch / mini_batch "
+            "mini batches (data.train_batch_size=0, as its rollouter requires)"
+        )
+    _partial_rollout(b, module)
+    _run_ahead(b, module)
+
+
+def _off_policy_correction(b: _Builder) -> None:
+    """algorithm.rollout_correction (trainer/ppo/rollout_corr_helper.py, 0.6.1+): the trainer weighs each token
+    by pi_old / pi_rollout at ``rollout_is`` (token, or sequence: the product of the token ratios) when the batch
+    holds the rollout's log-probs, which only ``rollout.calculate_log_probs`` makes the engine return (default
+    false to 0.8.0). A float threshold cuts the weights above it (TIS); the string "lower_upper" zeroes the weights
+    outside [lower, upper] and keeps the others (IcePop, 0.8.0+)."""
+    corr = b.job.spec.algorithm.off_policy_correction
+    if corr is None or corr.level == "sequence_geometric_mean":
+        return  # no key to write; check_capabilities refuses the level (and a verl without the section)
+    field = "spec.algorithm.off_policy_correction"
+    if corr.mode == "truncate" and corr.min_ratio is not None:
+        return  # refused by capability (off_policy_correction.truncate_min): verl cuts from above only
+    prefix = "algorithm.rollout_correction"
+    b.set(f"{prefix}.rollout_is", corr.level, f"{field}.level")
+    threshold: float | str = float(corr.max_ratio)
+    if corr.mode == "mask":
+        # floats on both sides: Hydra reads "0.5_5" as the number 0.55, "0.5_5.0" as the string
+        threshold = f"{float(corr.min_ratio or 0.0)}_{float(corr.max_ratio)}"
+    b.set(f"{prefix}.rollout_is_threshold", threshold, f"{field}.max_ratio")
+    b.set(f"{ARR}.rollout.calculate_log_probs", True, field)
+
+
+def _run_ahead(b: _Builder, module: str) -> None:
+    if b.job.spec.weight_sync.run_ahead_fraction is not None and module == ONE_STEP_OFF_MODULE:
+        b.unsupported(
+            "spec.weight_sync.run_ahead_fraction",
+            "a run-ahead fraction in its one-step-off trainer (it generates exactly the next batch ahead; "
+            "rladapt picks the fully-async trainer for max_staleness >= 2 or every_steps >= 2)",
+            found=b.job.spec.weight_sync.run_ahead_fraction,
+        )
+
+
+def _partial_rollout(b: _Builder, module: str) -> None:
+    """async_training.partial_rollout: a generation aborted at a weight sync is resumed under the new weights
+    when it is on, dropped when it is off (experimental/fully_async_policy/fully_async_rollouter.py, 0.8.0;
+    workers/rollout/llm_server.py, 0.9.1); only the fully-async config has it, default true."""
+    partial = b.job.spec.weight_sync.partial_rollout
+    if partial is None:
+        return
+    if module == FULLY_ASYNC_MODULE:
+        b.set("async_training.partial_rollout", partial, "spec.weight_sync.partial_rollout")
+    elif partial:
+        b.unsupported(
+            "spec.weight_sync.partial_rollout",
+            "partial rollout in its one-step-off trainer (only the fully-async trainer interrupts and resumes "
+            "generation; rladapt picks it for max_staleness >= 2 or every_steps >= 2)",
+            found=True,
         )
 
 
@@ -347,6 +414,7 @@ def _algorithm(b: _Builder) -> None:
     if alg.name == "gspo":
         b.set(f"{ARR}.actor.policy_loss.loss_mode", "gspo", "spec.algorithm.name")
     _grpo_variants(b)
+    _off_policy_correction(b)
     if alg.needs_critic:
         b.set("critic.ppo_epochs", alg.ppo_epochs, "spec.algorithm.ppo_epochs")
 
@@ -379,7 +447,16 @@ def _grpo_variants(b: _Builder) -> None:
 def _batches(b: _Builder) -> None:
     spec = b.job.spec
     tr = spec.training
-    b.set("data.train_batch_size", tr.global_batch, "spec.training.global_batch")
+    if entrypoint(b.job) == FULLY_ASYNC_MODULE:
+        # The fully-async rollouter asserts data.train_batch_size == 0 and its trainer takes each step's
+        # ppo_mini_batch_size x require_batches prompts from the queue (experimental/fully_async_policy/
+        # fully_async_rollouter.py and fully_async_trainer.py required_samples, 0.8.0 and 0.9.1)
+        b.set("data.train_batch_size", 0, "spec.training.global_batch")
+        b.set(
+            "async_training.require_batches", tr.global_batch // tr.mini_batch, "spec.training.global_batch"
+        )
+    else:
+        b.set("data.train_batch_size", tr.global_batch, "spec.training.global_batch")
     b.set(f"{ARR}.actor.ppo_mini_batch_size", tr.mini_batch, "spec.training.mini_batch")
     # verl requires these per-GPU micro batches whenever dynamic batching is off ("Please set at least one of").
     b.set(
@@ -666,6 +743,72 @@ def _engine_settings(b: _Builder) -> None:
         b.set(f"{r}.layered_summon", eng.layered_weight_sync, f"{src}.layered_weight_sync")
 
 
+def _multi_turn(b: _Builder) -> None:
+    """``spec.rollout.multi_turn``: ``actor_rollout_ref.rollout.multi_turn.*`` and the path that reads it.
+
+    Two rollouts of verl run turns. The synchronous SGLang rollout (0.5.0 and 0.6.1: workers/rollout/
+    sglang_rollout/sglang_rollout.py generate_sequences takes _req_level_generate_sequences when
+    multi_turn.enable) reads enable, max_assistant_turns, max_user_turns, tool_config_path and
+    interaction_config_path, takes the tool-call parser from the tokenizer (get_tool_call_parser_type) and asserts
+    the batch's raw_prompt ("need data.return_raw_chat=True"). The agent loop (async; the only rollout from 0.7.1)
+    runs turns in experimental/agent_loop/tool_agent_loop.py ("tool_agent"), which reads max_assistant_turns,
+    max_user_turns, tool_config_path (from 0.8.0 agent_loop.py reads it for the loop), format and, in 0.6.1 and
+    0.7.1, interaction_config_path; a sample runs it when its agent_name, else rollout.agent.default_agent_loop
+    (0.6.1+), names it. ``multi_turn.enable`` is also read by trainer/ppo/ray_trainer.py (batch meta_info).
+    """
+    ro = b.job.spec.rollout
+    mt = ro.multi_turn
+    if mt is None:
+        return
+    src = "spec.rollout.multi_turn"
+    agent_loop = ro.mode == "async" or b.version >= V0_7_1  # null before 0.7.1: verl's own sync
+    if not agent_loop:
+        if ro.engine != "sglang":
+            b.unsupported(
+                src,
+                f"multi-turn rollouts with the synchronous {ro.engine} rollout (verl's synchronous rollout runs "
+                "turns with SGLang only): set rollout.engine: sglang or rollout.mode: async",
+                found=f"rollout.engine {ro.engine}, rollout.mode {ro.mode or 'null (sync)'}",
+            )
+        if mt.tool_call_format is not None:
+            b.unsupported(
+                f"{src}.tool_call_format",
+                "a tool-call format with the synchronous SGLang rollout, which takes the parser from the "
+                "tokenizer (sglang_rollout.py get_tool_call_parser_type): leave it null or set rollout.mode: async",
+                found=mt.tool_call_format,
+            )
+        b.set("data.return_raw_chat", True, src)
+    elif not b.k.has_default_agent_loop:
+        b.unsupported(
+            src,
+            "multi-turn rollouts with the async rollout: 0.5.0's agent loop is chosen by each sample's "
+            "agent_name column, not by a config key (use rollout.mode: sync with rollout.engine: sglang)",
+            first="0.6.1",
+            found="rollout.mode async",
+        )
+    else:
+        b.set(f"{ARR}.rollout.agent.default_agent_loop", "tool_agent", src)
+    r = f"{ARR}.rollout.multi_turn"
+    b.set(f"{r}.enable", True, src)
+    for field_name, key in (
+        ("max_assistant_turns", "max_assistant_turns"),
+        ("max_user_turns", "max_user_turns"),
+        ("tool_config", "tool_config_path"),
+        ("interaction_config", "interaction_config_path"),
+        ("tool_call_format", "format"),
+    ):
+        value = getattr(mt, field_name)
+        if value is not None:
+            b.set(f"{r}.{key}", value, f"{src}.{field_name}")
+    if mt.tool_config is not None:
+        # utils/dataset/rl_dataset.py (every pinned wheel) passes extra_info.tools_kwargs to the rollout, which
+        # calls each tool's create / execute / calc_reward with that tool's entry
+        b.notes.append(
+            f"verl calls the tools of {mt.tool_config} with each sample's extra_info.tools_kwargs.<tool name> "
+            "(create_kwargs, execute_kwargs, ...): the data carries them"
+        )
+
+
 #: Where rladapt writes the reward function of a fixed built-in scorer (relative to the working directory).
 BUILTIN_REWARD_FILE = ".rladapt/verl_builtin_reward.py"
 #: Built-in name -> (module of verl.utils.reward_score, the call on its compute_score). verl calls a custom reward
@@ -735,6 +878,99 @@ def _reward(b: _Builder) -> None:
                 rw.model.micro_batch_per_gpu,
                 "spec.reward.model.micro_batch_per_gpu",
             )
+    _overlong_penalty(b)
+
+
+#: What the dapo manager leaves out of the ``extra_info`` it passes to the reward function, against the naive
+#: manager that scores the same job without the penalty, by the path that scores it. Read line by line in each
+#: wheel (diff of naive.py and dapo.py): workers/reward_manager/ (0.5.0 and 0.6.1's synchronous rollout),
+#: experimental/reward/reward_loop/ (0.6.1's async rollout), experimental/reward_loop/reward_manager/ (0.7.1 to
+#: 0.9.1). Everything else is the same code: compute_score(data_source, solution_str, ground_truth, extra_info),
+#: a dict's "score" as the reward and its keys as extra info, the reward on the last valid response token. Two
+#: more lines differ in the legacy manager only, neither changing the reward: it records a float score as extra
+#: info "acc" too (a metric; the reward loop's naive manager does the same), and it cuts a trailing eos text from
+#: the response, which decode(skip_special_tokens=True) has already removed.
+_LEGACY_MISSING = "extra_info['num_turns']"
+_LOOP_0_6_MISSING = (
+    "the rollout's tool fields (tool_extra_fields), merged into extra_info by the naive manager"
+)
+_LOOP_MISSING = (
+    "extra_info['num_turns'], extra_info['rollout_reward_scores'] (the tools' rewards) and the agent loop's "
+    "extra fields (tool_extra_fields: raw_prompt, agent_loop.py, and any tool's)"
+)
+
+
+def _dapo_missing(b: _Builder) -> str:
+    if b.k.reward_loop:
+        return _LOOP_MISSING
+    if b.version >= V0_6_1 and b.job.spec.rollout.mode == "async":
+        return _LOOP_0_6_MISSING
+    return _LEGACY_MISSING
+
+
+def _overlong_penalty(b: _Builder) -> None:
+    """``spec.reward.overlong_penalty``: verl's dapo reward manager with its overlong buffer.
+
+    The penalty, in every pinned wheel's dapo manager: ``min(-(L - (max_resp_len - len)) / len * penalty_factor,
+    0)`` added to the score, L the response's valid tokens (its attention mask): 0 up to max_resp_len - len, then
+    linear to -penalty_factor at max_resp_len, the spec's definition when max_resp_len is the response budget
+    (rollout.response_length can hold no more). The same manager scores validation (main_ppo.py passes the same
+    reward_kwargs to val_reward_fn before 0.7.1; the reward loop scores both from 0.7.1).
+    """
+    penalty = b.job.spec.reward.overlong_penalty
+    if penalty is None:
+        return
+    rw = b.job.spec.reward
+    src = "spec.reward.overlong_penalty"
+    if rw.model is not None and (not b.k.reward_loop or rw.function is None):
+        # 0.5.0 / 0.6.1: the manager returns the batch's rm_scores as they are ("If there is rm score, we
+        # directly return rm score", workers/reward_manager/dapo.py); 0.7.1+: without a custom function the
+        # reward loop scores with the model alone (experimental/reward_loop/reward_loop.py compute_score_disrm)
+        b.unsupported(
+            src,
+            "an overlong penalty on a reward model's scores: verl's dapo manager returns the model's scores "
+            "without adding it"
+            + ("" if not b.k.reward_loop else " unless a reward function scores (reward.function beside it)"),
+            found="reward.model",
+        )
+        return
+    if b.job.spec.rollout.multi_turn is not None:
+        b.unsupported(
+            src,
+            "an overlong penalty on multi-turn rollouts: verl's dapo manager does not pass the reward function "
+            f"what the naive one passes from the turns ({_dapo_missing(b)})",
+            found="rollout.multi_turn",
+        )
+        return
+    budget = b.job.spec.rollout.max_tokens or b.job.spec.data.max_response_length
+    kw = b.k.reward_kwargs
+    b.set(b.k.reward_manager, "dapo", src)
+    b.add(f"{kw}.max_resp_len", budget, src)
+    b.add(f"{kw}.overlong_buffer_cfg.enable", True, src)
+    b.add(f"{kw}.overlong_buffer_cfg.len", penalty.buffer_tokens, f"{src}.buffer_tokens")
+    b.add(f"{kw}.overlong_buffer_cfg.penalty_factor", penalty.max_penalty, f"{src}.max_penalty")
+    # read unconditionally once enabled (no default): false keeps the extra info of the naive manager
+    b.add(f"{kw}.overlong_buffer_cfg.log", False, src)
+    b.notes.append(
+        f"spec.reward.overlong_penalty runs verl's dapo reward manager (max_resp_len {budget}, the response "
+        "length budget); it also scores validation, whose reward then includes the penalty"
+    )
+    if b.k.has_filter_groups and b.job.spec.algorithm.dynamic_sampling_on:
+        # filter_groups.metric acc: the reward_extra_info field both managers fill with the score (trainer/
+        # config/ppo_trainer.yaml "acc select[s] a reward_extra_info field", 0.9.1)
+        b.notes.append(
+            "dynamic sampling compares each group's acc (filter_groups.metric), which the penalty does not change"
+        )
+    if rw.function is not None:
+        b.notes.append(
+            f"verl {b.version}'s dapo manager calls {rw.function.path}:{rw.function.name} as the naive one does, "
+            f"but passes extra_info without {_dapo_missing(b)}"
+            + (
+                " (and with extra_info=None where the data has no extra_info column)"
+                if b.version < V0_6_1
+                else ""
+            )
+        )
 
 
 def _trainer(b: _Builder) -> None:

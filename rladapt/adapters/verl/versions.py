@@ -77,6 +77,17 @@ _BASE = frozenset(
         "rollout.free_cache",
         "rollout.load_weights_from_disk",
         "rollout.layered_weight_sync",
+        # rollout.multi_turn.{enable, max_assistant_turns, max_user_turns, tool_config_path, format}: read by
+        # sglang_rollout.py (synchronous SGLang, 0.5.0 and 0.6.1; not format) and by
+        # experimental/agent_loop/tool_agent_loop.py (every pinned wheel); which path a job takes is translate's
+        "multi_turn",
+        "multi_turn.max_user_turns",
+        "multi_turn.tools",
+        "multi_turn.tool_call_format",
+        # the dapo reward manager's overlong buffer (reward_kwargs.overlong_buffer_cfg): workers/reward_manager/
+        # dapo.py (0.5.0, 0.6.1 sync), experimental/reward/reward_loop/dapo.py (0.6.1 async),
+        # experimental/reward_loop/reward_manager/dapo.py (0.7.1+); what it cannot do alone is translate's
+        "reward.overlong_penalty",
         "eval.before_training",
         "logging.wandb",
         "logging.tensorboard",
@@ -104,11 +115,26 @@ def capabilities(version: str) -> frozenset[str]:
     if v >= V0_9_0:
         # experimental/agent_loop/agent_loop.py _cap_text_prompt_length: prompt_ids[-rollout.prompt_length:]
         caps.add("data.overlong_prompts.truncate_left")
+    if v < V0_8_0:
+        # multi_turn.interaction_config_path: read by sglang_rollout.py (0.5.0, 0.6.1) and tool_agent_loop.py
+        # (0.6.1, 0.7.1); 0.8.0 removed it with verl/interactions/ (rollout/rollout.yaml, workers/config/rollout.py)
+        caps.add("multi_turn.interaction")
     if v >= V0_6_1:
         caps.add("algorithm.gspo")  # policy_loss.loss_mode=gspo
+        # algorithm.rollout_correction.rollout_is token | sequence (the product of token ratios), weights cut at
+        # rollout_is_threshold (trainer/ppo/rollout_corr_helper.py compute_rollout_correction_weights, 0.6.1+)
+        caps |= {"off_policy_correction.token.truncate", "off_policy_correction.sequence.truncate"}
     if v >= V0_8_0:
         # The one-step-off / fully-async entrypoints ship in the wheel from 0.8.0 (0.7.x: source checkout only).
         caps |= {"placement.separate", "weight_sync.off_policy"}
+        # async_training.partial_rollout of the fully-async trainer (fully_async_rollouter.py, 0.8.0+)
+        caps.add("weight_sync.partial_rollout")
+        # async_training.staleness_threshold: fully_async_rollouter.py max_required_samples = required_samples *
+        # (staleness_threshold + 1) * trigger_parameter_sync_step (0.8.0, 0.9.1)
+        caps.add("weight_sync.run_ahead_fraction")
+        # rollout_is_threshold "lower_upper": IcePop, weights outside [lower, upper] zeroed, the others kept
+        # (rollout_corr_helper.py _parse_rollout_is_threshold, 0.8.0+; 0.6.1 and 0.7.1 take an upper bound only)
+        caps |= {"off_policy_correction.token.mask", "off_policy_correction.sequence.mask"}
     if v >= V0_9_0:
         # algorithm.filter_groups (FilterGroupsConfig) joined the main trainer config in 0.9.0 (before: the DAPO
         # recipe's own trainer, not in the wheel)
@@ -136,6 +162,27 @@ class Keys:
         return "reward.custom_reward_function" if self.reward_tree else "custom_reward_function"
 
     @property
+    def reward_manager(self) -> str:
+        """The reward manager's name: ``reward_model.reward_manager`` before 0.7.1 (read by trainer/ppo/reward.py
+        load_reward_manager and, 0.6.1's agent loop, experimental/reward/reward_manager.py), then
+        ``reward.reward_manager.name`` (trainer/ppo/reward.py, experimental/reward_loop/reward_loop.py)."""
+        return "reward.reward_manager.name" if self.reward_tree else "reward_model.reward_manager"
+
+    @property
+    def reward_kwargs(self) -> str:
+        """The reward manager's keyword arguments (declared in no pinned config, so added with ``+``): before
+        0.7.1 main_ppo.py passes ``reward_model.reward_kwargs`` to the manager and 0.6.1's reward loop reads it;
+        from 0.7.1 the reward loop's dapo manager reads ``config.reward.reward_kwargs``."""
+        return "reward.reward_kwargs" if self.reward_tree else "reward_model.reward_kwargs"
+
+    @property
+    def reward_loop(self) -> bool:
+        """Rewards are scored by the reward loop (experimental/reward_loop) from 0.7.1; before, by the legacy
+        manager (workers/reward_manager), or in 0.6.1's async rollout without a reward model by
+        experimental/reward/reward_loop."""
+        return self.version >= V0_7_1
+
+    @property
     def has_data_seed(self) -> bool:
         return self.version >= V0_6_1
 
@@ -143,6 +190,13 @@ class Keys:
     def raw_chat_default(self) -> bool:
         """``data.return_raw_chat`` defaults to true from 0.7.1 (false in 0.5.0 and 0.6.1: legacy_data.yaml)."""
         return self.version >= V0_7_1
+
+    @property
+    def has_default_agent_loop(self) -> bool:
+        """``rollout.agent.default_agent_loop`` from 0.6.1 (experimental/agent_loop/agent_loop.py); 0.5.0 takes
+        the agent loop of each sample from the data's ``agent_name`` column only (single_turn_agent without it).
+        """
+        return self.version >= V0_6_1
 
     @property
     def has_tokenizer_path(self) -> bool:

@@ -3,7 +3,8 @@
 The wheel is only unzipped, never imported (verl's ``__init__`` pulls torch and ray). Configs: ``ppo_trainer`` and
 ``ppo_megatron_trainer``, and the one-step-off and fully-async configs where the version ships them
 (``rladapt.adapters.verl.translate.CONFIG_NAMES``). A key's type is the dataclass field's annotation where verl
-declares the node with ``_target_`` (read with ``ast`` from the same wheel), else the type of its default.
+declares the node with ``_target_``, or where the parent's dataclass field names the node's dataclass (read with
+``ast`` from the same wheel), else the type of its default.
 """
 
 from __future__ import annotations
@@ -65,16 +66,19 @@ def _walk(
     prefix: str,
     classes: dict[str, dict[str, tuple[str, tuple[Any, ...]]]],
     out: dict[str, KeySpec],
+    implied: str | None = None,
 ) -> None:
-    """Every node below ``node`` (mappings too: an override may replace a whole one)."""
+    """Every node below ``node`` (mappings too: an override may replace a whole one). ``implied``: the dataclass
+    the parent's field names for this node, used where the node has no ``_target_``."""
     target = node.get("_target_")
-    fields = classes.get(target.rsplit(".", 1)[-1], {}) if isinstance(target, str) else {}
+    name = target.rsplit(".", 1)[-1] if isinstance(target, str) else implied
+    fields = classes.get(name, {}) if name else {}
     for key, value in node.items():
         path = f"{prefix}{key}"
         declared = fields.get(str(key))
         if isinstance(value, dict):
             out[path] = KeySpec(type="dict|null" if declared and "null" in declared[0] else "dict")
-            _walk(value, path + ".", classes, out)
+            _walk(value, path + ".", classes, out, NESTED.get((name, str(key))) if name else None)
             continue
         kind, choices = declared if declared is not None else (_inferred(value), ())
         if kind not in ("any", "null") and value is None and "null" not in kind.split("|"):
@@ -137,7 +141,28 @@ def _dataclasses(package: Path) -> dict[str, dict[str, tuple[str, tuple[Any, ...
         fields = {k: _annotation(v) for k, v in fields_of(name).items() if not k.startswith("_")}
         if fields:
             out[name] = fields
+    for name in raw:
+        for key, annotation in fields_of(name).items():
+            inner = [n for n in _names_in(annotation) if n in out]
+            if len(inner) == 1:
+                NESTED[(name, key)] = inner[0]
     return out
+
+
+#: (class, field) -> the dataclass a field's annotation names, for nodes the YAML gives no ``_target_`` of their
+#: own (verl 0.8.0 AlgoConfig.rollout_correction: Optional[RolloutCorrectionConfig], whose rollout_is_threshold
+#: takes ``str | float``). Filled by ``_dataclasses``.
+NESTED: dict[tuple[str, str], str] = {}
+
+
+def _names_in(node: ast.expr) -> list[str]:
+    """Every class name an annotation mentions (string annotations parsed)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        try:
+            return _names_in(ast.parse(node.value, mode="eval").body)
+        except SyntaxError:
+            return []
+    return [n.id for n in ast.walk(node) if isinstance(n, ast.Name)]
 
 
 _NAMES = {

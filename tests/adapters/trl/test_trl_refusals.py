@@ -68,6 +68,20 @@ REFUSED: list[tuple[str, list[str], list[str]]] = [
         ["spec.algorithm.kl.in: trl 1.16.0 cannot express KL in the reward with grpo"],
     ),
     (
+        "1.16.0",
+        ["spec.rollout.multi_turn={max_assistant_turns: 4, tool_config: tools.yaml}"],
+        [
+            "spec.rollout.multi_turn: trl 1.16.0 cannot express multi_turn: TRL's tool calling",
+            "spec.rollout.multi_turn.tool_config: trl 1.16.0 cannot express multi_turn.tools",
+            "no trl version supports it",
+        ],
+    ),
+    (
+        "0.29.1",
+        ["spec.reward.function=null", "spec.rollout.agent.path=agents/env.py"],
+        ["spec.rollout.agent.path: trl 0.29.1 cannot express rollout.agent: TRL's rollout_func"],
+    ),
+    (
         "0.23.1",
         ["spec.native.trl=[vllm_importance_sampling_mode=token]"],
         ["spec.native.trl[0]", "vllm_importance_sampling_mode", "1.16.0"],
@@ -145,3 +159,18 @@ def test_two_runs_of_one_job_from_one_directory_read_their_own_driver_config() -
     assert a.files == again.files and a.argv == again.argv
     (path,) = a.files
     assert a.argv[a.argv.index("--config") + 1] == path
+
+
+@pytest.mark.parametrize("version", ["0.23.1", "0.29.1", "1.16.0"])
+def test_trls_tools_are_python_callables_passed_to_the_trainer(version: str) -> None:
+    """Why multi_turn is refused: 0.23.1's GRPOTrainer takes no tools; later ones take Python callables (and an
+    environment factory), never a file, as constructor arguments the driver does not pass."""
+    from .conftest import trl_root
+
+    source = (trl_root(version) / "trl" / "trainer" / "grpo_trainer.py").read_text(encoding="utf-8")
+    if version == "0.23.1":
+        assert "tools:" not in source and "environment_factory" not in source
+    else:
+        assert "tools: list[Callable] | None = None" in source and "environment_factory" in source
+    driver = (REPO / "rladapt" / "adapters" / "trl" / "driver.py").read_text(encoding="utf-8")
+    assert "tools=" not in driver and "environment_factory" not in driver

@@ -126,17 +126,6 @@ def test_dynamic_sampling_on_grpo(registry: Registry) -> None:
     assert native.origins["algorithm.filter_groups.enable"] == "spec.algorithm.dynamic_sampling"
 
 
-def test_overlong_penalty_is_refused_with_the_reason(registry: Registry) -> None:
-    with pytest.raises(SpecError) as err:
-        render(
-            registry,
-            "0.9.1",
-            reward={"function": {"path": "r.py"}, "overlong_penalty": {"buffer_tokens": 64}},
-        )
-    assert "spec.reward.overlong_penalty" in str(err.value)
-    assert "dapo reward manager" in str(err.value)
-
-
 @pytest.mark.parametrize("version", ["0.5.0", "0.9.1"])
 def test_import_maps_the_variants_to_spec_fields(registry: Registry, version: str) -> None:
     from rladapt.importing import verl as fw

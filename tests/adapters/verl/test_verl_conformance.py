@@ -20,7 +20,8 @@ from packaging.version import Version
 
 from rladapt.adapters.verl import patches as verl_patches
 from rladapt.adapters.verl import validate as verl_validate
-from rladapt.adapters.verl.translate import translate
+from rladapt.adapters.verl.entrypoints import FULLY_ASYNC_MODULE
+from rladapt.adapters.verl.translate import entrypoint, translate
 from rladapt.compat.schema import snapshot
 from rladapt.pipeline import render_native
 from rladapt.plugins import NativeLaunch
@@ -127,6 +128,10 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
             "actor", "rollout"
         ),
     }
+    if entrypoint(job) == FULLY_ASYNC_MODULE:
+        # its rollouter asserts a zero train_batch_size; a step is mini batches x require_batches
+        out["data.train_batch_size"] = 0
+        out["async_training.require_batches"] = s.training.global_batch // s.training.mini_batch
     if s.training.steps:
         out["trainer.total_training_steps"] = s.training.steps
     else:
@@ -245,6 +250,21 @@ def test_example_conforms(example: str, pinned: tuple[str, Path], registry: Regi
             for p in err.value.problems
         )
         job = job_from(example, "spec.algorithm.dynamic_sampling=false")
+    if job.spec.rollout.multi_turn is not None and job.spec.rollout.mode == "async" and version == "0.5.0":
+        # 0.5.0's agent loop is chosen by the data's agent_name only: refused, and the same job runs its turns
+        # in the synchronous SGLang rollout (which takes the tool-call parser from the tokenizer)
+        with pytest.raises(UnsupportedError) as err:
+            render(registry, job, version)
+        assert any(
+            p.path == "spec.rollout.multi_turn" and "first supported in verl 0.6.1" in p.message
+            for p in err.value.problems
+        )
+        job = job_from(
+            example,
+            "spec.rollout.mode=sync",
+            "spec.rollout.engine=sglang",
+            "spec.rollout.multi_turn.tool_call_format=null",
+        )
     native = render(registry, job, version)
     assert native.argv[:2] == ("python3", "-m")
     check_conforms(job, native, package)
@@ -395,6 +415,12 @@ def test_separate_placement(staleness: int, pinned: tuple[str, Path], registry: 
     if staleness == 3:
         assert select(cfg, "async_training.trigger_parameter_sync_step") == 2
         assert select(cfg, "rollout.total_rollout_steps") == 500 * 256
+        # a step of global_batch prompts: 256 / 64 mini batches; the rollouter asserts a zero train_batch_size
+        assert (select(cfg, "async_training.require_batches"), select(cfg, "data.train_batch_size")) == (4, 0)
+        rollouter = (package / "experimental/fully_async_policy/fully_async_rollouter.py").read_text()
+        assert "assert self.config.data.train_batch_size == 0" in rollouter
+        trainer = (package / "experimental/fully_async_policy/fully_async_trainer.py").read_text()
+        assert "ppo_mini_batch_size * self.require_batches" in trainer
     megatron = job_from("async-grpo-separate.yaml", "spec.training.backend=megatron")
     native = render(registry, megatron, version)
     assert "one_step_off_ppo_megatron_trainer" in native.argv
