@@ -138,6 +138,7 @@ def status(run_id: str | None, as_json: bool) -> None:
         record = {k: v for k, v in run.record.items() if k != "artifacts"}
         # each start of the job (restarts included) and the step it resumed from, as the job recorded it
         record["starts"] = _starts(run)
+        record["progress"] = _progress_json(run, current)
         click.echo(dump_json(record, what="the run record", sort_keys=True))
         return
     rec = run.record
@@ -151,7 +152,22 @@ def status(run_id: str | None, as_json: bool) -> None:
         click.echo(f"message:   {current.message}")
     for line in _attempt_lines(run):
         click.echo(line)
+    for line in _progress_lines(run, current):
+        click.echo(line)
     click.echo(f"directory: {run.dir}")
+
+
+def _progress_lines(run: Run, current: RunStatus) -> list[str]:
+    # step / total, time per step, ETA, reward, validation, health warnings: rladapt/cli/watch.py
+    from .watch import status_lines
+
+    return status_lines(run, current)
+
+
+def _progress_json(run: Run, current: RunStatus) -> dict[str, Any]:
+    from .watch import status_json
+
+    return status_json(run, current)
 
 
 def _starts(run: Run) -> list[dict[str, Any]]:
