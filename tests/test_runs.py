@@ -298,7 +298,7 @@ def test_runs_never_says_no_runs_when_a_run_directory_exists(
     (RunStore().runs_dir / "lost-00000003").mkdir(parents=True)
     code, out, err = cli("runs", capsys=capsys)
     assert code == 0
-    assert out.splitlines()[1].split() == ["lost-00000003", "-", "-", "DAMAGED", "-", "-"]
+    assert out.splitlines()[1].split() == ["lost-00000003", "-", "-", "DAMAGED", "-", "-", "-"]
     assert "no runs" not in err and "lost-00000003: damaged: it has no run.json" in err
 
 

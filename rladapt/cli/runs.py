@@ -22,6 +22,7 @@ from .output import dump_json
 
 if TYPE_CHECKING:
     from rladapt.launch import Runner
+    from rladapt.metrics.validation import Validation
     from rladapt.plugins import RunStatus
 
 
@@ -63,6 +64,28 @@ def _starts_cell(run: Run) -> str:
         return str(len(run.record.get("attempts") or [1]))
     step = starts[-1].get("from_step")
     return f"{len(starts)}" + (f" (from {step})" if step is not None else "")
+
+
+def _validation(runner: Runner, run: Run) -> Validation | None:
+    """The run's latest and best validation score and best checkpoint (``rladapt.metrics.validation``); None
+    without any, with a warning when they cannot be read (the run's other fields are still shown)."""
+    from rladapt.metrics.validation import run_validation
+
+    try:
+        return run_validation(run, runner.registry.framework(str(run.record["framework"])))
+    except RladaptError as exc:
+        click.echo(f"warning: {run.id}: no validation results: {exc.message}", err=True)
+        return None
+
+
+def _validation_cell(found: Validation | None) -> str:
+    """``0.42 (best 0.5@30, ckpt 30)``; ``-`` without a validation score."""
+    if found is None:
+        return "-"
+    ck = found.best_checkpoint
+    return f"{found.latest[1]:.4g} (best {found.best[1]:.4g}@{found.best[0]}, " + (
+        f"ckpt {ck[0]})" if ck is not None else "no ckpt)"
+    )
 
 
 def _echo_raw(line: str) -> None:
@@ -138,6 +161,9 @@ def status(run_id: str | None, as_json: bool) -> None:
         record = {k: v for k, v in run.record.items() if k != "artifacts"}
         # each start of the job (restarts included) and the step it resumed from, as the job recorded it
         record["starts"] = _starts(run)
+        # read from the run's metrics and checkpoints now, not stored: the job is not the record's writer
+        found = _validation(runner, run)
+        record["validation"] = None if found is None else found.to_json()
         record["progress"] = _progress_json(run, current)
         click.echo(dump_json(record, what="the run record", sort_keys=True))
         return
@@ -152,16 +178,19 @@ def status(run_id: str | None, as_json: bool) -> None:
         click.echo(f"message:   {current.message}")
     for line in _attempt_lines(run):
         click.echo(line)
+    found = _validation(runner, run)
+    if found is not None:
+        click.echo(f"validation: {found.summary()}")
     for line in _progress_lines(run, current):
         click.echo(line)
     click.echo(f"directory: {run.dir}")
 
 
 def _progress_lines(run: Run, current: RunStatus) -> list[str]:
-    # step / total, time per step, ETA, reward, validation, health warnings: rladapt/cli/watch.py
+    # step / total, time per step, ETA, reward, health warnings (the validation line is above): rladapt/cli/watch.py
     from .watch import status_lines
 
-    return status_lines(run, current)
+    return status_lines(run, current, validation=False)
 
 
 def _progress_json(run: Run, current: RunStatus) -> dict[str, Any]:
@@ -256,6 +285,8 @@ def runs(refresh: bool, as_json: bool) -> None:
     if as_json:
         for run in every:
             record = {k: v for k, v in run.record.items() if k != "artifacts"}
+            found = _validation(runner, run)
+            record["validation"] = None if found is None else found.to_json()
             click.echo(dump_json(record, what="the run record", indent=None, sort_keys=True))
         for broken in damaged:
             entry = {
@@ -269,7 +300,7 @@ def runs(refresh: bool, as_json: bool) -> None:
     if not every and not damaged:
         click.echo("no runs", err=True)
         return
-    rows = [("RUN", "LAUNCHER", "FRAMEWORK", "STATE", "STARTS", "CREATED")]
+    rows = [("RUN", "LAUNCHER", "FRAMEWORK", "STATE", "STARTS", "CREATED", "VALIDATION")]
     for run in every:
         rec = run.record
         state = run.recorded_status().state if run.submitting else run.state
@@ -282,9 +313,10 @@ def runs(refresh: bool, as_json: bool) -> None:
                 state,
                 _starts_cell(run),
                 str(rec.get("created", "")),
+                _validation_cell(_validation(runner, run)),
             )
         )
-    rows.extend((broken.id, "-", "-", "DAMAGED", "-", "-") for broken in damaged)
+    rows.extend((broken.id, "-", "-", "DAMAGED", "-", "-", "-") for broken in damaged)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())

@@ -60,15 +60,16 @@ def run_progress(run: Run, running: bool) -> Progress:
     return progress(metrics, total_steps(run), thresholds(run), time.time() if running else None)
 
 
-def status_lines(run: Run, current: RunStatus) -> list[str]:
-    """What ``rladapt status`` prints about progress and health (nothing when the run never started)."""
+def status_lines(run: Run, current: RunStatus, validation: bool = True) -> list[str]:
+    """What ``rladapt status`` prints about progress and health (nothing when the run never started); without
+    the validation row when ``validation`` is false (``status`` has its own, with the best checkpoint)."""
     if current.state in ("CREATED", "SUBMITTING", "PENDING"):
         return []
     try:
         now = run_progress(run, running=not current.terminal)
     except RladaptError as exc:
         return [_row("metrics", f"unreadable: {exc.message}")]
-    rows = now.lines()
+    rows = [(label, text) for label, text in now.lines() if validation or label != "val"]
     if not rows:
         return [_row("metrics", "none logged yet")]
     return [_row(label, text) for label, text in rows]

@@ -21,6 +21,17 @@ if TYPE_CHECKING:
 
 #: The directory, inside the checkpoint directory, the rendered launch writes TensorBoard events to.
 METRICS_DIR = "rladapt-metrics"
+#: The origin of the native settings an adapter adds for it (``render --explain`` shows it).
+READ_BACK = f"rladapt metrics: TensorBoard events in <checkpoint.dir>/{METRICS_DIR}, read back"
+#: The backend name every adapter adds beside the user's (``spec.logging.backends`` spells it the same).
+TENSORBOARD = "tensorboard"
+
+
+def with_tensorboard(backends: list[str], field: str = "spec.logging.backends") -> tuple[list[str], str]:
+    """``backends`` with TensorBoard added when the user did not list it, and the origin to record."""
+    if TENSORBOARD in backends:
+        return list(backends), field
+    return [*backends, TENSORBOARD], f"{READ_BACK}, beside {field}"
 
 
 def metrics_dir(checkpoint_dir: str) -> str:

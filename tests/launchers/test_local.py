@@ -170,7 +170,7 @@ def test_failing_job_reports_its_real_exit_code_through_the_cli(
     code, out, _ = invoke("runs", capsys=capsys)
     assert code == 0
     header, row = out.splitlines()
-    assert header.split() == ["RUN", "LAUNCHER", "FRAMEWORK", "STATE", "STARTS", "CREATED"]
+    assert header.split() == ["RUN", "LAUNCHER", "FRAMEWORK", "STATE", "STARTS", "CREATED", "VALIDATION"]
     assert row.split()[:5] == [run_id, "local", "verl", record["version"], "FAILED"]
     code, out, _ = invoke("runs", "--json", capsys=capsys)
     assert code == 0 and json.loads(out)["id"] == run_id

@@ -22,7 +22,7 @@ import yaml
 from packaging.version import Version
 
 from rladapt.adapters.common import WEIGHT_EXCLUDES, working_dir_runtime_env
-from rladapt.metrics.store import metrics_dir
+from rladapt.metrics.store import READ_BACK, metrics_dir, with_tensorboard
 from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
@@ -59,9 +59,6 @@ PRECISION: dict[str, dict[str, bool]] = {
 }
 #: spec.logging.backends -> TrainingArguments.report_to integrations (transformers integrations/__init__.py).
 REPORT_TO: dict[str, str] = {"wandb": "wandb", "tensorboard": "tensorboard", "mlflow": "mlflow"}
-
-#: Why rladapt sets the TensorBoard backend and its directory (render --explain shows it).
-READ_BACK = "rladapt metrics: TensorBoard events in <checkpoint.dir>/rladapt-metrics, read back"
 
 #: Files Ray must never upload with the working dir.
 EXCLUDES: tuple[str, ...] = ("/.git/", "/.venv/", "/wandb/", "/runs/", *WEIGHT_EXCLUDES)
@@ -528,10 +525,7 @@ def _logging(b: _Builder) -> None:
     # report_to: transformers 4.57.6 defaults to "all" installed integrations; the spec lists them, and rladapt
     # adds TensorBoard, whose events `rladapt metrics` reads back (TensorBoardCallback, integration_utils.py)
     report = [REPORT_TO[x] for x in lg.backends if x in REPORT_TO]
-    if "tensorboard" in report:
-        b.set("report_to", report, "spec.logging.backends")
-    else:
-        b.set("report_to", [*report, "tensorboard"], f"{READ_BACK}, beside spec.logging.backends")
+    b.set("report_to", *with_tensorboard(report))
     # logging_dir: where TensorBoardCallback writes (SummaryWriter(log_dir=args.logging_dir), transformers
     # 4.57.6 integration_utils.py); a user's tensorboard backend writes there too (TrainingArguments has one)
     b.set("logging_dir", metrics_dir(b.job.checkpoint_dir), READ_BACK)

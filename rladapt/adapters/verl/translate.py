@@ -20,6 +20,7 @@ from rladapt.adapters.common import (
     placement,
     working_dir_runtime_env,
 )
+from rladapt.metrics.store import metrics_dir, with_tensorboard
 from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
@@ -27,6 +28,9 @@ from rladapt.primitives.spec import CRITIC_ALGORITHMS, GRPO_ADVANTAGE_ALGORITHMS
 
 from .entrypoints import FULLY_ASYNC_MODULE, MAIN_MODULE, ONE_STEP_OFF_MODULE
 from .versions import Keys, keys
+
+#: Where verl's TensorBoard logger writes (os.environ.get("TENSORBOARD_DIR", ...), utils/tracking.py, 0.5.0 to 0.9.1)
+TENSORBOARD_DIR = "TENSORBOARD_DIR"
 
 if TYPE_CHECKING:
     from rladapt.plugins.adapter import FrameworkVersion
@@ -119,7 +123,13 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     if name != CONFIG_NAMES[module][0]:
         argv += ["--config-name", name]
     argv += b.overrides + native
-    return NativeLaunch.from_job(
+    where = metrics_dir(job.checkpoint_dir)
+    given = job.spec.env.get(TENSORBOARD_DIR)
+    if given is not None and given != where:
+        b.notes.append(
+            f"spec.env.{TENSORBOARD_DIR}={given!r} is replaced by {where!r}: rladapt reads the metrics back from there"
+        )
+    launch = NativeLaunch.from_job(
         job,
         framework="verl",
         version=fv.version,
@@ -130,6 +140,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         passthrough=native,
         origins=b.origins,
     )
+    return launch.with_env({TENSORBOARD_DIR: where})
 
 
 # --- sections ------------------------------------------------------------------------------------------------
@@ -761,7 +772,9 @@ def _trainer(b: _Builder) -> None:
     if ev.before_training is not None:
         b.set("trainer.val_before_train", ev.before_training, "spec.eval.before_training")
     lg = spec.logging
-    b.set("trainer.logger", list(lg.backends), "spec.logging.backends")
+    # tensorboard beside the user's backends: its events are what `rladapt metrics` reads back; where they go is
+    # TENSORBOARD_DIR (utils/tracking.py _TensorboardAdapter, 0.5.0 to 0.9.1), set in translate
+    b.set("trainer.logger", *with_tensorboard(list(lg.backends)))
     b.set("trainer.project_name", lg.project, "spec.logging.project")
     b.set("trainer.experiment_name", job.experiment, "spec.logging.experiment")
     if tr.backend != "megatron" and tr.parallel.sp > 1 and spec.algorithm.name in CRITIC_ALGORITHMS:

@@ -116,7 +116,11 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         ],
         "trainer.project_name": s.logging.project,
         "trainer.experiment_name": job.experiment,
-        "trainer.logger": list(s.logging.backends),
+        # rladapt adds tensorboard, whose events `rladapt metrics` reads back
+        "trainer.logger": [
+            *s.logging.backends,
+            *([] if "tensorboard" in s.logging.backends else ["tensorboard"]),
+        ],
         "trainer.val_before_train": own("trainer.val_before_train", s.eval.before_training),
         "trainer.test_freq": s.eval.every_steps or -1,
         "trainer.hybrid_engine" if False else f"{arr}.hybrid_engine": job.placement.colocated(
