@@ -173,3 +173,19 @@ def test_the_thresholds_are_a_spec_section() -> None:
     with pytest.raises(SpecError) as err:
         validate_data(data, "x")
     assert "spec.health.reward_drop_fraction" in str(err.value)
+
+
+def test_the_recorded_thresholds_and_total() -> None:
+    from rladapt.cli.watch import thresholds, total_steps
+    from rladapt.runs import Run
+
+    def record(**extra: object) -> Run:
+        return Run(dir=REPO, record={"id": "r", **extra})
+
+    assert thresholds(record(health={"kl_max_nats": 0.3, "entropy_min_fraction": None})) == Health(
+        kl_max_nats=0.3, entropy_min_fraction=None
+    )
+    assert thresholds(record()) == Health()  # recorded before spec.health
+    assert thresholds(record(health={"kl_max_nats": "high"})) == Health()
+    assert total_steps(record(total_steps=40)) == 40
+    assert [total_steps(record(total_steps=v)) for v in (None, 0, True, "40")] == [None] * 4

@@ -218,6 +218,8 @@ def test_watch_follows_a_running_run_until_it_ends(tmp_path: Path) -> None:
     out = watched.stdout.splitlines()
     steps = [int(line.split()[1]) for line in out if line.startswith("step ")]
     assert steps == sorted(set(steps)) and steps[-1] == STEPS  # each step once, in order, to the last
+    # while it ran (the last step is logged before the final save): an ETA from the time per step
+    assert any(" | eta " in line for line in out), out
     assert out[-1] == f"run {run_id}: SUCCEEDED"
 
 
@@ -233,6 +235,10 @@ def test_watch_a_failed_run_exits_1(tmp_path: Path) -> None:
     assert f"error: run {run_id} ended FAILED (exit code 2)" in res.stderr
     status = rladapt("status", run_id, env=env)
     assert "metrics:   none logged yet" in status.stdout
+    other = rladapt("launch", "-f", "trl", "--follow", SPEC, *args, env=env, cwd=REPO).stdout.split()[0]
+    res = rladapt("compare", run_id, other, env=env)
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert f"error: no metrics logged yet by {run_id}, {other} (see `rladapt metrics RUN`)" in res.stderr
 
 
 @pytest.mark.parametrize("bad", ["--interval=0", "--timeout=-1"])
