@@ -11,7 +11,7 @@ from typing import Any
 from rladapt.primitives import UsageError, load_job_text
 from rladapt.primitives.errors import one_line, quote
 
-from .effective import ADJUSTED, CONFIG_FILE, INTERPOLATED, Effective, derived, same
+from .effective import ADJUSTED, CONFIG_FILE, INTERPOLATED, Effective, derived, read_back_only, same
 from .importer import at_line, framework_module, launch_effective, read_native
 
 _FRAMEWORKS = ("verl", "openrlhf", "nemo-rl")
@@ -139,6 +139,8 @@ def compare(a: Side, b: Side) -> list[Difference]:
     for key in dict.fromkeys([*va, *vb]):
         if key in va and key in vb and same(va[key], vb[key]):
             continue
+        if read_back_only(a.effective.framework, key, va.get(key), vb.get(key)):
+            continue  # where rladapt reads the metrics back from: not a setting of the run
         out.append(
             Difference(key, va.get(key), vb.get(key), key in va, key in vb, a.source(key), b.source(key))
         )

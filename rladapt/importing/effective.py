@@ -39,6 +39,28 @@ def derived(source: str) -> bool:
     return source == DEFAULT or source.startswith((INTERPOLATED, ADJUSTED))
 
 
+#: Per framework, the keys rladapt sets so that it can read a run's metrics back: the TensorBoard backend beside
+#: the launch's own and its directory (rladapt/adapters/*/translate.py, rladapt.metrics.store). They change
+#: where a run logs, not what it trains: two launches that differ only there are the same run (DESIGN.md).
+READ_BACK: dict[str, tuple[str, ...]] = {
+    "verl": ("trainer.logger",),
+    # the directory, by its name before and from 0.10.2
+    "openrlhf": ("--use_tensorboard", "--logger.tensorboard_dir"),
+    "nemo-rl": ("logger.tensorboard_enabled", "logger.log_dir"),
+}
+_TENSORBOARD = "tensorboard"
+
+
+def read_back_only(framework: str, key: str, a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` of ``key`` differ only in where rladapt reads the metrics back from; a list of
+    backends only in TensorBoard (another backend missing is a real difference)."""
+    if key not in READ_BACK.get(framework, ()):
+        return False
+    if isinstance(a, list) or isinstance(b, list):
+        return isinstance(a, list) and isinstance(b, list) and {*a} - {_TENSORBOARD} == {*b} - {_TENSORBOARD}
+    return True
+
+
 @dataclass(frozen=True)
 class Effective:
     """Key -> value of one launch, and key -> where the value came from (``default`` or the launch item)."""

@@ -29,7 +29,7 @@ import yaml
 from rladapt.primitives import Problem, RLJob, SpecError, UsageError, load_job_text, validate_data
 from rladapt.primitives.errors import one_line, quote
 
-from .effective import Effective, same
+from .effective import Effective, read_back_only, same
 
 if TYPE_CHECKING:
     from rladapt.plugins.native import NativeLaunch
@@ -241,7 +241,9 @@ def build(
     else:  # pragma: no cover - every round drops a field; the spec has finitely many
         raise UsageError(f"{source}: could not build a spec that renders on {framework}")
 
-    native = fw.unconsumed(argv, target, launch_effective(fw, rendered.native))
+    first = launch_effective(fw, rendered.native)
+    target = adopt_read_back(fw, target, first, notes)
+    native = fw.unconsumed(argv, target, first)
     for _ in range(_MAX_ROUNDS):
         if native:
             data["spec"]["native"] = {fw.FRAMEWORK: native}
@@ -287,10 +289,35 @@ def _parent(path: str) -> str:
     return path.rsplit(".", 1)[0] if path.count(".") > 1 else path
 
 
+def adopt_read_back(fw: ModuleType, target: Effective, rendered: Effective, notes: list[str]) -> Effective:
+    """``target`` with the keys rladapt sets so that it can read the run's metrics back (``effective.READ_BACK``:
+    the TensorBoard backend and its directory) taken from ``rendered``: they change where a run logs, not what it
+    trains, and the imported spec renders them like any other launch of rladapt (DESIGN.md)."""
+    values = dict(target.values)
+    for key, now in rendered.values.items():
+        was = values.get(key)
+        if (key in values and same(was, now)) or not read_back_only(target.framework, key, was, now):
+            continue
+        values[key] = now
+        notes.append(
+            f"{key}: {_shown_value(now)} instead of {_shown_value(was)}, so that `rladapt metrics` reads the "
+            "run's TensorBoard events back"
+        )
+    return Effective(target.framework, target.version, values, dict(target.sources))
+
+
+def _shown_value(value: Any) -> str:
+    return "unset" if value is None else repr(value)
+
+
 def differences(a: Effective, b: Effective) -> list[str]:
+    """The keys whose values differ, except where rladapt reads the metrics back from (``read_back_only``)."""
     keys = list(dict.fromkeys([*a.values, *b.values]))
     return [
-        k for k in keys if (k in a.values) != (k in b.values) or not same(a.values.get(k), b.values.get(k))
+        k
+        for k in keys
+        if ((k in a.values) != (k in b.values) or not same(a.values.get(k), b.values.get(k)))
+        and not read_back_only(a.framework, k, a.values.get(k), b.values.get(k))
     ]
 
 

@@ -57,6 +57,11 @@ def rladapt_register_frameworks() -> list[FrameworkAdapter]:
         and use as a key under ``spec.native``. Two plugins registering the same name make that name
         unusable, with an error naming both plugins; anything that is not an adapter, or an exception, makes
         this plugin broken.
+
+        An adapter also tells how its framework logs metrics (``FrameworkAdapter.metric_names(version)``, by
+        default the ``names(version)`` of the adapter package's ``metrics`` module; read by ``rladapt metrics``,
+        ``status`` and ``runs``): per neutral name (``rladapt.metrics.names``) the tags it is read back from, with
+        the framework file that logs each one, or ``Absent`` with the reason; None keeps every native name.
     """
 
 

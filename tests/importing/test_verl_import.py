@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from rladapt.importing import verl as fw
-from rladapt.importing.effective import verl_effective
+from rladapt.importing.effective import read_back_only, verl_effective
 from rladapt.importing.importer import Imported, build, differences
 from rladapt.importing.script import Launch, read_launch
 from rladapt.pipeline import render_native
@@ -204,6 +204,10 @@ def test_deep_round_trip_with_verls_own_hydra_composition(registry: Registry, ve
     rendered = render_native(imported.job, f"verl=={version}", registry).native
     mine = OmegaConf.to_container(compose(package, parse_argv(list(launch.argv))), resolve=True)
     theirs = OmegaConf.to_container(compose(package, parse_argv(list(rendered.argv))), resolve=True)
+    # the one difference: TensorBoard beside the script's loggers, which rladapt reads the metrics back from
+    assert isinstance(mine, dict) and isinstance(theirs, dict)
+    assert read_back_only("verl", "trainer.logger", mine["trainer"]["logger"], theirs["trainer"]["logger"])
+    assert theirs["trainer"].pop("logger") == [*mine["trainer"].pop("logger"), "tensorboard"]
     assert mine == theirs
 
 

@@ -5,11 +5,19 @@ from __future__ import annotations
 
 import json
 import math
+import os
+from pathlib import Path
 
-from rladapt.metrics import METRICS_DIR, NAMES, read_metrics_dir, read_run_metrics
+import pytest
+
+from rladapt.adapters.trl.metrics import names
+from rladapt.launch import Runner
+from rladapt.metrics import METRICS_DIR, NAMES, Absent, read_metrics_dir, read_run_metrics
 from rladapt.metrics.events import event_dirs
+from tests.adapters.trl.conftest import trl_root
+from tests.conftest import REPO
 
-from .conftest import STEPS, TrlRun
+from .conftest import SPEC, STEPS, TrlRun, overrides
 
 
 def test_a_trl_run_reads_back_in_neutral_names(trl_run: TrlRun) -> None:
@@ -63,3 +71,30 @@ def test_read_metrics_dir_without_a_run(trl_run: TrlRun) -> None:
     # an empty directory: no series, no error
     empty = read_metrics_dir(trl_run.checkpoint_dir / "nowhere", "trl", "1.16.0")
     assert empty.series == {} and empty.last_step() is None
+
+
+@pytest.mark.parametrize("version", ["0.23.1", "0.29.1"])
+def test_the_older_pinned_trl_versions_read_back_too(
+    version: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Real training with each older pinned TRL (its wheel first on the job's path, as the conformance suite
+    imports it), 2 steps, one evaluation: each version's names are read back under the neutral ones."""
+    monkeypatch.chdir(REPO)
+    path = f"{trl_root(version)}{os.pathsep}{REPO}"
+    ck = tmp_path / "ck"
+    runner = Runner()
+    run = runner.launch(
+        SPEC, overrides(ck, f"spec.env={{PYTHONPATH: '{path}'}}", steps=2), framework=f"trl=={version}"
+    )
+    final = runner.wait(run, interval=0.2, timeout=600)
+    output = (run.dir / "output.log").read_text()
+    assert final.state == "SUCCEEDED", output[-3000:]
+    assert f"[rladapt] TRL {version} GRPO" in output  # that version trained, not the installed one
+    m = read_run_metrics(run.refresh())
+    assert m.version == version
+    mapping = names(version)
+    logged = {n for n, e in mapping.entries.items() if not isinstance(e, Absent)}
+    # every neutral quantity the version logs is there (kl only with beta != 0), the absent ones are not
+    assert set(m.series) & NAMES == logged - {"kl"}
+    assert sorted(m.series["reward_mean"]) == [1, 2] and sorted(m.series["val_score"]) == [2]
+    assert ("step_time_s" in m.series) == (version != "0.23.1")

@@ -197,7 +197,8 @@ def test_watch_follows_a_running_run_until_it_ends(tmp_path: Path) -> None:
             "-f",
             "trl",
             SPEC,
-            *overrides(tmp_path / "ck", *SECOND),
+            # 8 steps, saved every 2: long enough for a few reads while it runs
+            *overrides(tmp_path / "ck", *SECOND, steps=8),
         ],
         capture_output=True,
         text=True,
@@ -217,7 +218,7 @@ def test_watch_follows_a_running_run_until_it_ends(tmp_path: Path) -> None:
     assert watched.returncode == 0, watched.stderr
     out = watched.stdout.splitlines()
     steps = [int(line.split()[1]) for line in out if line.startswith("step ")]
-    assert steps == sorted(set(steps)) and steps[-1] == STEPS  # each step once, in order, to the last
+    assert steps == sorted(set(steps)) and steps[-1] == 8  # each step once, in order, to the last
     # while it ran (the last step is logged before the final save): an ETA from the time per step
     assert any(" | eta " in line for line in out), out
     assert out[-1] == f"run {run_id}: SUCCEEDED"

@@ -21,6 +21,7 @@ import yaml
 from packaging.version import Version
 
 from rladapt.adapters.common import WEIGHT_EXCLUDES, hydra_passthrough, placement, working_dir_runtime_env
+from rladapt.metrics.store import READ_BACK, metrics_dir, with_tensorboard
 from rladapt.plugins.adapter import unsupported
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, UnsupportedError
@@ -868,9 +869,13 @@ def _eval_logging(b: _Builder) -> None:
         b.set("grpo.val_at_start", ev.before_training, "spec.eval.before_training")
     lg = spec.logging
     backends = set(lg.backends)
-    b.set("logger.log_dir", f"logs/{job.metadata.name}", "spec.logging")
+    # TensorBoard always, beside the user's backends: its events are what `rladapt metrics` reads back. NeMo-RL
+    # writes them to <log_dir>/tensorboard (nemo_rl/utils/logger.py Logger, v0.2.1 to v0.7.0; the run scripts may
+    # put an exp_<n>/ between), and the other backends' local files under log_dir too.
+    _, origin = with_tensorboard(list(lg.backends), "spec.logging")
+    b.set("logger.log_dir", metrics_dir(job.checkpoint_dir), READ_BACK)
     b.set("logger.wandb_enabled", "wandb" in backends, "spec.logging")
-    b.set("logger.tensorboard_enabled", "tensorboard" in backends, "spec.logging")
+    b.set("logger.tensorboard_enabled", True, origin)
     if "wandb" in backends:
         b.set("logger.wandb.project", lg.project, "spec.logging.project")
         b.set("logger.wandb.name", job.experiment, "spec.logging")

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.version import Version
 
 from rladapt.adapters import common
+from rladapt.metrics.store import metrics_dir, with_tensorboard
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
 from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
@@ -925,6 +926,11 @@ def _engine_settings(job: RLJob, args: Args) -> None:
         )
 
 
+#: The first pinned version whose TensorBoard logger runs beside wandb (trainer/ppo_trainer.py: TensorboardLogger
+#: when use_tensorboard; before, ``elif self._tensorboard``: only without wandb).
+TENSORBOARD_BESIDE_WANDB = Version("0.9.10")
+
+
 def _logging(job: RLJob, args: Args) -> None:
     lg = job.spec.logging
     for backend in lg.backends:
@@ -939,12 +945,20 @@ def _logging(job: RLJob, args: Args) -> None:
                 and "WANDB_API_KEY" not in job.spec.env
             ):
                 args.notes.append("wandb logging needs WANDB_API_KEY in the job's environment (spec.secrets)")
-        elif backend == "tensorboard":
-            args.set(
-                "use_tensorboard", posixpath.join(job.checkpoint_dir, "tensorboard"), "spec.logging.backends"
-            )
         elif backend == "mlflow":
             args.cannot("spec.logging.backends", "MLflow logging", backend, "console, wandb, tensorboard")
+    # TensorBoard always, beside the user's backends: its events are what `rladapt metrics` reads back. One
+    # directory (--use_tensorboard, logger.tensorboard_dir from 0.10.2) serves a user's tensorboard backend too;
+    # OpenRLHF writes into <dir>/<wandb_run_name> (ppo_trainer.py 0.5.9.post1 to 0.8.11, utils/logging_utils.py
+    # TensorboardLogger from 0.9.10).
+    _, origin = with_tensorboard(list(lg.backends))
+    args.set("use_tensorboard", metrics_dir(job.checkpoint_dir), origin)
+    if "wandb" in lg.backends and args.version < TENSORBOARD_BESIDE_WANDB:
+        args.notes.append(
+            f"openrlhf {args.version} writes no TensorBoard events when wandb is on (ppo_trainer.py: "
+            "use_tensorboard and self._wandb is None): `rladapt metrics`, status and runs have no metrics of "
+            f"this run (first openrlhf that logs both: {TENSORBOARD_BESIDE_WANDB})"
+        )
 
 
 # --- Ray submission ------------------------------------------------------------------------------------------

@@ -139,7 +139,9 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         "checkpointing.checkpoint_dir": job.checkpoint_dir,
         "checkpointing.metric_name": None if s.checkpoint.keep_last is not None else OWN,
         "logger.wandb_enabled": "wandb" in s.logging.backends,
-        "logger.tensorboard_enabled": "tensorboard" in s.logging.backends,
+        # always: rladapt reads the metrics back from its events, under log_dir
+        "logger.tensorboard_enabled": True,
+        "logger.log_dir": f"{job.checkpoint_dir}/rladapt-metrics",
     }
     if s.checkpoint.every_steps:
         out["checkpointing.save_period"] = s.checkpoint.every_steps

@@ -136,8 +136,8 @@ def test_deleting_a_key_with_a_value_is_accepted_like_hydra_does(registry: Regis
     assert "tensorboard_enabled" not in cfg.logger
     native = render(registry, "0.4.0", native={"nemo-rl": ["~logger.tensorboard_enabled"]})
     assert native.argv[-1] == "~logger.tensorboard_enabled"
-    # `~key=value` deletes only when the value matches, in Hydra and in the check alike
+    # `~key=value` deletes only when the value matches, in Hydra and in the check alike (rladapt renders true)
     with pytest.raises(ConfigCompositionException, match="Could not delete from config"):
-        hydra_apply(merged(plain, t), "~logger.tensorboard_enabled=true")
+        hydra_apply(merged(plain, t), "~logger.tensorboard_enabled=false")
     with pytest.raises(SpecError, match="Could not delete from config"):
-        render(registry, "0.4.0", native={"nemo-rl": ["~logger.tensorboard_enabled=true"]})
+        render(registry, "0.4.0", native={"nemo-rl": ["~logger.tensorboard_enabled=false"]})
