@@ -184,6 +184,9 @@ class Runner:
             extra={
                 "overrides": list(planned.overrides),
                 "checkpoint": checkpoint_facts(planned),
+                # what `status` and `watch` judge the run's progress and health by (rladapt.metrics.progress)
+                "total_steps": planned.rendered.job.spec.training.steps,
+                "health": planned.rendered.job.spec.health.model_dump(mode="json"),
                 "attempts": [{"attempt": 1, "kind": "launch", "submitted": _now()}],
             },
         )

@@ -214,6 +214,8 @@ _FIELDS: dict[str, tuple[_Check, str, bool]] = {
         False,
     ),
     "checkpoint": (_or_none(_is_dict), "an object or null", False),
+    "total_steps": (_or_none(_is_int), "an integer or null", False),
+    "health": (_or_none(_is_dict), "an object or null", False),
     "attempts": (
         lambda v: isinstance(v, list) and all(isinstance(i, dict) for i in v),
         "a list of objects",

@@ -32,7 +32,7 @@ from rladapt.plugins import NativeLaunch
 from rladapt.plugins._manager import load_registry
 from rladapt.primitives import RladaptError, RLJob, SpecError, validate_data
 from rladapt.primitives.loading import parse_yaml
-from rladapt.primitives.spec import ROLE_NAMES
+from rladapt.primitives.spec import ROLE_NAMES, Health
 from tests.conftest import REPO
 
 REGISTRY = load_registry(use_entry_points=False)
@@ -295,6 +295,12 @@ NOT_CHECKED: dict[str, str] = {
     # Per-launcher options: each launcher's own vocabulary, refused by name when unknown (the kit's
     # LauncherConformance.test_unknown_option_is_refused) and tested by each launcher's suite.
     "spec.launcher": "per-launcher options, checked by the kit and the launcher suites",
+    # Health thresholds are rladapt's own: recorded with the run and read by `status` / `watch`
+    # (tests/metrics/test_health.py, tests/metrics/test_views_cli.py), never by a framework.
+    **{
+        f"spec.health.{name}": "read by rladapt status/watch from the run record"
+        for name in Health.model_fields
+    },
 }
 
 

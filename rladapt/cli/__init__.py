@@ -39,6 +39,8 @@ LAZY_VERBS: dict[str, str] = {
     "upgrade": "upgrade",
     "triage": "triage",
     "metrics": "metrics",
+    "compare": "compare",
+    "watch": "watch",
 }
 
 

@@ -164,6 +164,7 @@ def status(run_id: str | None, as_json: bool) -> None:
         # read from the run's metrics and checkpoints now, not stored: the job is not the record's writer
         found = _validation(runner, run)
         record["validation"] = None if found is None else found.to_json()
+        record["progress"] = _progress_json(run, current)
         click.echo(dump_json(record, what="the run record", sort_keys=True))
         return
     rec = run.record
@@ -180,7 +181,22 @@ def status(run_id: str | None, as_json: bool) -> None:
     found = _validation(runner, run)
     if found is not None:
         click.echo(f"validation: {found.summary()}")
+    for line in _progress_lines(run, current):
+        click.echo(line)
     click.echo(f"directory: {run.dir}")
+
+
+def _progress_lines(run: Run, current: RunStatus) -> list[str]:
+    # step / total, time per step, ETA, reward, health warnings (the validation line is above): rladapt/cli/watch.py
+    from .watch import status_lines
+
+    return status_lines(run, current, validation=False)
+
+
+def _progress_json(run: Run, current: RunStatus) -> dict[str, Any]:
+    from .watch import status_json
+
+    return status_json(run, current)
 
 
 def _starts(run: Run) -> list[dict[str, Any]]:

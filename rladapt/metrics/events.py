@@ -37,6 +37,11 @@ def _accumulator(directory: Path) -> Any:
 
 def read_scalars(root: Path) -> dict[str, dict[int, float]]:
     """``{tag: {step: value}}`` of every scalar in the event files under ``root`` (a NaN loss stays NaN)."""
+    return read_timed_scalars(root)[0]
+
+
+def read_timed_scalars(root: Path) -> tuple[dict[str, dict[int, float]], dict[int, float]]:
+    """``read_scalars`` and ``{step: wall time}``, the newest event of each step (seconds since the epoch)."""
     points: list[tuple[float, int, str, int, float]] = []
     order = 0
     for directory in event_dirs(root):
@@ -47,6 +52,8 @@ def read_scalars(root: Path) -> dict[str, dict[int, float]]:
                 order += 1
                 points.append((event.wall_time, order, tag, int(event.step), float(event.value)))
     out: dict[str, dict[int, float]] = {}
-    for _, _, tag, step, value in sorted(points):
+    wall: dict[int, float] = {}
+    for when, _, tag, step, value in sorted(points):
         out.setdefault(tag, {})[step] = value
-    return out
+        wall[step] = when
+    return out, wall

@@ -13,7 +13,8 @@ class RunMetrics:
 
     ``series`` maps a neutral name (``rladapt.metrics.names``), or a native name where the metric has no neutral
     meaning, to ``{step: value}``. ``native`` maps each neutral name present to the framework's own name for it,
-    so that every figure can be traced back to what the framework logged.
+    so that every figure can be traced back to what the framework logged. ``wall_time`` maps a step to when it
+    was logged (seconds since the epoch, its newest event): what time per step, ETA and a stalled run are told by.
     """
 
     run_id: str
@@ -21,6 +22,7 @@ class RunMetrics:
     version: str | None
     series: Mapping[str, Mapping[int, float]]
     native: Mapping[str, str] = field(default_factory=dict)
+    wall_time: Mapping[int, float] = field(default_factory=dict)
 
     def steps(self) -> list[int]:
         """Every step at which any metric was logged, ascending."""

@@ -775,6 +775,54 @@ class Lifecycle(_Model):
     ttl_seconds_after_finish: Int32 = 600
 
 
+class Health(_Model):
+    """Thresholds of the health warnings ``rladapt status`` and ``watch`` give from a run's metrics
+    (``rladapt.health``). Read by rladapt only, from the run record; no framework sees them. null turns a rule off."""
+
+    window_steps: PositiveInt = Field(
+        5,
+        description="Logged steps averaged by the reward, KL, entropy and length rules (noise of one step).",
+    )
+    reward_drop_fraction: Fraction | None = Field(
+        0.5,
+        description="Reward collapse: the last window's mean reward is below its best window mean by more than "
+        "this fraction of the best's magnitude.",
+    )
+    kl_max_nats: Annotated[float, Field(gt=0)] | None = Field(
+        1.0, description="KL blow-up: the last window's mean KL is above this bound (nats)."
+    )
+    kl_growth_factor: Annotated[float, Field(gt=1)] | None = Field(
+        10.0,
+        description="KL blow-up: the last window's mean KL is this many times the window before it (and above "
+        "kl_growth_min_nats).",
+    )
+    kl_growth_min_nats: Annotated[float, Field(ge=0)] = Field(
+        0.01, description="Below this KL (nats) growth is not a blow-up: KL starts at 0 and grows at first."
+    )
+    entropy_min_fraction: Fraction | None = Field(
+        0.1,
+        description="Entropy collapse: the last window's mean entropy is below this fraction of the first's.",
+    )
+    response_clip_ratio_max: Fraction | None = Field(
+        0.2,
+        description="Length limit: the last window's mean share of responses cut at max_response_length is "
+        "above this fraction.",
+    )
+    throughput_min_fraction: Fraction | None = Field(
+        0.5,
+        description="Throughput falling: the last logged tokens/s/GPU is below this fraction of the median of "
+        "the steps before it.",
+    )
+    stall_factor: Annotated[float, Field(gt=0)] | None = Field(
+        5.0,
+        description="No new step: a running run's last step is older than this many median step times "
+        "(and stall_min_seconds).",
+    )
+    stall_min_seconds: NonNegInt = Field(
+        600, description="No new step: never before this many seconds (evaluations and saves take time)."
+    )
+
+
 # --- platform: volumes, ports, env, secrets ------------------------------------------------------------------
 
 
@@ -934,6 +982,7 @@ class Spec(_Model):
     eval: Eval = Field(default_factory=Eval)
     logging: Logging = Field(default_factory=Logging)
     lifecycle: Lifecycle = Field(default_factory=Lifecycle)
+    health: Health = Field(default_factory=Health)
     runtime: Runtime = Field(default_factory=Runtime)
     volumes: list[Volume] = Field(default_factory=list)
     ports: list[Port] = Field(default_factory=list)
