@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rladapt.metrics import RunMetrics
@@ -13,9 +14,16 @@ from rladapt.metrics.compare import compare, default_metrics
 
 
 def metrics(
-    run_id: str, framework: str = "trl", version: str = "1.16.0", **series: dict[int, float]
+    run_id: str,
+    framework: str = "trl",
+    version: str = "1.16.0",
+    native_series: dict[str, dict[int, float]] | None = None,
+    **series: dict[int, float],
 ) -> RunMetrics:
-    return RunMetrics(run_id=run_id, framework=framework, version=version, series=series)
+    """A run's metrics; ``native_series`` holds the names that are no Python identifier (``train/reward_std``)."""
+    return RunMetrics(
+        run_id=run_id, framework=framework, version=version, series={**series, **(native_series or {})}
+    )
 
 
 A = metrics(
@@ -23,7 +31,7 @@ A = metrics(
     reward_mean={1: 0.1, 2: 0.2, 3: 0.3},
     kl={1: 0.0, 2: 0.01},
     val_score={2: 0.5},
-    **{"train/reward_std": {1: 1.0}},
+    native_series={"train/reward_std": {1: 1.0}},
 )
 B = metrics(
     "b", "verl", "0.9.1", reward_mean={1: 0.15, 3: 0.1, 4: 0.9}, val_score={2: 0.75}, entropy={1: 2.0}
@@ -75,8 +83,10 @@ def test_the_plot_is_a_png_with_a_panel_per_metric(tmp_path: Path) -> None:
     ]
     reward = visible[0]
     assert [line.get_label() for line in reward.get_lines()] == ["a (trl 1.16.0)", "b (verl 0.9.1)"]
-    assert list(reward.get_lines()[1].get_xdata()) == [1, 3, 4]
-    assert len(visible[1].get_lines()[1].get_xdata()) == 0  # b logged no KL: an empty line, the legend intact
+    assert list(np.asarray(reward.get_lines()[1].get_xdata())) == [1, 3, 4]
+    assert (
+        np.asarray(visible[1].get_lines()[1].get_xdata()).size == 0
+    )  # b logged no KL: an empty line, the legend intact
     legend = fig.legends[0]
     assert [t.get_text() for t in legend.get_texts()] == ["a (trl 1.16.0)", "b (verl 0.9.1)"]
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rladapt.launch import Runner
@@ -122,7 +123,10 @@ def test_compare_plot(two_runs: TwoRuns, tmp_path: Path) -> None:
     panels = [ax for ax in fig.axes if ax.get_visible()]
     assert [ax.get_title().split()[0] for ax in panels] == metrics
     assert all(len(ax.get_lines()) == 2 for ax in panels)
-    assert [len(line.get_xdata()) for line in panels[1].get_lines()] == [2, 2]  # val_score at steps 2 and 4
+    assert [np.asarray(line.get_xdata()).size for line in panels[1].get_lines()] == [
+        2,
+        2,
+    ]  # val_score at steps 2 and 4
 
 
 def test_compare_errors_exit_2(two_runs: TwoRuns) -> None:

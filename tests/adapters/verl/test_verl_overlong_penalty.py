@@ -23,7 +23,7 @@ from rladapt.primitives import SpecError
 
 from .test_verl_honest_defaults import ARR, composed, render, select
 
-PENALTY = {"buffer_tokens": 256, "max_penalty": 0.5}
+PENALTY: dict[str, Any] = {"buffer_tokens": 256, "max_penalty": 0.5}
 FUNCTION = {"path": "rewards/score.py"}
 
 
@@ -49,7 +49,7 @@ def _paths(version: str) -> list[tuple[str, str, tuple[str, ...]]]:
             "extra_info.update(tool_extra_fields.items())",
         )
         return [(f"{loop}/naive.py", f"{loop}/dapo.py", missing)]
-    paths = [
+    paths: list[tuple[str, str, tuple[str, ...]]] = [
         (
             "workers/reward_manager/naive.py",
             "workers/reward_manager/dapo.py",
