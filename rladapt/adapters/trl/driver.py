@@ -197,9 +197,15 @@ def progress_callback(metrics_path: Path) -> Any:
                 out.write(json.dumps(row, sort_keys=True) + "\n")
             reward = "-" if row["reward"] is None else f"{row['reward']:.3f}"
             loss = "-" if row["loss"] is None else f"{row['loss']:.4f}"
+            # an evaluation's log holds only eval_* keys (transformers' Trainer.evaluate prefixes them)
+            val = _number(logs.get("eval_reward"))
+            what = (
+                f"validation reward {val:.3f}"
+                if val is not None and row["reward"] is None
+                else f"reward {reward}  loss {loss}"
+            )
             print(
-                f"[rladapt] step {state.global_step}/{state.max_steps}  reward {reward}  loss {loss}  "
-                f"({row['elapsed_seconds']:.0f} s)",
+                f"[rladapt] step {state.global_step}/{state.max_steps}  {what}  ({row['elapsed_seconds']:.0f} s)",
                 flush=True,
             )
 
