@@ -64,7 +64,7 @@ def effective(argv: list[str], version: str) -> Effective:
 #: ``_self_`` after ``defaults: [ppo_trainer]``), which the schema snapshot keeps at ppo_trainer's defaults.
 #: From verl/experimental/one_step_off_policy/config/one_step_off_ppo_trainer.yaml and
 #: verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml, 0.8.0 and 0.9.1 (the test composes
-#: each with verl's own Hydra and compares). The Megatron variants are not listed: they stay as before.
+#: each with verl's own Hydra and compares).
 _ONE_STEP_OFF_OWN: dict[str, Any] = {
     f"{ARR}.rollout.free_cache_engine": False,
     f"{ARR}.rollout.calculate_log_probs": True,
@@ -76,12 +76,19 @@ _FULLY_ASYNC_OWN: dict[str, Any] = {
     f"{ARR}.rollout.checkpoint_engine.backend": "nccl",
     "algorithm.rollout_correction.bypass_mode": True,
 }
+#: the Megatron variants (``*_megatron_trainer.yaml``, on ppo_megatron_trainer) set the same values
 _EXPERIMENTAL_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
-    ("0.8.0", "one_step_off_ppo_trainer"): _ONE_STEP_OFF_OWN,
-    ("0.8.0", "fully_async_ppo_trainer"): _FULLY_ASYNC_OWN,
-    ("0.9.1", "one_step_off_ppo_trainer"): _ONE_STEP_OFF_OWN,
-    # data.gen_batch_size: 0.9.1's snapshot has ppo_trainer's null (0.8.0's has the fully-async config's 1)
-    ("0.9.1", "fully_async_ppo_trainer"): {**_FULLY_ASYNC_OWN, "data.gen_batch_size": 1},
+    (version, f"{trainer}{backend}_trainer"): own
+    for version in ("0.8.0", "0.9.1")
+    for backend in ("", "_megatron")
+    for trainer, own in (
+        ("one_step_off_ppo", _ONE_STEP_OFF_OWN),
+        # data.gen_batch_size: 0.9.1's snapshot has ppo_trainer's null (0.8.0's has the fully-async config's 1)
+        (
+            "fully_async_ppo",
+            {**_FULLY_ASYNC_OWN, **({"data.gen_batch_size": 1} if version == "0.9.1" else {})},
+        ),
+    )
 }
 
 

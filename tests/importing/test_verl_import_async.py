@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rladapt.adapters.verl.entrypoints import FULLY_ASYNC_MODULE, ONE_STEP_OFF_MODULE
+from rladapt.adapters.verl.entrypoints import FULLY_ASYNC_MODULE, MAIN_MODULE, ONE_STEP_OFF_MODULE
+from rladapt.adapters.verl.translate import CONFIG_NAMES
 from rladapt.importing import verl as fw
 from rladapt.importing.effective import same
 from rladapt.importing.importer import Imported, build, differences
@@ -39,6 +40,7 @@ CASES: dict[str, tuple[list[str], str, dict[str, object]]] = {
         # import gives the least one that renders the same run (at least every_steps and 2)
         {"max_staleness": 2},
     ),
+    "one-step-off-megatron": (["spec.training.backend=megatron"], ONE_STEP_OFF_MODULE, {}),
     "fully-async-default-threshold": (
         ["spec.weight_sync.max_staleness=2", "spec.weight_sync.every_steps=2", "spec.training.mini_batch=32"],
         FULLY_ASYNC_MODULE,
@@ -90,6 +92,7 @@ def test_rendered_async_launch_imports_to_its_spec_fields(
     assert got.spec.weight_sync.model_dump(exclude={"method"}) == expected
     tr, wtr = got.spec.training, want.spec.training
     assert (tr.global_batch, tr.mini_batch, tr.steps) == (wtr.global_batch, wtr.mini_batch, wtr.steps)
+    assert tr.backend == wtr.backend
     # nothing of the rollout pool, the weight sync or the batch relation is left to native items
     native = " ".join(got.spec.native.get("verl", []))
     for key in ("rollout.nnodes", "rollout.n_gpus_per_node", "async_training.", "data.train_batch_size"):
@@ -215,25 +218,34 @@ def _flat(node: object, prefix: str, out: dict[str, object]) -> dict[str, object
     return out
 
 
-@pytest.mark.parametrize("module", [ONE_STEP_OFF_MODULE, FULLY_ASYNC_MODULE])
-@pytest.mark.parametrize("version", VERSIONS)
-def test_a_bare_launch_has_the_experimental_configs_own_defaults(version: str, module: str) -> None:
-    """The offline effective config of a launch that sets nothing is what verl's own Hydra composes from the
-    wheel's experimental config: its values for ppo_trainer's keys (checkpoint engine, bypass mode, ...) too,
-    so that an import never writes ppo_trainer's default back over them."""
+def _misread(version: str, module: str, config: list[str]) -> dict[str, tuple[object, object]]:
+    """Keys whose offline effective value of a launch that sets nothing is not what verl's own Hydra composes
+    from the wheel."""
     from omegaconf import OmegaConf
 
     from rladapt.adapters.verl.validate import compose, parse_argv
 
-    argv = ["python3", "-m", module, "hydra.searchpath=[pkg://verl.trainer.config]"]
-    real = _flat(
-        OmegaConf.to_container(compose(verl_package(version), parse_argv(argv)), resolve=True), "", {}
-    )
-    offline = fw.effective(argv[:3], version).values
-    differ = {
+    argv = ["python3", "-m", module, *config]
+    searchpath = ["hydra.searchpath=[pkg://verl.trainer.config]"] if module != MAIN_MODULE else []
+    composed = compose(verl_package(version), parse_argv([*argv, *searchpath]))
+    real = _flat(OmegaConf.to_container(composed, resolve=True), "", {})
+    offline = fw.effective(argv, version).values
+    return {
         key: (real[key], offline[key])
         for key in real
         # an interpolation to a null the offline reader leaves as written is not a value of its own
         if key in offline and not same(real[key], offline[key]) and "${" not in str(offline[key])
     }
-    assert differ == {}
+
+
+@pytest.mark.parametrize("module", [ONE_STEP_OFF_MODULE, FULLY_ASYNC_MODULE])
+@pytest.mark.parametrize("version", VERSIONS)
+def test_a_bare_launch_has_the_experimental_configs_own_defaults(version: str, module: str) -> None:
+    """The offline effective config of a launch that sets nothing is what verl composes from the wheel's
+    experimental config: its values for ppo_trainer's keys (checkpoint engine, bypass mode, ...) too, so that an
+    import never writes ppo_trainer's default back over them. The Megatron variants are read no worse than
+    ppo_megatron_trainer itself (whose snapshot reading keeps the FSDP defaults of some keys)."""
+    assert _misread(version, module, []) == {}
+    megatron = CONFIG_NAMES[module][1]
+    base = _misread(version, MAIN_MODULE, ["--config-name", "ppo_megatron_trainer"])
+    assert set(_misread(version, module, ["--config-name", megatron])) <= set(base)
