@@ -249,3 +249,17 @@ def test_a_bare_launch_has_the_experimental_configs_own_defaults(version: str, m
     megatron = CONFIG_NAMES[module][1]
     base = _misread(version, MAIN_MODULE, ["--config-name", "ppo_megatron_trainer"])
     assert set(_misread(version, module, ["--config-name", megatron])) <= set(base)
+
+
+def test_cli_imports_the_upstream_style_script_and_diff_finds_it_equal(tmp_path: Path) -> None:
+    from tests.importing.test_migrate_cli import rladapt
+
+    (tmp_path / "fully_async.sh").write_text(UPSTREAM)
+    done = rladapt("import", "-f", "verl==0.9.1", "fully_async.sh", "-o", "job.yaml", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    same = rladapt("diff", "job.yaml", "fully_async.sh", "-f", "verl==0.9.1", "--exit-code", cwd=tmp_path)
+    assert same.returncode == 0, same.stdout + same.stderr
+    # verl 0.7.1's wheel has no fully-async trainer: an error naming the keys and the versions that have them
+    old = rladapt("import", "-f", "verl==0.7.1", "fully_async.sh", cwd=tmp_path)
+    assert old.returncode == 2 and "Traceback" not in old.stderr
+    assert "'async_training.trigger_parameter_sync_step'; it exists in verl 0.8.0, 0.9.1" in old.stderr
