@@ -380,10 +380,19 @@ def _async_trainer(t: dict[str, Any], version: str, out: dict[str, Any]) -> None
     # the rollouter asserts data.train_batch_size == 0; a step trains ppo_mini_batch_size x require_batches
     # prompts (fully_async_rollouter.py / fully_async_trainer.py required_samples, 0.8.0 and 0.9.1)
     mini, batches = _count(t.get(f"{ARR}.actor.ppo_mini_batch_size")), _count(t.get(f"{a}.require_batches"))
-    if t.get("data.train_batch_size") == 0 and mini is not None and batches is not None:
-        out["spec.training.global_batch"] = mini * batches
-    else:
+    if t.get("data.train_batch_size") != 0 or mini is None or batches is None:
         out.pop("spec.training.global_batch", None)
+        return
+    out["spec.training.global_batch"] = mini * batches
+    # The fully-async trainer reads no trainer.total_training_steps: the run ends when the rollouter has
+    # generated rollout.total_rollout_steps prompts (capped by total_epochs passes over the data), and each step
+    # trains on global_batch of them (fully_async_rollouter.py total_rollout_steps, 0.8.0 and 0.9.1). translate
+    # writes steps x global_batch there, so a whole number of steps is the launch's spec.training.steps; its
+    # trainer.total_training_steps / total_epochs stay as written (native items).
+    prompts = _count(t.get("rollout.total_rollout_steps"))
+    if prompts is not None and prompts % (mini * batches) == 0:
+        out["spec.training.steps"] = prompts // (mini * batches)
+        out.pop("spec.training.epochs", None)
 
 
 def _differs(t: dict[str, Any], version: str, key: str) -> bool:

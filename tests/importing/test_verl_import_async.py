@@ -143,7 +143,6 @@ python -m verl.experimental.fully_async_policy.fully_async_main \
     trainer.nnodes="${NNODES_TRAIN}" \
     trainer.n_gpus_per_node="${NGPUS_PER_NODE}" \
     trainer.total_epochs=10 \
-    trainer.total_training_steps=800 \
     rollout.nnodes="${NNODES_ROLLOUT}" \
     rollout.n_gpus_per_node="${NGPUS_PER_NODE}" \
     rollout.total_rollout_steps="${total_rollout_steps}" \
@@ -166,11 +165,11 @@ def test_upstream_style_fully_async_script(registry: Registry, version: str) -> 
     # a sync every 4 steps; staleness 0: the rollouter runs no further ahead than one sync period
     assert (ws.every_steps, ws.max_staleness, ws.run_ahead_fraction, ws.partial_rollout) == (4, 4, 0.0, False)
     assert (spec.training.global_batch, spec.training.mini_batch) == (64, 32)
-    # the rollouter's prompt count is steps x global batch (800 x 64), as rladapt renders it; verl stops at
-    # whichever of total_epochs / total_training_steps comes first, so the epochs stay as written
+    # the rollouter's prompt count is steps x global batch (800 x 64), as rladapt renders it; the trainer
+    # reads no total_training_steps, and the epochs (a cap of the rollouter's) stay as written
     assert spec.training.steps == 800
     native = spec.native.get("verl", [])
-    assert "trainer.total_epochs=10" in native
+    assert "trainer.total_epochs=10" in native and "trainer.total_training_steps=null" in native
     # nothing forces ppo_trainer's defaults over the fully-async config's own (its nccl checkpoint engine, the
     # bypass mode): the launch names neither, so neither may appear
     written = (
