@@ -174,20 +174,26 @@ def spec_data(fields: Mapping[str, Any], name: str, roles: list[str] | None = No
 
 
 def _placement(data: dict[str, Any], fields: Mapping[str, Any]) -> None:
-    """spec.placement from ``(placement)`` (nodes, GPUs per node of the whole job) and ``(placement.apart)``
-    (role -> nodes of its own pool, e.g. NeMo-RL's non-colocated generation): the other roles share the rest."""
+    """spec.placement from ``(placement)`` (nodes, GPUs per node of the whole job), ``(placement.apart)``
+    (role -> nodes of its own pool, e.g. NeMo-RL's non-colocated generation): the other roles share the rest,
+    and ``(placement.separate)`` (role -> nodes, GPUs per node of a pool besides the ``(placement)`` one, e.g.
+    verl's rollout pool of its one-step-off and fully-async trainers)."""
     nodes_gpus = fields.get("(placement)")
     apart: dict[str, int] = dict(fields.get("(placement.apart)") or {})
-    if not nodes_gpus or (tuple(nodes_gpus) == (1, 8) and not apart):
+    separate: dict[str, tuple[int, int]] = dict(fields.get("(placement.separate)") or {})
+    if not nodes_gpus or (tuple(nodes_gpus) == (1, 8) and not apart and not separate):
         return
     # the roles a job needs do not depend on how weights sync, which itself needs the placement built here
     probe = validate_data({**data, "spec": {k: v for k, v in data["spec"].items() if k != "weight_sync"}})
     nodes, gpus = nodes_gpus
-    shared = [r for r in probe.spec.required_roles if r not in apart]
+    shared = [r for r in probe.spec.required_roles if r not in apart and r not in separate]
     pools = [
         {"name": "default", "nodes": nodes - sum(apart.values()), "gpus_per_node": gpus, "roles": shared}
     ]
     pools += [{"name": role, "nodes": n, "gpus_per_node": gpus, "roles": [role]} for role, n in apart.items()]
+    pools += [
+        {"name": role, "nodes": n, "gpus_per_node": g, "roles": [role]} for role, (n, g) in separate.items()
+    ]
     data["spec"]["placement"] = {"pools": pools}
 
 

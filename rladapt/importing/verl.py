@@ -7,8 +7,11 @@ verl's own default gets verl's value written out. Anything the spec cannot hold 
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
+from rladapt.adapters.verl.entrypoints import FULLY_ASYNC_MODULE, ONE_STEP_OFF_MODULE
+from rladapt.adapters.verl.patches import TRAINER_SEARCHPATH as PATCHED_SEARCHPATH
 from rladapt.adapters.verl.translate import (
     ADV_ESTIMATOR,
     ARR,
@@ -42,9 +45,51 @@ def effective(argv: list[str], version: str) -> Effective:
     """The effective config of ``argv`` (the whole command, from the interpreter on); a key's source is the
     override that set it."""
     inv = parse_argv(argv)
-    eff = verl_effective(version, inv.config_name, list(inv.overrides), list(inv.overrides))
+    overrides, sources = list(inv.overrides), list(inv.overrides)
+    if inv.module in (ONE_STEP_OFF_MODULE, FULLY_ASYNC_MODULE):
+        own = _EXPERIMENTAL_DEFAULTS.get((version, inv.config_name), {})
+        # The experimental configs find ppo_trainer through their hydra.searchpath, some at file://verl/trainer/
+        # config (relative to the working directory: a verl checkout; experimental/*/config/*.yaml, 0.8.0 and
+        # 0.9.1), which rladapt's patch points at the installed package instead. Either finds the same version's
+        # ppo_trainer.yaml, so the run is the same: a launch that names no searchpath gets the patch's.
+        first = [PATCHED_SEARCHPATH, *(f"{key}={hydra_value(value)}" for key, value in own.items())]
+        overrides = [*first, *overrides]
+        sources = [*(f"{DEFAULT} ({inv.config_name}.yaml)" for _ in first), *sources]
+    eff = verl_effective(version, inv.config_name, overrides, sources)
     values = {"(entrypoint)": inv.module, "(config-name)": inv.config_name, **eff.values}
     return Effective(eff.framework, eff.version, values, eff.sources)
+
+
+#: (version, config name) -> the values an experimental config gives keys of ppo_trainer that it includes (its
+#: ``_self_`` after ``defaults: [ppo_trainer]``), which the schema snapshot keeps at ppo_trainer's defaults.
+#: From verl/experimental/one_step_off_policy/config/one_step_off_ppo_trainer.yaml and
+#: verl/experimental/fully_async_policy/config/fully_async_ppo_trainer.yaml, 0.8.0 and 0.9.1 (the test composes
+#: each with verl's own Hydra and compares).
+_ONE_STEP_OFF_OWN: dict[str, Any] = {
+    f"{ARR}.rollout.free_cache_engine": False,
+    f"{ARR}.rollout.calculate_log_probs": True,
+    f"{ARR}.rollout.checkpoint_engine.backend": "nccl",
+    "algorithm.rollout_correction.bypass_mode": True,
+}
+_FULLY_ASYNC_OWN: dict[str, Any] = {
+    f"{ARR}.rollout.calculate_log_probs": True,
+    f"{ARR}.rollout.checkpoint_engine.backend": "nccl",
+    "algorithm.rollout_correction.bypass_mode": True,
+}
+#: the Megatron variants (``*_megatron_trainer.yaml``, on ppo_megatron_trainer) set the same values
+_EXPERIMENTAL_DEFAULTS: dict[tuple[str, str], dict[str, Any]] = {
+    (version, f"{trainer}{backend}_trainer"): own
+    for version in ("0.8.0", "0.9.1")
+    for backend in ("", "_megatron")
+    for trainer, own in (
+        ("one_step_off_ppo", _ONE_STEP_OFF_OWN),
+        # data.gen_batch_size: 0.9.1's snapshot has ppo_trainer's null (0.8.0's has the fully-async config's 1)
+        (
+            "fully_async_ppo",
+            {**_FULLY_ASYNC_OWN, **({"data.gen_batch_size": 1} if version == "0.9.1" else {})},
+        ),
+    )
+}
 
 
 def unconsumed(argv: list[str], target: Effective, derived: Effective) -> list[str]:
@@ -280,7 +325,74 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     nodes, gpus = t.get("trainer.nnodes"), t.get("trainer.n_gpus_per_node")
     if isinstance(nodes, int) and isinstance(gpus, int):
         out["(placement)"] = (nodes, gpus)
+    _async_trainer(t, version, out)
     return out
+
+
+def _count(value: Any) -> int | None:
+    """``value`` when it is a positive int (not a bool), else None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def _async_trainer(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
+    """The one-step-off and fully-async trainers (the inverse of ``translate._placement`` and ``_batches`` for
+    them): the rollout's own pool, the weight-sync settings, and the fully-async batch of require_batches mini
+    batches. Anything else about them (another checkpoint engine, dynamic resource scheduling) stays native."""
+    module = t.get("(entrypoint)")
+    if module not in (ONE_STEP_OFF_MODULE, FULLY_ASYNC_MODULE) or not keys(version).has_rollout_pool:
+        return
+    # both entry modules copy rollout.nnodes / n_gpus_per_node into the rollout worker group's
+    # (experimental/one_step_off_policy/main_ppo.py, experimental/fully_async_policy/fully_async_main.py,
+    # 0.8.0 and 0.9.1); 0.9.1's rollout.nnodes=0 (rollout on the trainer's GPUs only) has no separate pool
+    nodes, gpus = _count(t.get("rollout.nnodes")), _count(t.get("rollout.n_gpus_per_node"))
+    if nodes is None or gpus is None:
+        return
+    out["(placement.separate)"] = {"rollout": (nodes, gpus)}
+    if module == ONE_STEP_OFF_MODULE:
+        # translate picks this trainer for max_staleness 1 and a sync every step: it generates the next batch
+        # while the current one trains
+        out["spec.weight_sync.max_staleness"] = 1
+        return
+    a = "async_training"
+    # read by fully_async_trainer.py (trigger_parameter_sync_step, require_batches) and fully_async_rollouter.py
+    # (staleness_threshold, require_batches; max_required_samples = required x (threshold + 1) x sync steps),
+    # experimental/fully_async_policy, 0.8.0 and 0.9.1
+    every = _count(t.get(f"{a}.trigger_parameter_sync_step"))
+    threshold = t.get(f"{a}.staleness_threshold")
+    if (
+        every is None
+        or not isinstance(threshold, (int, float))
+        or isinstance(threshold, bool)
+        or threshold < 0
+    ):
+        return  # verl's rollouter asserts both (>= 1, >= 0): such a launch does not run
+    # the fully-async trainer is translate's choice for max_staleness >= 2 or every_steps >= 2, and
+    # every_steps <= max_staleness; the threshold is max_staleness - 1 unless run_ahead_fraction says otherwise
+    staleness = max(every, math.ceil(threshold) + 1, 2)
+    out["spec.weight_sync.every_steps"] = every
+    out["spec.weight_sync.max_staleness"] = staleness
+    if not same(float(threshold), float(staleness - 1)):
+        out["spec.weight_sync.run_ahead_fraction"] = float(threshold)
+    partial = t.get(f"{a}.partial_rollout")
+    # verl's own is true (fully_async_ppo_trainer.yaml, 0.8.0 and 0.9.1): only an explicit false is a field
+    if partial is False:
+        out["spec.weight_sync.partial_rollout"] = False
+    # the rollouter asserts data.train_batch_size == 0; a step trains ppo_mini_batch_size x require_batches
+    # prompts (fully_async_rollouter.py / fully_async_trainer.py required_samples, 0.8.0 and 0.9.1)
+    mini, batches = _count(t.get(f"{ARR}.actor.ppo_mini_batch_size")), _count(t.get(f"{a}.require_batches"))
+    if t.get("data.train_batch_size") != 0 or mini is None or batches is None:
+        out.pop("spec.training.global_batch", None)
+        return
+    out["spec.training.global_batch"] = mini * batches
+    # The fully-async trainer reads no trainer.total_training_steps: the run ends when the rollouter has
+    # generated rollout.total_rollout_steps prompts (capped by total_epochs passes over the data), and each step
+    # trains on global_batch of them (fully_async_rollouter.py total_rollout_steps, 0.8.0 and 0.9.1). translate
+    # writes steps x global_batch there, so a whole number of steps is the launch's spec.training.steps; its
+    # trainer.total_training_steps / total_epochs stay as written (native items).
+    prompts = _count(t.get("rollout.total_rollout_steps"))
+    if prompts is not None and prompts % (mini * batches) == 0:
+        out["spec.training.steps"] = prompts // (mini * batches)
+        out.pop("spec.training.epochs", None)
 
 
 def _differs(t: dict[str, Any], version: str, key: str) -> bool:
