@@ -61,6 +61,16 @@ def _generate(package: Path, version: str, origin: str) -> Snapshot:
     return Snapshot(framework="verl", version=version, source=origin, scopes=scopes, keys=merged)
 
 
+#: Keys whose YAML default is a value but whose reader also takes null, as "not given". The snapshot types them
+#: nullable so that a render may hand verl that null.
+READ_AS_OPTIONAL: dict[str, str] = {
+    # the fully-async rollouter counts prompts over the data's epochs and caps them with this key only when it is
+    # not None (verl/experimental/fully_async_policy/fully_async_rollouter.py, 0.8.0 and 0.9.1): null = run the
+    # epochs, where the YAML default 100 would stop at 100 prompts (0.7.1 declares the key but ships no reader)
+    "rollout.total_rollout_steps": "fully_async_rollouter.py: `if self.config.rollout.total_rollout_steps is not None`",
+}
+
+
 def _walk(
     node: dict[str, Any],
     prefix: str,
@@ -81,7 +91,8 @@ def _walk(
             _walk(value, path + ".", classes, out, NESTED.get((name, str(key))) if name else None)
             continue
         kind, choices = declared if declared is not None else (_inferred(value), ())
-        if kind not in ("any", "null") and value is None and "null" not in kind.split("|"):
+        nullable = value is None or path in READ_AS_OPTIONAL
+        if kind not in ("any", "null") and nullable and "null" not in kind.split("|"):
             kind += "|null"  # verl leaves it unset by default: null is what it reads as "not given"
         if kind == "null":
             kind = "any"  # a null default with no declared type says nothing about the type

@@ -224,3 +224,28 @@ def test_run_ahead_fraction_needs_the_fully_async_trainer(registry: Registry) ->
     with pytest.raises(SpecError) as err:
         render_job(registry, job, "0.9.1")
     assert "spec.weight_sync.run_ahead_fraction" in str(err.value) and "one-step-off" in str(err.value)
+
+
+def test_fully_async_by_epochs_leaves_the_prompt_cap_unset(
+    pinned: tuple[str, Path], registry: Registry
+) -> None:
+    """With epochs instead of steps, the rollouter must run the epochs: rladapt hands it null, which it reads as
+    "no cap", where the YAML default would stop it at 100 prompts."""
+    version, package = pinned
+    job = job_from(
+        "async-grpo-separate.yaml",
+        "spec.weight_sync.max_staleness=3",
+        "spec.training.steps=null",
+        "spec.training.epochs=2",
+    )
+    if Version(version) < Version("0.8.0"):
+        with pytest.raises(SpecError, match="first supported in verl 0.8.0"):
+            render_job(registry, job, version)
+        return
+    native = render_job(registry, job, version)
+    assert native.argv[2] == "verl.experimental.fully_async_policy.fully_async_main"
+    cfg = check_conforms(job, native, package)
+    assert select(cfg, "rollout.total_rollout_steps") is None
+    assert select(cfg, "trainer.total_epochs") == 2
+    rollouter = _text(package, "experimental/fully_async_policy/fully_async_rollouter.py")
+    assert "if self.config.rollout.total_rollout_steps is not None:" in rollouter
