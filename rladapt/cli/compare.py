@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from rladapt.metrics.names import NAMES, NEUTRAL
+from rladapt.metrics.names import NAMES, no_such_metric
 from rladapt.primitives.errors import UsageError
 
 from .output import dump_json
@@ -111,11 +111,7 @@ def _check(wanted: list[str], data: list[RunMetrics]) -> list[str]:
                 why.append(f"{m.run_id}: {reason}" if reason else f"{m.run_id}: not logged")
             problems.append(f"--metric {name}: no run logged it ({'; '.join(why)})")
         else:
-            native = sorted({n for m in data for n in m.series} - NAMES)
-            problems.append(
-                f"--metric {name}: no such metric; expected a neutral name ({', '.join(n.name for n in NEUTRAL)})"
-                + (f" or one the runs logged ({', '.join(native)})" if native else "")
-            )
+            problems.append(no_such_metric(name, (n for m in data for n in m.series), "the runs"))
     if problems:
         raise UsageError("; ".join(problems))
     return list(dict.fromkeys(wanted))

@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rladapt.metrics.names import NAMES, NEUTRAL
+from rladapt.metrics.names import NAMES, NEUTRAL, no_such_metric
 from rladapt.primitives.errors import LaunchError, UsageError
 
+from .options import polling_options
 from .output import dump_json
 
 if TYPE_CHECKING:
@@ -47,19 +48,7 @@ def register(cli: click.Group) -> None:
     metavar="NAME",
     help="Only this metric (repeatable): a neutral name, or a native name the run logged.",
 )
-@click.option(
-    "--interval",
-    type=click.FloatRange(min=0.05),
-    default=5.0,
-    show_default=True,
-    help="With --follow: seconds between two reads.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0),
-    default=None,
-    help="With --follow: give up (exit 1) after this many seconds; the run goes on.",
-)
+@polling_options("With --follow: ")
 def metrics(
     run_id: str, follow: bool, fmt: str, wanted: tuple[str, ...], interval: float, timeout: float | None
 ) -> None:
@@ -123,11 +112,7 @@ def _columns(
                 f"--metric {name}: {data.framework} {data.version} does not log it ({absent[name]})"
             )
         elif name not in NAMES and name not in data.series:
-            native = sorted(set(data.series) - NAMES)
-            problems.append(
-                f"--metric {name}: no such metric; expected a neutral name ({', '.join(n.name for n in NEUTRAL)})"
-                + (f" or one this run logged ({', '.join(native)})" if native else "")
-            )
+            problems.append(no_such_metric(name, data.series, "this run"))
     if problems:
         raise UsageError("; ".join(problems))
     return list(dict.fromkeys(wanted))

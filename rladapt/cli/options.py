@@ -45,6 +45,31 @@ def launcher_options(func: F) -> F:
     return func
 
 
+def polling_options(what: str) -> Callable[[F], F]:
+    """``--interval`` and ``--timeout`` of a verb that polls a run until it ends; ``what`` says what is read."""
+
+    def text(rest: str) -> str:
+        said = what + rest
+        return said[:1].upper() + said[1:]
+
+    def decorate(func: F) -> F:
+        func = click.option(
+            "--timeout",
+            type=click.FloatRange(min=0),
+            default=None,
+            help=text("give up (exit 1) after this many seconds; the run goes on."),
+        )(func)
+        return click.option(
+            "--interval",
+            type=click.FloatRange(min=0.05),
+            default=5.0,
+            show_default=True,
+            help=text("seconds between two reads."),
+        )(func)
+
+    return decorate
+
+
 def parse_launcher_opts(items: tuple[str, ...]) -> dict[str, str]:
     out: dict[str, str] = {}
     for item in items:

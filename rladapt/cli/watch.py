@@ -15,6 +15,8 @@ import click
 
 from rladapt.primitives.errors import LaunchError, RladaptError
 
+from .options import polling_options
+
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
@@ -89,19 +91,7 @@ def _row(label: str, text: str) -> str:
 
 @click.command()
 @click.argument("run_id", metavar="RUN", required=False)
-@click.option(
-    "--interval",
-    type=click.FloatRange(min=0.05),
-    default=5.0,
-    show_default=True,
-    help="Seconds between two reads of the run's state and metrics.",
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(min=0),
-    default=None,
-    help="Give up (exit 1) after this many seconds; the run goes on.",
-)
+@polling_options("")
 def watch(run_id: str | None, interval: float, timeout: float | None) -> None:
     """Follow RUN (an id or unique prefix; default: the latest run) until it ends: step / total, time per step,
     ETA, the latest reward and validation score, and health warnings (thresholds: spec.health).

@@ -7,6 +7,7 @@ approximated from another one.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 
@@ -37,3 +38,12 @@ NEUTRAL: tuple[Neutral, ...] = (
 
 NAMES: frozenset[str] = frozenset(n.name for n in NEUTRAL)
 BY_NAME: dict[str, Neutral] = {n.name: n for n in NEUTRAL}
+
+
+def no_such_metric(name: str, logged: Iterable[str], whose: str) -> str:
+    """The message for ``--metric NAME`` that is neither neutral nor logged: what would have been accepted."""
+    native = sorted(set(logged) - NAMES)
+    return (
+        f"--metric {name}: no such metric; expected a neutral name ({', '.join(n.name for n in NEUTRAL)})"
+        + (f" or one {whose} logged ({', '.join(native)})" if native else "")
+    )
