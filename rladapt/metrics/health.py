@@ -208,8 +208,14 @@ def seconds_per_step(m: RunMetrics, last: int = 20) -> float | None:
     return statistics.median(timed) if timed else None
 
 
+def _since_start(m: RunMetrics) -> dict[int, float]:
+    """The steps the job's latest start logged (all of them when its start is unknown)."""
+    return {s: t for s, t in m.wall_time.items() if m.started is None or t >= m.started}
+
+
 def stalled(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarning]:
-    if now is None or h.stall_factor is None or not m.wall_time:
+    # a start that has logged nothing yet is no_first_step's: its last step belongs to an earlier start
+    if now is None or h.stall_factor is None or not _since_start(m):
         return []
     per_step = seconds_per_step(m)
     if per_step is None:
@@ -226,6 +232,25 @@ def stalled(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarning]:
             step,
             f"no new step for {idle:.0f} s since step {step}: more than stall_factor {h.stall_factor:g} x the "
             f"median {per_step:.3g} s per step (and stall_min_seconds {h.stall_min_seconds})",
+        )
+    ]
+
+
+def no_first_step(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarning]:
+    if now is None or h.first_step_max_seconds is None or m.started is None or _since_start(m):
+        return []
+    waited = now - m.started
+    if waited <= h.first_step_max_seconds:
+        return []
+    before = max(m.wall_time) if m.wall_time else None
+    return [
+        HealthWarning(
+            "no_first_step",
+            "step",
+            before,
+            f"no step logged {waited:.0f} s after the job's latest start: more than first_step_max_seconds "
+            f"{h.first_step_max_seconds} (stuck loading, starting the engines or in a collective? "
+            "rladapt logs / rladapt triage)",
         )
     ]
 
@@ -273,6 +298,13 @@ RULES: tuple[Rule, ...] = (
         ("stall_factor", "stall_min_seconds"),
         "no new step for much longer than a step takes",
         stalled,
+    ),
+    Rule(
+        "no_first_step",
+        "step",
+        ("first_step_max_seconds",),
+        "a start has logged no step long after it began",
+        no_first_step,
     ),
 )
 

@@ -15,6 +15,8 @@ class RunMetrics:
     meaning, to ``{step: value}``. ``native`` maps each neutral name present to the framework's own name for it,
     so that every figure can be traced back to what the framework logged. ``wall_time`` maps a step to when it
     was logged (seconds since the epoch, its newest event): what time per step, ETA and a stalled run are told by.
+    ``started`` is when the job's latest start began (the run's attempts; None when unknown): a start that has
+    logged no step yet is told by it.
     """
 
     run_id: str
@@ -23,6 +25,7 @@ class RunMetrics:
     series: Mapping[str, Mapping[int, float]]
     native: Mapping[str, str] = field(default_factory=dict)
     wall_time: Mapping[int, float] = field(default_factory=dict)
+    started: float | None = None
 
     def steps(self) -> list[int]:
         """Every step at which any metric was logged, ascending."""

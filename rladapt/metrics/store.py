@@ -9,7 +9,9 @@ that directory is on a file system this machine sees.
 
 from __future__ import annotations
 
+import dataclasses
 import posixpath
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -73,8 +75,25 @@ def run_metrics_dir(run: Run) -> Path:
 
 
 def read_run_metrics(run: Run) -> RunMetrics:
-    """The metrics of a recorded run, per step, in neutral names (``read_metrics_dir`` on its metrics directory)."""
+    """The metrics of a recorded run, per step, in neutral names (``read_metrics_dir`` on its metrics directory),
+    with when the job's latest start began."""
     record = run.record
-    return read_metrics_dir(
+    metrics = read_metrics_dir(
         run_metrics_dir(run), str(record["framework"]), str(record.get("version") or "") or None, run.id
     )
+    return dataclasses.replace(metrics, started=latest_start(run))
+
+
+def latest_start(run: Run) -> float | None:
+    """When the job's latest start began (seconds since the epoch), as the job recorded it; None when unknown."""
+    from rladapt.resume import read_attempts
+
+    starts = [a.get("started") for a in read_attempts(run.dir)]
+    stamp = starts[-1] if starts else None
+    if not isinstance(stamp, str):
+        return None
+    try:
+        when = datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return (when if when.tzinfo else when.replace(tzinfo=timezone.utc)).timestamp()

@@ -821,6 +821,11 @@ class Health(_Model):
     stall_min_seconds: NonNegInt = Field(
         600, description="No new step: never before this many seconds (evaluations and saves take time)."
     )
+    first_step_max_seconds: PositiveInt | None = Field(
+        3600,
+        description="No first step: a running start has logged no step this many seconds after it began "
+        "(model loading, engine start-up and the first rollout included; a hang in a collective shows here).",
+    )
 
 
 # --- platform: volumes, ports, env, secrets ------------------------------------------------------------------

@@ -3,6 +3,7 @@ progress (step / total, time per step, ETA) ``status`` and ``watch`` show."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -38,6 +39,7 @@ def test_every_rule_names_real_thresholds() -> None:
         "length_limit",
         "throughput_falling",
         "stalled",
+        "no_first_step",
     }
     for rule in RULES:
         assert set(rule.thresholds) <= set(Health.model_fields), rule.id
@@ -136,6 +138,27 @@ def test_stalled_only_while_running() -> None:
     assert rules(m, Health(stall_min_seconds=0), now=1050 + 49) == []
     assert rules(m, Health(stall_min_seconds=0), now=None) == []  # the run ended
     assert rules(m, Health(stall_factor=None, stall_min_seconds=0), now=1e9) == []
+
+
+def test_a_start_without_a_step_is_no_first_step() -> None:
+    """A job hung before its first step (loading, engine start-up, a first collective) logs nothing to compare
+    a step time with: the time since its latest start is what tells it."""
+    fresh = dataclasses.replace(run(), started=1000.0)
+    assert rules(fresh, now=1000 + 3599) == []  # first_step_max_seconds 3600
+    w = check_health(fresh, now=1000 + 3700)
+    assert [(x.rule, x.step) for x in w] == [("no_first_step", None)]
+    assert w[0].message.startswith("no step logged 3700 s after the job's latest start")
+    assert rules(fresh, Health(first_step_max_seconds=None), now=1e9) == []
+    assert rules(fresh, now=None) == []  # the run ended
+    # a restart after step 5 (logged at 1050) that hangs: no_first_step, not stalled on the earlier start's step
+    wall = {s: 1000.0 + 10 * s for s in range(1, 6)}
+    restarted = dataclasses.replace(run(wall, reward_mean=[0.1] * 5), started=2000.0)
+    w = check_health(restarted, now=2000 + 3700)
+    assert [(x.rule, x.step) for x in w] == [("no_first_step", 5)]
+    # once the start logs a step, the stall rule takes over
+    going = dataclasses.replace(run({**wall, 6: 2100.0}, reward_mean=[0.1] * 6), started=2000.0)
+    assert rules(going, now=2100 + 599) == []
+    assert "stalled" in rules(going, now=2100 + 5000)
 
 
 def test_progress_and_eta() -> None:

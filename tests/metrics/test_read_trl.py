@@ -26,6 +26,8 @@ def test_a_trl_run_reads_back_in_neutral_names(trl_run: TrlRun) -> None:
     # the rendered launch wrote its events where rladapt reads them
     assert event_dirs(trl_run.checkpoint_dir / METRICS_DIR)
     assert m.steps()[-1] == STEPS
+    # the job's start, as the bootstrap recorded it: before its first logged step (what no_first_step reads)
+    assert m.started is not None and m.started <= min(m.wall_time.values())
     for name in ("policy_loss", "reward_mean", "response_length_mean", "response_clip_ratio", "entropy"):
         assert sorted(m.series[name]) == list(range(1, STEPS + 1)), name
     for name in ("grad_norm", "lr", "step_time_s"):
