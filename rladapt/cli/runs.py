@@ -143,6 +143,9 @@ def launch(
     if final.state == "SUCCEEDED":
         click.echo(f"run {run.id}: {_describe(final)}", err=True)
         click.echo(f"logs: rladapt logs {run.id} (run directory {run.dir})", err=True)
+        click.echo(
+            f"metrics: rladapt metrics {run.id} (progress and health: rladapt status {run.id})", err=True
+        )
     else:
         raise LaunchError(
             f"run {run.id} ended {_describe(final)}" + (f": {final.message}" if final.message else "")

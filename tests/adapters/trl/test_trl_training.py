@@ -61,6 +61,7 @@ def test_grpo_trains_checkpoints_and_repeats_exactly(tmp_path: Path) -> None:
     assert f"[rladapt] step {STEPS}/{STEPS}  reward " in first.stdout
     assert f"checkpoints in {ckpt_a}" in first.stdout
     assert "logs: rladapt logs " in first.stderr
+    assert "metrics: rladapt metrics " in first.stderr
     # TRL's Trainer wrote checkpoint-N every 2 steps, each with the state a resume needs
     steps = sorted(int(p.name.split("-")[1]) for p in ckpt_a.glob("checkpoint-*"))
     assert steps == [2, 4]
