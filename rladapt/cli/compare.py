@@ -18,6 +18,7 @@ import click
 from rladapt.metrics.names import NAMES, no_such_metric
 from rladapt.primitives.errors import UsageError
 
+from .options import metric_option
 from .output import dump_json
 
 if TYPE_CHECKING:
@@ -33,14 +34,9 @@ def register(cli: click.Group) -> None:
 
 @click.command()
 @click.argument("run_ids", metavar="RUN_A RUN_B [RUN...]", nargs=-1, required=True)
-@click.option(
-    "--metric",
-    "-m",
-    "wanted",
-    multiple=True,
-    metavar="NAME",
-    help="Only this metric (repeatable): a neutral name, or a native name the runs logged. Default: every "
-    "neutral name the first run and another one logged.",
+@metric_option(
+    "Only this metric (repeatable): a neutral name, or a native name the runs logged. Default: every "
+    "neutral name the first run and another one logged."
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
 @click.option(

@@ -21,7 +21,7 @@ import click
 from rladapt.metrics.names import NAMES, NEUTRAL, no_such_metric
 from rladapt.primitives.errors import LaunchError, UsageError
 
-from .options import polling_options
+from .options import metric_option, polling_options
 from .output import dump_json
 
 if TYPE_CHECKING:
@@ -40,14 +40,7 @@ def register(cli: click.Group) -> None:
 @click.argument("run_id", metavar="RUN")
 @click.option("--follow", "-f", is_flag=True, help="Print each new step as it is logged, until the run ends.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
-@click.option(
-    "--metric",
-    "-m",
-    "wanted",
-    multiple=True,
-    metavar="NAME",
-    help="Only this metric (repeatable): a neutral name, or a native name the run logged.",
-)
+@metric_option("Only this metric (repeatable): a neutral name, or a native name the run logged.")
 @polling_options("With --follow: ")
 def metrics(
     run_id: str, follow: bool, fmt: str, wanted: tuple[str, ...], interval: float, timeout: float | None

@@ -45,6 +45,11 @@ def launcher_options(func: F) -> F:
     return func
 
 
+def metric_option(help: str) -> Callable[[F], F]:
+    """``--metric/-m NAME`` (repeatable, into ``wanted``) of the verbs that read a run's metrics."""
+    return click.option("--metric", "-m", "wanted", multiple=True, metavar="NAME", help=help)
+
+
 def polling_options(what: str) -> Callable[[F], F]:
     """``--interval`` and ``--timeout`` of a verb that polls a run until it ends; ``what`` says what is read."""
 

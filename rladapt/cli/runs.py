@@ -22,6 +22,7 @@ from .output import dump_json
 
 if TYPE_CHECKING:
     from rladapt.launch import Runner
+    from rladapt.metrics import RunMetrics
     from rladapt.metrics.validation import Validation
     from rladapt.plugins import RunStatus
 
@@ -66,13 +67,13 @@ def _starts_cell(run: Run) -> str:
     return f"{len(starts)}" + (f" (from {step})" if step is not None else "")
 
 
-def _validation(runner: Runner, run: Run) -> Validation | None:
+def _validation(runner: Runner, run: Run, metrics: RunMetrics | None = None) -> Validation | None:
     """The run's latest and best validation score and best checkpoint (``rladapt.metrics.validation``); None
     without any, with a warning when they cannot be read (the run's other fields are still shown)."""
     from rladapt.metrics.validation import run_validation
 
     try:
-        return run_validation(run, runner.registry.framework(str(run.record["framework"])))
+        return run_validation(run, runner.registry.framework(str(run.record["framework"])), metrics)
     except RladaptError as exc:
         click.echo(f"warning: {run.id}: no validation results: {exc.message}", err=True)
         return None
@@ -165,9 +166,10 @@ def status(run_id: str | None, as_json: bool) -> None:
         # each start of the job (restarts included) and the step it resumed from, as the job recorded it
         record["starts"] = _starts(run)
         # read from the run's metrics and checkpoints now, not stored: the job is not the record's writer
-        found = _validation(runner, run)
+        metrics = _read_metrics(run)
+        found = _validation(runner, run, metrics)
         record["validation"] = None if found is None else found.to_json()
-        record["progress"] = _progress_json(run, current)
+        record["progress"] = _progress_json(run, current, metrics)
         click.echo(dump_json(record, what="the run record", sort_keys=True))
         return
     rec = run.record
@@ -181,25 +183,37 @@ def status(run_id: str | None, as_json: bool) -> None:
         click.echo(f"message:   {current.message}")
     for line in _attempt_lines(run):
         click.echo(line)
-    found = _validation(runner, run)
+    metrics = _read_metrics(run)
+    found = _validation(runner, run, metrics)
     if found is not None:
         click.echo(f"validation: {found.summary()}")
-    for line in _progress_lines(run, current):
+    for line in _progress_lines(run, current, metrics):
         click.echo(line)
     click.echo(f"directory: {run.dir}")
 
 
-def _progress_lines(run: Run, current: RunStatus) -> list[str]:
+def _read_metrics(run: Run) -> RunMetrics | None:
+    """The run's metrics, read once for the validation and progress lines of ``status``; None when they cannot
+    be read, so that each of those reports its own error as before."""
+    from rladapt.metrics import read_run_metrics
+
+    try:
+        return read_run_metrics(run)
+    except RladaptError:
+        return None
+
+
+def _progress_lines(run: Run, current: RunStatus, metrics: RunMetrics | None) -> list[str]:
     # step / total, time per step, ETA, reward, health warnings (the validation line is above): rladapt/cli/watch.py
     from .watch import status_lines
 
-    return status_lines(run, current, validation=False)
+    return status_lines(run, current, validation=False, metrics=metrics)
 
 
-def _progress_json(run: Run, current: RunStatus) -> dict[str, Any]:
+def _progress_json(run: Run, current: RunStatus, metrics: RunMetrics | None) -> dict[str, Any]:
     from .watch import status_json
 
-    return status_json(run, current)
+    return status_json(run, current, metrics)
 
 
 def _starts(run: Run) -> list[dict[str, Any]]:

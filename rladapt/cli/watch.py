@@ -20,6 +20,7 @@ from .options import polling_options
 if TYPE_CHECKING:
     from rich.console import RenderableType
 
+    from rladapt.metrics import RunMetrics
     from rladapt.metrics.progress import Progress
     from rladapt.plugins import RunStatus
     from rladapt.primitives.spec import Health
@@ -53,22 +54,26 @@ def total_steps(run: Run) -> int | None:
     return total if isinstance(total, int) and not isinstance(total, bool) and total > 0 else None
 
 
-def run_progress(run: Run, running: bool) -> Progress:
-    """The run's progress now (a stall and an ETA only while ``running``); RladaptError when unreadable."""
+def run_progress(run: Run, running: bool, metrics: RunMetrics | None = None) -> Progress:
+    """The run's progress now (a stall and an ETA only while ``running``) from ``metrics``, read from the run when
+    not given; RladaptError when unreadable."""
     from rladapt.metrics import read_run_metrics
     from rladapt.metrics.progress import progress
 
-    metrics = read_run_metrics(run)
-    return progress(metrics, total_steps(run), thresholds(run), time.time() if running else None)
+    read = metrics if metrics is not None else read_run_metrics(run)
+    return progress(read, total_steps(run), thresholds(run), time.time() if running else None)
 
 
-def status_lines(run: Run, current: RunStatus, validation: bool = True) -> list[str]:
+def status_lines(
+    run: Run, current: RunStatus, validation: bool = True, metrics: RunMetrics | None = None
+) -> list[str]:
     """What ``rladapt status`` prints about progress and health (nothing when the run never started); without
-    the validation row when ``validation`` is false (``status`` has its own, with the best checkpoint)."""
+    the validation row when ``validation`` is false (``status`` has its own, with the best checkpoint).
+    ``metrics``: the run's metrics when the caller has read them already."""
     if current.state in ("CREATED", "SUBMITTING", "PENDING"):
         return []
     try:
-        now = run_progress(run, running=not current.terminal)
+        now = run_progress(run, running=not current.terminal, metrics=metrics)
     except RladaptError as exc:
         return [_row("metrics", f"unreadable: {exc.message}")]
     rows = [(label, text) for label, text in now.lines() if validation or label != "val"]
@@ -77,10 +82,10 @@ def status_lines(run: Run, current: RunStatus, validation: bool = True) -> list[
     return [_row(label, text) for label, text in rows]
 
 
-def status_json(run: Run, current: RunStatus) -> dict[str, Any]:
+def status_json(run: Run, current: RunStatus, metrics: RunMetrics | None = None) -> dict[str, Any]:
     """The ``progress`` object of ``rladapt status --json``: ``Progress.as_json``, or ``{"error": message}``."""
     try:
-        return run_progress(run, running=not current.terminal).as_json()
+        return run_progress(run, running=not current.terminal, metrics=metrics).as_json()
     except RladaptError as exc:
         return {"error": exc.message}
 

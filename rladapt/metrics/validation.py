@@ -66,8 +66,11 @@ def validation(metrics: RunMetrics, complete_steps: Iterable[int]) -> Validation
     return Validation(latest=latest, best=best, best_checkpoint=with_checkpoint.best(VAL, higher))
 
 
-def run_validation(run: Run, adapter: FrameworkAdapter) -> Validation | None:
+def run_validation(
+    run: Run, adapter: FrameworkAdapter, metrics: RunMetrics | None = None
+) -> Validation | None:
     """The validation results of a recorded run; None when it has no metrics directory or no validation score.
+    ``metrics``: the run's metrics when the caller has read them already (else they are read here).
 
     Cheap for a run without metrics (one directory check): ``runs`` asks it of every run.
     """
@@ -83,7 +86,8 @@ def run_validation(run: Run, adapter: FrameworkAdapter) -> Validation | None:
         return None
     if not event_dirs(root / METRICS_DIR):
         return None
-    metrics = read_run_metrics(run)
+    if metrics is None:
+        metrics = read_run_metrics(run)
     scan = adapter.scan_checkpoints(root, str(run.record["version"]))
     complete = [c.step for c in scan.checkpoints if c.complete] if scan is not None else []
     return validation(metrics, complete)
