@@ -11,7 +11,7 @@
 
 Only rladapt's own plugins are documented (entry points are not loaded): a plugin installed in the building
 environment must not change the project's documentation. Each ``*_page`` function returns Markdown and needs no
-MkDocs, so ``tests/docs`` checks them without building the site.
+MkDocs, so ``tests/cli/test_docs.py`` checks them without building the site.
 """
 
 from __future__ import annotations
@@ -238,7 +238,10 @@ def launchers_page() -> str:
 
 def _markdown(doc: str) -> str:
     """A hookspec docstring (reST field lists, ``literals``, ``.. versionadded::``) as Markdown."""
-    text = re.sub(r"``(.+?)``", r"`\1`", inspect.cleandoc(doc))
+    text = inspect.cleandoc(doc).replace(
+        "``.. versionadded::``", "an *Added in* line"
+    )  # the directive, named
+    text = re.sub(r"``(.+?)``", r"`\1`", text)
     out: list[str] = []
     for line in text.splitlines():
         field = re.match(r":param (\w+):\s*(.*)", line)
