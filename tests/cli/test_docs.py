@@ -1,5 +1,6 @@
-"""The documentation is current: its shown sessions are what rladapt prints, its generated reference pages cover
-every verb, field, option, hook and framework, and the site builds strictly (every link and anchor resolves).
+"""The documentation is current: its shown sessions are what rladapt prints, its shown specs are valid, its
+generated reference pages cover every verb, field, option, hook and framework, and the site builds strictly
+(every link and anchor resolves).
 
 A shown session is a line ``$ rladapt ...`` in a code block of README.md or of any page under docs/, followed by
 its output up to the next ``$`` line or the end of the block.
@@ -57,9 +58,37 @@ def test_shown_session_is_current(command: str, expected: list[str]) -> None:
             assert got == want
 
 
+SPECS = [
+    pytest.param(block, id=f"{page.relative_to(REPO)}: spec {i}")
+    for page in PAGES
+    for i, block in enumerate(
+        re.findall(r"^```yaml\n(.*?)^```", page.read_text(encoding="utf-8"), re.M | re.S)
+    )
+    if "kind: RLJob" in block
+]
+
+
+@pytest.mark.parametrize("block", SPECS)
+def test_shown_spec_is_valid(block: str, tmp_path: Path) -> None:
+    spec = tmp_path / "job.yaml"
+    spec.write_text(block, encoding="utf-8")
+    res = rladapt("validate", str(spec), cwd=REPO)
+    assert res.returncode == 0, res.stderr
+
+
 def test_docs_have_sessions() -> None:
+    assert SPECS
     assert len(SESSIONS) >= 3
     assert sessions(DOCS / "getting-started.md"), "the getting-started page shows what rladapt prints"
+
+
+def test_readme_stays_an_entry_point() -> None:
+    """The README says what rladapt is, how to start and where to read on; the rest lives in docs/."""
+    text = (REPO / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 150
+    assert "bash scripts/test.sh" in text  # the test command .ci/run and CI run
+    for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", text):  # relative links, not https://
+        assert (REPO / target).exists(), target
 
 
 def _plugins() -> dict[str, object]:
