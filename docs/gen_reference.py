@@ -171,6 +171,7 @@ def spec_page() -> str:
     queue: list[tuple[str, dict[str, Any]]] = [("RLJob", schema)]
     while queue:
         path, node = queue.pop(0)
+        children: list[tuple[str, dict[str, Any]]] = []
         out.append(f"\n## `{path}` {{ #{_anchor(path)} }}\n\n")
         if node.get("description") and node is not schema:
             out.append(_cell(node["description"]) + "\n\n")
@@ -186,7 +187,7 @@ def spec_page() -> str:
                         "[]" if prop.get("type") == "array" else ".*" if prop.get("type") == "object" else ""
                     )
                     target = documented[name] = child + suffix
-                    queue.append((target, defs[name]))
+                    children.append((target, defs[name]))
                 # a whole word outside an earlier link: Secret must not match inside [SecretSource](...)
                 kind = re.sub(rf"(?<![\[\w]){name}(?![\w\]])", f"[{name}](#{_anchor(target)})", kind, count=1)
             if field in required:
@@ -197,6 +198,7 @@ def spec_page() -> str:
                 default = {"array": "`[]`", "object": "`{}`"}.get(prop.get("type", ""), "(its defaults)")
             description = prop.get("description", "")
             out.append(f"| `{field}` | {_cell(kind)} | {_cell(default)} | {_cell(description)} |\n")
+        queue[:0] = children  # depth first: a section's own sections follow it, in field order
     return "".join(out)
 
 
