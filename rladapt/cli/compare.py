@@ -18,7 +18,7 @@ import click
 from rladapt.metrics.names import NAMES, no_such_metric
 from rladapt.primitives.errors import UsageError
 
-from .options import metric_option
+from .options import format_option, metric_option
 from .output import dump_json
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def register(cli: click.Group) -> None:
     "Only this metric (repeatable): a neutral name, or a native name the runs logged. Default: every "
     "neutral name the first run and another one logged."
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option(*FORMATS)
 @click.option(
     "--plot",
     "plot_path",

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from .options import format_option
 from .output import dump_json
 
 
@@ -79,7 +80,7 @@ def plugins_report() -> dict[str, Any]:
 
 
 @click.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("text", "json")
 @click.option(
     "--capabilities/--no-capabilities",
     default=True,

@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from .options import format_option
+
 
 def register(cli: click.Group) -> None:
     cli.add_command(import_)
@@ -94,7 +96,7 @@ def import_(
     metavar="NAME[==VERSION]",
     help="Framework and version to compare on (needed when A or B is a spec; default version: newest).",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("text", "json")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when A and B differ (for CI).")
 @click.option(
     "--set", "sets", multiple=True, metavar="VAR=VALUE", help="A shell variable for a launch script."

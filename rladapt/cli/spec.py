@@ -9,7 +9,14 @@ from typing import Any, TypeVar
 
 import click
 
-from .options import framework_option, launcher_options, parse_launcher_opts, render_spec, spec_argument
+from .options import (
+    format_option,
+    framework_option,
+    launcher_options,
+    parse_launcher_opts,
+    render_spec,
+    spec_argument,
+)
 from .output import dump_json
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -93,14 +100,7 @@ def schema() -> None:
 @click.command()
 @framework_option()
 @spec_argument
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json is the stable NativeLaunch document (see README).",
-)
+@format_option("text", "json", help="json is the stable NativeLaunch document (see README).")
 @click.option("--launcher", "-l", default=None, help="Also render what this launcher would submit.")
 @click.option(
     "--explain",
