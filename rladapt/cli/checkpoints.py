@@ -22,7 +22,7 @@ def register(cli: click.Group) -> None:
     cli.add_command(resume)
 
 
-@click.command()
+@click.command(short_help="List a run's checkpoints, and the one to resume.")
 @click.argument("target", metavar="RUN|DIR")
 @click.option(
     "--framework",
@@ -73,7 +73,7 @@ def checkpoints(target: str, framework: str | None, fmt: str) -> None:
     )
 
 
-@click.command()
+@click.command(short_help="Start a run again from a checkpoint.")
 @run_argument()
 @click.option(
     "--from-step", type=int, default=None, help="Resume from this step instead of the newest complete."

@@ -32,7 +32,7 @@ def register(cli: click.Group) -> None:
     cli.add_command(compare)
 
 
-@click.command()
+@click.command(short_help="Show runs side by side, against the first one.")
 @click.argument("run_ids", metavar="RUN_A RUN_B [RUN...]", nargs=-1, required=True)
 @metric_option(
     "Only this metric (repeatable): a neutral name, or a native name the runs logged. Default: every "

@@ -19,7 +19,7 @@ def register(cli: click.Group) -> None:
     cli.add_command(matrix)
 
 
-@click.command()
+@click.command(short_help="Write a pip constraints file pinning a version.")
 @framework_option()
 @click.option(
     "--output",
@@ -48,7 +48,7 @@ def pin(framework: str, output: Path | None) -> None:
         click.echo(f"wrote {str(output)!r}: {name}=={version.version}", err=True)
 
 
-@click.command()
+@click.command(short_help="Check specs and this environment against a pin.")
 @click.argument("pin_file", metavar="PIN", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("specs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option(
@@ -109,7 +109,7 @@ _FRAMEWORKS_HELP = "Only these frameworks (repeatable)."
 _WRITE_HELP = "Write the report to this file (atomically; only a regular file is replaced) instead of stdout."
 
 
-@click.group(invoke_without_command=True)
+@click.group(invoke_without_command=True, short_help="The compatibility matrix and its snapshots.")
 # `rladapt matrix [-f NAME] [--write FILE]` printed the report before it was `matrix show`: still does, unlisted
 @click.option("--framework", "-f", "frameworks", multiple=True, hidden=True, help=_FRAMEWORKS_HELP)
 @click.option(
@@ -130,7 +130,7 @@ def matrix(ctx: click.Context, frameworks: tuple[str, ...], write: str | None) -
         )
 
 
-@matrix.command("show")
+@matrix.command("show", short_help="Print the compatibility matrix report (Markdown).")
 @click.option("--framework", "-f", "frameworks", multiple=True, metavar="NAME", help=_FRAMEWORKS_HELP)
 @click.option(
     "--write", "write", type=click.Path(dir_okay=False), default=None, metavar="FILE", help=_WRITE_HELP
@@ -156,7 +156,7 @@ def _exact_version(framework: str, example: str) -> tuple[str, str]:
     return name.strip(), version.strip()
 
 
-@matrix.command("snapshot")
+@matrix.command("snapshot", short_help="Generate a framework version's schema snapshot.")
 @click.option(
     "--framework",
     "-f",
@@ -213,7 +213,7 @@ def snapshot_cmd(framework: str, source: Path | None, output: Path | None, check
     )
 
 
-@matrix.command("onboard")
+@matrix.command("onboard", short_help="Snapshot a new release; print the work list.")
 @click.option(
     "--framework",
     "-f",
@@ -298,7 +298,7 @@ def onboard_cmd(
     )
 
 
-@matrix.command("outdated")
+@matrix.command("outdated", short_help="List releases on PyPI newer than the matrix.")
 @click.option(
     "--index",
     default=None,

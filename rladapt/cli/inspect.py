@@ -79,7 +79,7 @@ def plugins_report() -> dict[str, Any]:
     }
 
 
-@click.command()
+@click.command(short_help="List frameworks, launchers, patches, broken plugins.")
 @format_option("text", "json")
 @click.option(
     "--capabilities/--no-capabilities",

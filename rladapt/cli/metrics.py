@@ -36,7 +36,7 @@ def register(cli: click.Group) -> None:
     cli.add_command(metrics)
 
 
-@click.command()
+@click.command(short_help="Show a run's metrics per step, in neutral names.")
 @run_argument()
 @click.option("--follow", "-f", is_flag=True, help="Print each new step as it is logged, until the run ends.")
 @format_option(*FORMATS)

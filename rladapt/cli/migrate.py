@@ -22,7 +22,7 @@ def _framework(text: str | None) -> tuple[str | None, str | None]:
     return parse_framework(text)
 
 
-@click.command("import")
+@click.command("import", short_help="Turn a native launch (a script) into a spec.")
 @click.option(
     "--framework",
     "-f",
@@ -86,7 +86,7 @@ def import_(
     click.echo(f"{output}: RLJob {imported.job.name!r} from {native} ({name} {version})", err=True)
 
 
-@click.command()
+@click.command(short_help="Compare two specs or launches' effective configuration.")
 @click.argument("a", type=click.Path(dir_okay=False))
 @click.argument("b", type=click.Path(dir_okay=False))
 @click.option(

@@ -100,7 +100,7 @@ def _echo_raw(line: str) -> None:
     click.echo(line, nl=False)
 
 
-@click.command()
+@click.command(short_help="Launch a spec through a launcher; record the run.")
 @framework_option()
 @spec_argument
 @click.option(
@@ -160,7 +160,7 @@ def launch(
         )
 
 
-@click.command()
+@click.command(short_help="Show a run's state, progress and validation.")
 @run_argument(required=False)
 @format_option("text", "json", json_alias=True, help="json: the run record with the current state.")
 def status(run_id: str | None, fmt: str) -> None:
@@ -253,7 +253,7 @@ def _attempt_lines(run: Run) -> list[str]:
     return lines
 
 
-@click.command()
+@click.command(short_help="Print (or follow) a run's output.")
 @run_argument(required=False)
 @click.option("--follow", "-f", is_flag=True, help="Keep streaming until the run ends.")
 def logs(run_id: str | None, follow: bool) -> None:
@@ -267,7 +267,7 @@ def logs(run_id: str | None, follow: bool) -> None:
         _echo_raw(line)
 
 
-@click.command()
+@click.command(short_help="Stop a run.")
 @run_argument()
 def stop(run_id: str) -> None:
     """Stop RUN (an id or a unique prefix). Stopping a run that has ended says so and changes nothing."""
@@ -282,7 +282,7 @@ def stop(run_id: str) -> None:
     click.echo(f"run {run.id}: {_describe(result)}" + (f" - {result.message}" if result.message else ""))
 
 
-@click.command()
+@click.command(short_help="List the recorded runs and their states.")
 @click.option(
     "--refresh",
     is_flag=True,

@@ -48,7 +48,7 @@ def register(cli: click.Group) -> None:
     cli.add_command(render)
 
 
-@click.command()
+@click.command(short_help="Check a spec: every field problem at once.")
 @spec_argument
 @click.option(
     "--framework",
@@ -89,7 +89,7 @@ def validate(spec: str, overrides: tuple[str, ...], frameworks: tuple[str, ...])
         raise SpecError([p for exc in failed for p in exc.problems], f"{spec} on {', '.join(frameworks)}")
 
 
-@click.command()
+@click.command(short_help="Print the spec's JSON Schema (for editors).")
 def schema() -> None:
     """Print the JSON Schema of RLJob (for editors' YAML language servers)."""
     from rladapt.primitives import json_schema_text
@@ -97,7 +97,7 @@ def schema() -> None:
     click.echo(json_schema_text())
 
 
-@click.command()
+@click.command(short_help="Print the native launch a spec translates to.")
 @framework_option()
 @spec_argument
 @format_option("text", "json", help="json is the stable NativeLaunch document (see README).")

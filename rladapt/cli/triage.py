@@ -97,7 +97,7 @@ def _text(matches: list[Match], what: str, count: int) -> str:
     return "\n".join(out)
 
 
-@click.command()
+@click.command(short_help="Match a run's logs against known failures.")
 @click.argument("target", metavar="RUN|LOGFILE")
 @click.option(
     "--framework",

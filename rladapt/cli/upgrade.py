@@ -13,7 +13,7 @@ def register(cli: click.Group) -> None:
     cli.add_command(upgrade)
 
 
-@click.command()
+@click.command(short_help="Show what another framework version changes.")
 @spec_argument
 @click.option(
     "--framework", "-f", required=True, metavar="NAME", help="The framework: verl, openrlhf, nemo-rl."

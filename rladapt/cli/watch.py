@@ -94,7 +94,7 @@ def _row(label: str, text: str) -> str:
     return f"{label + ':':<{WIDTH}}{text}"
 
 
-@click.command()
+@click.command(short_help="Follow a run's progress and health until it ends.")
 @run_argument(required=False)
 @polling_options("")
 def watch(run_id: str | None, interval: float, timeout: float | None) -> None:

@@ -246,3 +246,9 @@ def test_show_options_before_another_matrix_verb_are_a_usage_error(
         "error: --framework and --write are options of `rladapt matrix show`, not of `rladapt matrix outdated`: "
         "give them after the command\n"
     )
+
+
+def test_every_verb_says_what_it_does_in_one_untruncated_line() -> None:
+    for path, command in _every_command().items():
+        short = command.get_short_help_str(limit=60)
+        assert command.short_help == short and not short.endswith("..."), path
