@@ -65,6 +65,7 @@ def check(pin_file: Path, specs: tuple[str, ...], check_env: bool) -> None:
     """
     from rladapt.compat.pin import environment_problems, read_pin
     from rladapt.plugins._manager import get_registry
+    from rladapt.primitives import UsageError
 
     pinned = read_pin(pin_file)
     registry = get_registry()
