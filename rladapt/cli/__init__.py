@@ -82,23 +82,20 @@ class _LazyGroup(click.Group):
         commands: dict[str, click.Command] = {}
         for name in self.list_commands(ctx):
             command = self.get_command(ctx, name)
-            if command is not None and not command.hidden:  # hidden: a deprecated spelling, not advertised
+            if command is not None and not command.hidden:  # hidden: kept working, not advertised
                 commands[name] = command
         if not commands:
             return
         width = max(len(name) for name in commands)
         limit = formatter.width - 6 - width
-        placed: set[str] = set()
-        sections = [(title, list(verbs)) for title, verbs in SECTIONS.items()]
-        sections.append(("Other commands", sorted(set(commands) - set(LAZY_VERBS))))
+        sections = [*SECTIONS.items(), ("Other commands", sorted(set(commands) - set(LAZY_VERBS)))]
         for title, verbs in sections:
+            # padded to the longest verb of all: the help columns line up across the sections
             rows = [
-                # padded to the longest verb of all: the help columns line up across the sections
                 (name.ljust(width), commands[name].get_short_help_str(limit))
                 for name in verbs
-                if name in commands and name not in placed
+                if name in commands
             ]
-            placed.update(verbs)
             if rows:
                 with formatter.section(title):
                     formatter.write_dl(rows)
