@@ -15,33 +15,50 @@ import click
 from rladapt import __version__
 from rladapt.primitives.errors import RladaptError
 
-#: Verb -> the module of this package that defines it (its ``register(cli)`` adds the module's verbs). A verb's
-#: module is imported only when that verb runs, or when help lists every verb: ``render`` does not pay for
-#: the run store, the launchers' verbs or the matrix tools (start-up time, benchmarks/bench_render_snapshot.py).
-#: A module may also register eagerly (``_module.register(cli)`` below the group); both ways work.
-LAZY_VERBS: dict[str, str] = {
-    "validate": "spec",
-    "schema": "spec",
-    "render": "spec",
-    "plugins": "inspect",
-    "pin": "compat",
-    "check": "compat",
-    "matrix": "compat",
-    "launch": "runs",
-    "status": "runs",
-    "logs": "runs",
-    "stop": "runs",
-    "runs": "runs",
-    "checkpoints": "checkpoints",
-    "resume": "checkpoints",
-    "import": "migrate",
-    "diff": "migrate",
-    "upgrade": "upgrade",
-    "triage": "triage",
-    "metrics": "metrics",
-    "compare": "compare",
-    "watch": "watch",
+#: ``rladapt --help`` in sections, in this order: section -> verb -> the module of this package that defines it
+#: (its ``register(cli)`` adds the module's verbs). A verb's section says what it is for, so a user finds the
+#: handful they need without reading all of them; a verb belongs to exactly one section.
+SECTIONS: dict[str, dict[str, str]] = {
+    "Spec (write and check a job spec)": {
+        "validate": "spec",
+        "render": "spec",
+        "schema": "spec",
+        "plugins": "inspect",
+    },
+    "Runs (launch a job and follow it)": {
+        "launch": "runs",
+        "status": "runs",
+        "logs": "runs",
+        "watch": "watch",
+        "stop": "runs",
+        "runs": "runs",
+        "checkpoints": "checkpoints",
+        "resume": "checkpoints",
+    },
+    "Results (read what a run logged)": {
+        "metrics": "metrics",
+        "compare": "compare",
+        "triage": "triage",
+    },
+    "Migration (from a native launch, to another framework version)": {
+        "import": "migrate",
+        "diff": "migrate",
+        "upgrade": "upgrade",
+    },
+    "Environment (pin a framework version in your repository)": {
+        "pin": "compat",
+        "check": "compat",
+    },
+    "Maintainers (the compatibility matrix and its snapshots)": {
+        "matrix": "compat",
+    },
 }
+
+#: Verb -> its module. A verb's module is imported only when that verb runs, or when help lists every verb:
+#: ``render`` does not pay for the run store, the launchers' verbs or the matrix tools (start-up time,
+#: benchmarks/bench_render_snapshot.py). A module may also register eagerly (``_module.register(cli)`` below
+#: the group); both ways work, and help lists a verb no section names under "Other commands".
+LAZY_VERBS: dict[str, str] = {verb: module for verbs in SECTIONS.values() for verb, module in verbs.items()}
 
 
 class _LazyGroup(click.Group):
@@ -60,6 +77,29 @@ class _LazyGroup(click.Group):
             self._load(module)
         return super().list_commands(ctx)
 
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The verbs in their ``SECTIONS``, in the table's order; a verb no section names under "Other commands"."""
+        commands: dict[str, click.Command] = {}
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:  # hidden: kept working, not advertised
+                commands[name] = command
+        if not commands:
+            return
+        width = max(len(name) for name in commands)
+        limit = formatter.width - 6 - width
+        sections = [*SECTIONS.items(), ("Other commands", sorted(set(commands) - set(LAZY_VERBS)))]
+        for title, verbs in sections:
+            # padded to the longest verb of all: the help columns line up across the sections
+            rows = [
+                (name.ljust(width), commands[name].get_short_help_str(limit))
+                for name in verbs
+                if name in commands
+            ]
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
     def _load(self, module: str) -> None:
         loaded = importlib.import_module(f"{__name__}.{module}")
         if not all(name in self.commands for name, owner in LAZY_VERBS.items() if owner == module):
@@ -75,7 +115,7 @@ class _LazyGroup(click.Group):
 )
 @click.pass_context
 def cli(ctx: click.Context, debug: bool) -> None:
-    """One RL post-training job spec, launched on verl, OpenRLHF or NeMo-RL.
+    """One RL post-training job spec, launched on verl, OpenRLHF, NeMo-RL or TRL.
 
     \b
     rladapt validate job.yaml spec.training.global_batch=128

@@ -13,6 +13,7 @@ import click
 
 from rladapt.primitives.errors import UsageError
 
+from .options import format_option, run_argument
 from .output import dump_json
 
 
@@ -21,7 +22,7 @@ def register(cli: click.Group) -> None:
     cli.add_command(resume)
 
 
-@click.command()
+@click.command(short_help="List a run's checkpoints, and the one to resume.")
 @click.argument("target", metavar="RUN|DIR")
 @click.option(
     "--framework",
@@ -29,7 +30,7 @@ def register(cli: click.Group) -> None:
     metavar="NAME==VERSION",
     help="The framework version that wrote DIR (default for a run: the one it was launched with).",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("text", "json")
 def checkpoints(target: str, framework: str | None, fmt: str) -> None:
     """List every checkpoint step of RUN (an id or prefix) or DIR, its state, and the one a resume would use."""
     from rladapt.launch import Runner, checkpoint_root
@@ -72,8 +73,8 @@ def checkpoints(target: str, framework: str | None, fmt: str) -> None:
     )
 
 
-@click.command()
-@click.argument("run_id")
+@click.command(short_help="Start a run again from a checkpoint.")
+@run_argument()
 @click.option(
     "--from-step", type=int, default=None, help="Resume from this step instead of the newest complete."
 )
@@ -81,7 +82,7 @@ def checkpoints(target: str, framework: str | None, fmt: str) -> None:
     "--force", is_flag=True, help="Resume even when the spec changed in a way the checkpoint may not survive."
 )
 def resume(run_id: str, from_step: int | None, force: bool) -> None:
-    """Start RUN_ID again from its newest complete checkpoint (or --from-step), as a new attempt of the same run."""
+    """Start RUN again from its newest complete checkpoint (or --from-step), as a new attempt of the same run."""
     from rladapt.launch import Runner
 
     runner = Runner()

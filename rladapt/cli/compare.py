@@ -18,7 +18,7 @@ import click
 from rladapt.metrics.names import NAMES, no_such_metric
 from rladapt.primitives.errors import UsageError
 
-from .options import metric_option
+from .options import format_option, metric_option
 from .output import dump_json
 
 if TYPE_CHECKING:
@@ -32,13 +32,13 @@ def register(cli: click.Group) -> None:
     cli.add_command(compare)
 
 
-@click.command()
+@click.command(short_help="Show runs side by side, against the first one.")
 @click.argument("run_ids", metavar="RUN_A RUN_B [RUN...]", nargs=-1, required=True)
 @metric_option(
     "Only this metric (repeatable): a neutral name, or a native name the runs logged. Default: every "
     "neutral name the first run and another one logged."
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option(*FORMATS)
 @click.option(
     "--plot",
     "plot_path",

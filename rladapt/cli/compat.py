@@ -7,9 +7,10 @@ from pathlib import Path
 
 import click
 
-from rladapt.primitives.errors import RladaptError, SpecError
+from rladapt.primitives.errors import RladaptError, SpecError, UsageError
 
-from .options import framework_option, render_spec
+from .options import format_option, framework_option, render_spec
+from .output import dump_json
 
 
 def register(cli: click.Group) -> None:
@@ -18,7 +19,7 @@ def register(cli: click.Group) -> None:
     cli.add_command(matrix)
 
 
-@click.command()
+@click.command(short_help="Write a pip constraints file pinning a version.")
 @framework_option()
 @click.option(
     "--output",
@@ -47,7 +48,7 @@ def pin(framework: str, output: Path | None) -> None:
         click.echo(f"wrote {str(output)!r}: {name}=={version.version}", err=True)
 
 
-@click.command()
+@click.command(short_help="Check specs and this environment against a pin.")
 @click.argument("pin_file", metavar="PIN", type=click.Path(dir_okay=False, path_type=Path))
 @click.argument("specs", nargs=-1, type=click.Path(dir_okay=False))
 @click.option(
@@ -105,21 +106,38 @@ def check(pin_file: Path, specs: tuple[str, ...], check_env: bool) -> None:
 # --- matrix: maintainer commands over the compatibility matrix ---------------------------------------------------
 
 
-@click.group(invoke_without_command=True)
-@click.option("--framework", "-f", "frameworks", multiple=True, help="Only these frameworks (repeatable).")
+_FRAMEWORKS_HELP = "Only these frameworks (repeatable)."
+_WRITE_HELP = "Write the report to this file (atomically; only a regular file is replaced) instead of stdout."
+
+
+@click.group(invoke_without_command=True, short_help="The compatibility matrix and its snapshots.")
+# `rladapt matrix [-f NAME] [--write FILE]` printed the report before it was `matrix show`: still does, unlisted
+@click.option("--framework", "-f", "frameworks", multiple=True, hidden=True, help=_FRAMEWORKS_HELP)
 @click.option(
-    "--write",
-    "write",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Write the report to this file (atomically; only a regular file is replaced) instead of stdout.",
+    "--write", "write", type=click.Path(dir_okay=False), default=None, hidden=True, help=_WRITE_HELP
 )
 @click.pass_context
 def matrix(ctx: click.Context, frameworks: tuple[str, ...], write: str | None) -> None:
-    """The compatibility matrix report (Markdown: versions x capabilities, pins and patches) without a
-    subcommand; the maintainer commands over compat-matrix/ and its schema snapshots with one."""
-    if ctx.invoked_subcommand is not None:
-        return
+    """Maintainer commands over the compatibility matrix (compat-matrix/) and its schema snapshots.
+
+    Without a command: `rladapt matrix show`.
+    """
+    if ctx.invoked_subcommand is None:
+        ctx.invoke(show, frameworks=frameworks, write=write)
+    elif frameworks or write is not None:
+        raise UsageError(
+            f"--framework and --write are options of `rladapt matrix show`, not of `rladapt matrix "
+            f"{ctx.invoked_subcommand}`: give them after the command"
+        )
+
+
+@matrix.command("show", short_help="Print the compatibility matrix report (Markdown).")
+@click.option("--framework", "-f", "frameworks", multiple=True, metavar="NAME", help=_FRAMEWORKS_HELP)
+@click.option(
+    "--write", "write", type=click.Path(dir_okay=False), default=None, metavar="FILE", help=_WRITE_HELP
+)
+def show(frameworks: tuple[str, ...], write: str | None) -> None:
+    """The compatibility matrix report (Markdown): versions x capabilities, tested pins and patches."""
     from rladapt.compat.report import markdown_report
     from rladapt.files import write_text
     from rladapt.plugins._manager import get_registry
@@ -133,15 +151,13 @@ def matrix(ctx: click.Context, frameworks: tuple[str, ...], write: str | None) -
 
 def _exact_version(framework: str, example: str) -> tuple[str, str]:
     """``NAME==VERSION`` of a maintainer command, both parts required (``pipeline.parse_framework`` allows NAME)."""
-    from rladapt.primitives.errors import UsageError
-
     name, sep, version = framework.partition("==")
     if not sep or not name.strip() or not version.strip():
         raise UsageError(f"--framework {framework!r}: expected NAME==VERSION, e.g. {example}")
     return name.strip(), version.strip()
 
 
-@matrix.command("snapshot")
+@matrix.command("snapshot", short_help="Generate a framework version's schema snapshot.")
 @click.option(
     "--framework",
     "-f",
@@ -198,7 +214,7 @@ def snapshot_cmd(framework: str, source: Path | None, output: Path | None, check
     )
 
 
-@matrix.command("onboard")
+@matrix.command("onboard", short_help="Snapshot a new release; print the work list.")
 @click.option(
     "--framework",
     "-f",
@@ -241,7 +257,7 @@ def snapshot_cmd(framework: str, source: Path | None, output: Path | None, check
     default=None,
     help="Write the snapshot to DIR/<framework>/<version>.json (default: the snapshots bundled with this rladapt).",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("text", "json")
 def onboard_cmd(
     framework: str,
     source: Path | None,
@@ -252,7 +268,6 @@ def onboard_cmd(
     fmt: str,
 ) -> None:
     """Snapshot a new framework release and print the work list against a pinned version."""
-    from rladapt.cli.output import dump_json
     from rladapt.compat.onboard import onboard
     from rladapt.compat.schema import bundled_dir
     from rladapt.files import write_text
@@ -284,7 +299,7 @@ def onboard_cmd(
     )
 
 
-@matrix.command("outdated")
+@matrix.command("outdated", short_help="List releases on PyPI newer than the matrix.")
 @click.option(
     "--index",
     default=None,
@@ -298,7 +313,7 @@ def onboard_cmd(
     show_default=True,
     help="Seconds per request.",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("text", "json")
 def outdated_cmd(index: str | None, timeout: float, fmt: str) -> None:
     """Releases on PyPI newer than the newest pinned version of each framework (needs the network).
 
@@ -307,7 +322,6 @@ def outdated_cmd(index: str | None, timeout: float, fmt: str) -> None:
     from packaging.version import Version
 
     from rladapt import compat
-    from rladapt.cli.output import dump_json
     from rladapt.compat.pypi import outdated
 
     newest = {

@@ -6,6 +6,7 @@ from typing import Any
 
 import click
 
+from .options import format_option
 from .output import dump_json
 
 
@@ -78,8 +79,8 @@ def plugins_report() -> dict[str, Any]:
     }
 
 
-@click.command()
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.command(short_help="List frameworks, launchers, patches, broken plugins.")
+@format_option("text", "json")
 @click.option(
     "--capabilities/--no-capabilities",
     default=True,

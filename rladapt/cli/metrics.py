@@ -21,7 +21,7 @@ import click
 from rladapt.metrics.names import NAMES, NEUTRAL, no_such_metric
 from rladapt.primitives.errors import LaunchError, UsageError
 
-from .options import metric_option, polling_options
+from .options import format_option, metric_option, polling_options, run_argument
 from .output import dump_json
 
 if TYPE_CHECKING:
@@ -36,10 +36,10 @@ def register(cli: click.Group) -> None:
     cli.add_command(metrics)
 
 
-@click.command()
-@click.argument("run_id", metavar="RUN")
+@click.command(short_help="Show a run's metrics per step, in neutral names.")
+@run_argument()
 @click.option("--follow", "-f", is_flag=True, help="Print each new step as it is logged, until the run ends.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@format_option(*FORMATS)
 @metric_option("Only this metric (repeatable): a neutral name, or a native name the run logged.")
 @polling_options("With --follow: ")
 def metrics(

@@ -6,6 +6,8 @@ import sys
 
 import click
 
+from .options import format_option
+
 
 def register(cli: click.Group) -> None:
     cli.add_command(import_)
@@ -20,7 +22,7 @@ def _framework(text: str | None) -> tuple[str | None, str | None]:
     return parse_framework(text)
 
 
-@click.command("import")
+@click.command("import", short_help="Turn a native launch (a script) into a spec.")
 @click.option(
     "--framework",
     "-f",
@@ -84,7 +86,7 @@ def import_(
     click.echo(f"{output}: RLJob {imported.job.name!r} from {native} ({name} {version})", err=True)
 
 
-@click.command()
+@click.command(short_help="Compare two specs or launches' effective configuration.")
 @click.argument("a", type=click.Path(dir_okay=False))
 @click.argument("b", type=click.Path(dir_okay=False))
 @click.option(
@@ -94,7 +96,7 @@ def import_(
     metavar="NAME[==VERSION]",
     help="Framework and version to compare on (needed when A or B is a spec; default version: newest).",
 )
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("text", "json")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when A and B differ (for CI).")
 @click.option(
     "--set", "sets", multiple=True, metavar="VAR=VALUE", help="A shell variable for a launch script."

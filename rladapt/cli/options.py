@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import click
+from click.core import ParameterSource
 
 from rladapt.plugins.launcher import RUN_ID_OPTION
 from rladapt.primitives.errors import UsageError
@@ -21,6 +23,56 @@ def spec_argument(func: F) -> F:
     """SPEC and trailing Hydra-style overrides (``spec.training.global_batch=128``)."""
     func = click.argument("overrides", nargs=-1, metavar="[OVERRIDES]...")(func)
     return click.argument("spec", type=click.Path(dir_okay=False))(func)
+
+
+def run_argument(required: bool = True) -> Callable[[F], F]:
+    """``RUN`` (into ``run_id``): a run id or a unique prefix of one; when not required, None (the latest run)."""
+    return click.argument("run_id", metavar="RUN" if required else "[RUN]", required=required)
+
+
+def format_option(
+    *choices: str, json_alias: bool = False, help: str = "How to print the result."
+) -> Callable[[F], F]:
+    """``--format CHOICE`` (into ``fmt``; the first choice is the default): the one output option of every verb
+    that prints data.
+
+    ``json_alias``: also the hidden ``--json`` flag, the same as ``--format json``, of the verbs that said
+    ``--json`` before they had ``--format`` (``status``, ``runs``): scripts written against them keep working.
+    """
+
+    def decorate(func: F) -> F:
+        if json_alias:
+            func = _json_alias(func)
+        return click.option(
+            "--format",
+            "fmt",
+            type=click.Choice(choices),
+            default=choices[0],
+            show_default=True,
+            help=help,
+        )(func)
+
+    return decorate
+
+
+def _json_alias(func: F) -> F:
+    @functools.wraps(func)
+    def command(*args: Any, as_json: bool, **kwargs: Any) -> Any:
+        if as_json:
+            ctx = click.get_current_context()
+            given = ctx.get_parameter_source("fmt") is ParameterSource.COMMANDLINE
+            if given and kwargs["fmt"] != "json":
+                raise UsageError(f"--json is --format json: it contradicts --format {kwargs['fmt']}")
+            kwargs["fmt"] = "json"
+        return func(*args, **kwargs)
+
+    # functools.wraps carried the decorators below over (click's __click_params__): this adds to them
+    return cast(
+        F,
+        click.option("--json", "as_json", is_flag=True, hidden=True, help="The same as --format json.")(
+            command
+        ),
+    )
 
 
 def framework_option(required: bool = True) -> Callable[[F], F]:

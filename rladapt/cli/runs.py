@@ -17,7 +17,14 @@ import click
 from rladapt.primitives.errors import LaunchError, RladaptError
 from rladapt.runs import DamagedRecord, DamagedRun, Run
 
-from .options import framework_option, launcher_options, parse_launcher_opts, spec_argument
+from .options import (
+    format_option,
+    framework_option,
+    launcher_options,
+    parse_launcher_opts,
+    run_argument,
+    spec_argument,
+)
 from .output import dump_json
 
 if TYPE_CHECKING:
@@ -93,7 +100,7 @@ def _echo_raw(line: str) -> None:
     click.echo(line, nl=False)
 
 
-@click.command()
+@click.command(short_help="Launch a spec through a launcher; record the run.")
 @framework_option()
 @spec_argument
 @click.option(
@@ -153,15 +160,15 @@ def launch(
         )
 
 
-@click.command()
-@click.argument("run_id", required=False)
-@click.option("--json", "as_json", is_flag=True, help="Print the run record with the current state as JSON.")
-def status(run_id: str | None, as_json: bool) -> None:
-    """Show the state of RUN_ID (an id or a unique prefix; default: the latest run)."""
+@click.command(short_help="Show a run's state, progress and validation.")
+@run_argument(required=False)
+@format_option("text", "json", json_alias=True, help="json: the run record with the current state.")
+def status(run_id: str | None, fmt: str) -> None:
+    """Show the state of RUN (an id or a unique prefix; default: the latest run)."""
     runner = _runner()
     run = runner.get(run_id)
     current = runner.status(run)
-    if as_json:
+    if fmt == "json":
         record = {k: v for k, v in run.record.items() if k != "artifacts"}
         # each start of the job (restarts included) and the step it resumed from, as the job recorded it
         record["starts"] = _starts(run)
@@ -246,11 +253,11 @@ def _attempt_lines(run: Run) -> list[str]:
     return lines
 
 
-@click.command()
-@click.argument("run_id", required=False)
+@click.command(short_help="Print (or follow) a run's output.")
+@run_argument(required=False)
 @click.option("--follow", "-f", is_flag=True, help="Keep streaming until the run ends.")
 def logs(run_id: str | None, follow: bool) -> None:
-    """Print the output of RUN_ID (default: the latest run)."""
+    """Print the output of RUN (an id or a unique prefix; default: the latest run)."""
     runner = _runner()
     run = runner.get(run_id)
     if follow:
@@ -260,10 +267,10 @@ def logs(run_id: str | None, follow: bool) -> None:
         _echo_raw(line)
 
 
-@click.command()
-@click.argument("run_id")
+@click.command(short_help="Stop a run.")
+@run_argument()
 def stop(run_id: str) -> None:
-    """Stop RUN_ID (an id or a unique prefix). Stopping a run that has ended says so and changes nothing."""
+    """Stop RUN (an id or a unique prefix). Stopping a run that has ended says so and changes nothing."""
     runner = _runner()
     run = runner.get(run_id)
     result = runner.stop(run)
@@ -275,14 +282,16 @@ def stop(run_id: str) -> None:
     click.echo(f"run {run.id}: {_describe(result)}" + (f" - {result.message}" if result.message else ""))
 
 
-@click.command()
+@click.command(short_help="List the recorded runs and their states.")
 @click.option(
     "--refresh",
     is_flag=True,
     help="Also ask remote engines (Ray, Slurm, Kubernetes) for the state of runs not known to have ended; local runs are always current.",
 )
-@click.option("--json", "as_json", is_flag=True, help="One JSON object per run (without the artifacts).")
-def runs(refresh: bool, as_json: bool) -> None:
+@format_option(
+    "table", "json", json_alias=True, help="json: one JSON object per run (without the artifacts)."
+)
+def runs(refresh: bool, fmt: str) -> None:
     """List recorded runs, oldest first, with their last known state."""
     runner = _runner()
     readable, damaged = runner.store.scan()
@@ -299,7 +308,7 @@ def runs(refresh: bool, as_json: bool) -> None:
     # A damaged record is listed, with the reason, after the readable runs: never skipped as if absent.
     for broken in damaged:
         click.echo(f"warning: {broken.id}: damaged: {broken.reason}", err=True)
-    if as_json:
+    if fmt == "json":
         for run in every:
             record = {k: v for k, v in run.record.items() if k != "artifacts"}
             found = _validation(runner, run)

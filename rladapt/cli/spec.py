@@ -9,7 +9,14 @@ from typing import Any, TypeVar
 
 import click
 
-from .options import framework_option, launcher_options, parse_launcher_opts, render_spec, spec_argument
+from .options import (
+    format_option,
+    framework_option,
+    launcher_options,
+    parse_launcher_opts,
+    render_spec,
+    spec_argument,
+)
 from .output import dump_json
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -41,7 +48,7 @@ def register(cli: click.Group) -> None:
     cli.add_command(render)
 
 
-@click.command()
+@click.command(short_help="Check a spec: every field problem at once.")
 @spec_argument
 @click.option(
     "--framework",
@@ -82,7 +89,7 @@ def validate(spec: str, overrides: tuple[str, ...], frameworks: tuple[str, ...])
         raise SpecError([p for exc in failed for p in exc.problems], f"{spec} on {', '.join(frameworks)}")
 
 
-@click.command()
+@click.command(short_help="Print the spec's JSON Schema (for editors).")
 def schema() -> None:
     """Print the JSON Schema of RLJob (for editors' YAML language servers)."""
     from rladapt.primitives import json_schema_text
@@ -90,17 +97,10 @@ def schema() -> None:
     click.echo(json_schema_text())
 
 
-@click.command()
+@click.command(short_help="Print the native launch a spec translates to.")
 @framework_option()
 @spec_argument
-@click.option(
-    "--format",
-    "fmt",
-    type=click.Choice(["text", "json"]),
-    default="text",
-    show_default=True,
-    help="json is the stable NativeLaunch document (see README).",
-)
+@format_option("text", "json", help="json is the stable NativeLaunch document (see README).")
 @click.option("--launcher", "-l", default=None, help="Also render what this launcher would submit.")
 @click.option(
     "--explain",

@@ -15,6 +15,7 @@ import click
 
 from rladapt.primitives.errors import UsageError
 
+from .options import format_option
 from .output import dump_json
 
 if TYPE_CHECKING:
@@ -96,7 +97,7 @@ def _text(matches: list[Match], what: str, count: int) -> str:
     return "\n".join(out)
 
 
-@click.command()
+@click.command(short_help="Match a run's logs against known failures.")
 @click.argument("target", metavar="RUN|LOGFILE")
 @click.option(
     "--framework",
@@ -105,9 +106,7 @@ def _text(matches: list[Match], what: str, count: int) -> str:
     help="The framework (and version) the log comes from: narrows the catalogue and names renamed keys for that "
     "version. Default for a run: the run's own; for a file: every framework.",
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True, help="Output."
-)
+@format_option("text", "json")
 def triage(target: str, framework: str | None, fmt: str) -> None:
     """Match the logs of RUN (an id or unique prefix) or of LOGFILE against known failure signatures.
 

@@ -6,21 +6,21 @@ import sys
 
 import click
 
-from .options import spec_argument
+from .options import format_option, spec_argument
 
 
 def register(cli: click.Group) -> None:
     cli.add_command(upgrade)
 
 
-@click.command()
+@click.command(short_help="Show what another framework version changes.")
 @spec_argument
 @click.option(
     "--framework", "-f", required=True, metavar="NAME", help="The framework: verl, openrlhf, nemo-rl."
 )
 @click.option("--from", "old", required=True, metavar="VERSION", help="The version the spec runs on now.")
 @click.option("--to", "new", required=True, metavar="VERSION", help="The version to move to.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@format_option("text", "json")
 def upgrade(spec: str, overrides: tuple[str, ...], framework: str, old: str, new: str, fmt: str) -> None:
     """Render SPEC on two versions of FRAMEWORK and show what changes: native keys renamed, removed, added,
     values changed, patches gained or dropped, capabilities lost.

@@ -15,7 +15,7 @@ import click
 
 from rladapt.primitives.errors import LaunchError, RladaptError
 
-from .options import polling_options
+from .options import polling_options, run_argument
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -83,7 +83,7 @@ def status_lines(
 
 
 def status_json(run: Run, current: RunStatus, metrics: RunMetrics | None = None) -> dict[str, Any]:
-    """The ``progress`` object of ``rladapt status --json``: ``Progress.as_json``, or ``{"error": message}``."""
+    """The ``progress`` object of ``rladapt status --format json``: ``Progress.as_json``, or ``{"error": message}``."""
     try:
         return run_progress(run, running=not current.terminal, metrics=metrics).as_json()
     except RladaptError as exc:
@@ -94,8 +94,8 @@ def _row(label: str, text: str) -> str:
     return f"{label + ':':<{WIDTH}}{text}"
 
 
-@click.command()
-@click.argument("run_id", metavar="RUN", required=False)
+@click.command(short_help="Follow a run's progress and health until it ends.")
+@run_argument(required=False)
 @polling_options("")
 def watch(run_id: str | None, interval: float, timeout: float | None) -> None:
     """Follow RUN (an id or unique prefix; default: the latest run) until it ends: step / total, time per step,

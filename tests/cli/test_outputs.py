@@ -1,4 +1,4 @@
-"""Files the CLI writes (``pin -o``, ``matrix --write``) and JSON it prints: complete or absent, always JSON.
+"""Files the CLI writes (``pin -o``, ``matrix show --write``) and JSON it prints: complete or absent, always JSON.
 
 Every output file goes through ``rladapt.files.write_text``: a missing directory is a usage error naming it,
 a FIFO or a device at the target is refused (never replaced by a regular file: ``-o /dev/null`` is refused too,
@@ -24,7 +24,8 @@ from tests.conftest import REPO
 #: The verbs that write a file, each as the arguments before the target path.
 WRITERS = {
     "pin": ("pin", "-f", "verl==0.9.1", "-o"),
-    "matrix": ("matrix", "--write"),
+    "matrix show": ("matrix", "show", "--write"),
+    "matrix": ("matrix", "--write"),  # before `matrix show`, and still
 }
 
 

@@ -95,6 +95,7 @@ CASES: list[Case] = [
     # --- output files: a missing directory, a FIFO, a device
     Case("pin-missing-dir", ("pin", "-f", "verl", "-o", "{tmp}/no-dir/pin.txt"), ("'{tmp}/no-dir'", "does not exist")),
     Case("matrix-missing-dir", ("matrix", "--write", "{tmp}/no-dir/m.md"), ("'{tmp}/no-dir'", "does not exist")),
+    Case("matrix-show-missing-dir", ("matrix", "show", "--write", "{tmp}/no-dir/m.md"), ("'{tmp}/no-dir'", "does not exist")),
     Case("pin-fifo", ("pin", "-f", "verl", "-o", "{tmp}/out.fifo"), ("'{tmp}/out.fifo'", "not a regular file"), setup=_fifo),
     Case("matrix-fifo", ("matrix", "--write", "{tmp}/out.fifo"), ("'{tmp}/out.fifo'", "not a regular file"), setup=_fifo),
     Case("pin-device", ("pin", "-f", "verl", "-o", "{tmp}/null"), ("'{tmp}/null'", "not a regular file"), setup=_device),

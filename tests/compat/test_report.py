@@ -11,7 +11,7 @@ def test_committed_report_is_current() -> None:
     fresh = markdown_report(load_registry(use_entry_points=False))
     committed = (REPO / "compat-matrix" / "REPORT.md").read_text(encoding="utf-8")
     assert committed == fresh, (
-        "compat-matrix/REPORT.md is stale: run `rladapt matrix --write compat-matrix/REPORT.md`"
+        "compat-matrix/REPORT.md is stale: run `rladapt matrix show --write compat-matrix/REPORT.md`"
     )
 
 
