@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from .signature import Detail, Found
+from rladapt.plugins import Detail, Found
 
 __all__ = ["KeyFate", "key_fate", "missing_column", "oom_where", "renamed_key"]
 
