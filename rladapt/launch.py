@@ -102,9 +102,8 @@ class Runner:
     @property
     def registry(self) -> Registry:
         if self._registry is None:
-            from rladapt.plugins import (
-                get_registry,
-            )  # looked up now, so a registry installed by a test applies
+            # looked up when called, so that a registry a test installs applies
+            from rladapt.plugins import get_registry
 
             self._registry = get_registry()
         return self._registry
