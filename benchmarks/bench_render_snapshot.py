@@ -116,7 +116,7 @@ def imported(framework: str) -> list[str]:
     probe = (
         "import sys\n"
         "from rladapt.pipeline import render_native\n"
-        "from rladapt.plugins._manager import get_registry\n"
+        "from rladapt.plugins import get_registry\n"
         "from rladapt.primitives import load_job\n"
         f"render_native(load_job({str(EXAMPLES / example)!r}, {overrides!r}), {framework!r}, get_registry())\n"
         f"print(' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & set({list(FRAMEWORK_MODULES)!r}))))\n"
@@ -130,7 +130,7 @@ def imported(framework: str) -> list[str]:
 def check_alone(framework: str, runs: int) -> float:
     """In-process median of the snapshot check of one rendered launch (snapshot already loaded)."""
     from rladapt.pipeline import parse_framework, render_native
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
     from rladapt.primitives import load_job
 
     example, overrides = CASES[framework]
@@ -168,7 +168,7 @@ def cold_check(framework: str, deep: bool, env: dict[str, str], runs: int) -> fl
     probe = (
         "import time\n"
         "from rladapt.pipeline import parse_framework, render_native\n"
-        "from rladapt.plugins._manager import get_registry\n"
+        "from rladapt.plugins import get_registry\n"
         "from rladapt.primitives import load_job\n"
         "from rladapt.compat.schema import find_snapshot\n"
         "reg = get_registry()\n"

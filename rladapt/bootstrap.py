@@ -243,7 +243,7 @@ def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str])
     Each attempt is a child bootstrap (the runtime patches apply in it, in process), decided afresh from the
     checkpoints on disk: a restart resumes from whatever the failed attempt committed last.
     """
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
     from rladapt.primitives.errors import RladaptError
     from rladapt.resume import ResumeRefused, Settings, carry_out, decide, describe, record_attempt
 

@@ -43,8 +43,7 @@ from rladapt.runs import Run, RunStore, new_run_id, spec_hash, write_atomic
 
 if TYPE_CHECKING:
     from rladapt.pipeline import Rendered
-    from rladapt.plugins import NativeLaunch
-    from rladapt.plugins._manager import Registry
+    from rladapt.plugins import NativeLaunch, Registry
     from rladapt.plugins.checkpoints import Checkpoint
 
 __all__ = ["Planned", "Runner", "render_spec"]
@@ -84,7 +83,7 @@ class Planned:
 class Runner:
     """Launches specs and acts on recorded runs, through a plugin registry and a run store.
 
-    ``registry`` defaults to the installed plugins (``rladapt.plugins._manager.get_registry()``, looked up when first
+    ``registry`` defaults to the installed plugins (``rladapt.plugins.get_registry()``, looked up when first
     needed), ``store`` to ``RunStore()`` (``$RLADAPT_HOME``). ``progress`` wraps the calls a user waits on
     (``schedule``'s submission, ``status``, ``stop``); ``refresh``, ``follow`` and ``wait`` go without it.
     """
@@ -103,11 +102,10 @@ class Runner:
     @property
     def registry(self) -> Registry:
         if self._registry is None:
-            from rladapt.plugins import (
-                _manager,
-            )  # through the module, so a registry installed by a test applies
+            # looked up when called, so that a registry a test installs applies
+            from rladapt.plugins import get_registry
 
-            self._registry = _manager.get_registry()
+            self._registry = get_registry()
         return self._registry
 
     # --- launching -------------------------------------------------------------------------------------------

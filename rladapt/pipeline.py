@@ -18,8 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, Registry
 from rladapt.primitives import Problem, RLJob, SpecError, UsageError, load_job, validate_data
 
 #: Set to 1 to run the deep native check (the framework's own schema, where installed) on every render.

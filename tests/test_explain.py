@@ -14,7 +14,7 @@ import yaml
 
 from rladapt.explain import Explained, differing_defaults, explain_render, is_set
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import load_registry
 from rladapt.primitives import validate_data
 from tests.conftest import REPO
 

@@ -19,8 +19,7 @@ import pytest
 
 from rladapt.launch import Planned, Runner
 from rladapt.launchers.local import LOG_FILE, SCRIPT, LocalLauncher
-from rladapt.plugins import Artifacts, Launcher, RunStatus, hookimpl
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Artifacts, Launcher, Registry, RunStatus, hookimpl, load_registry
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore, spec_hash
 from tests.launchers.conftest import (

@@ -28,8 +28,7 @@ import pytest
 from pydantic import BaseModel
 
 from rladapt.pipeline import render_native
-from rladapt.plugins import NativeLaunch
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import NativeLaunch, load_registry
 from rladapt.primitives import RladaptError, RLJob, SpecError, validate_data
 from rladapt.primitives.loading import parse_yaml
 from rladapt.primitives.spec import ROLE_NAMES, Health

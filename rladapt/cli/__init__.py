@@ -124,7 +124,7 @@ def cli(ctx: click.Context, debug: bool) -> None:
     """
     ctx.obj = {"debug": debug}
     if debug:
-        from rladapt.plugins._manager import trace_hooks
+        from rladapt.plugins import trace_hooks
 
         trace_hooks()
 

@@ -33,7 +33,7 @@ def pin(framework: str, output: Path | None) -> None:
     from rladapt.compat.pin import pin_text
     from rladapt.files import write_text
     from rladapt.pipeline import parse_framework
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
 
     name, requested = parse_framework(framework)
     adapter = get_registry().framework(name)
@@ -64,7 +64,7 @@ def check(pin_file: Path, specs: tuple[str, ...], check_env: bool) -> None:
     Exit 2 when a spec cannot run on the pinned version, 1 when the environment does not match, 0 when all is well.
     """
     from rladapt.compat.pin import environment_problems, read_pin
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
     from rladapt.primitives import UsageError
 
     pinned = read_pin(pin_file)
@@ -140,7 +140,7 @@ def show(frameworks: tuple[str, ...], write: str | None) -> None:
     """The compatibility matrix report (Markdown): versions x capabilities, tested pins and patches."""
     from rladapt.compat.report import markdown_report
     from rladapt.files import write_text
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
 
     text = markdown_report(get_registry(), list(frameworks) or None)
     if write is None:
@@ -271,7 +271,7 @@ def onboard_cmd(
     from rladapt.compat.onboard import onboard
     from rladapt.compat.schema import bundled_dir
     from rladapt.files import write_text
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
 
     name, version = _exact_version(framework, "verl==0.10.0")
     examples = sorted(examples_dir.glob("*.yaml")) if examples_dir.is_dir() else []

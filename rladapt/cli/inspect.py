@@ -30,7 +30,7 @@ def _options_report(launcher: Any) -> dict[str, dict[str, Any]]:
 
 
 def plugins_report() -> dict[str, Any]:
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
 
     reg = get_registry()
     frameworks = {}

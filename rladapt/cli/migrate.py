@@ -57,7 +57,7 @@ def import_(
     from rladapt.importing.diff import read_text
     from rladapt.importing.importer import at_line, build, framework_module, read_native
     from rladapt.importing.script import parse_sets
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
     from rladapt.primitives import UsageError
 
     name, requested = _framework(framework)
@@ -110,7 +110,7 @@ def diff(a: str, b: str, framework: str | None, fmt: str, exit_code: bool, sets:
     """
     from rladapt.importing.diff import as_json, as_text, compare, side
     from rladapt.importing.script import parse_sets
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
 
     name, version = _framework(framework)
     registry = get_registry()

@@ -14,7 +14,7 @@ from rladapt.primitives.errors import UsageError
 
 if TYPE_CHECKING:
     from rladapt.pipeline import Rendered
-    from rladapt.plugins._manager import Registry
+    from rladapt.plugins import Registry
 
 F = TypeVar("F", bound=Callable[..., Any])
 

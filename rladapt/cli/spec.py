@@ -65,7 +65,7 @@ def validate(spec: str, overrides: tuple[str, ...], frameworks: tuple[str, ...])
     With --framework (repeatable), also translate it for each framework, so one job.yaml is known to run on all.
     """
     from rladapt.pipeline import render_native
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
     from rladapt.primitives import SpecError, load_job
 
     job = load_job(spec, list(overrides))
@@ -122,7 +122,7 @@ def render(
 ) -> None:
     """Translate SPEC into FRAMEWORK's native launch and print it (nothing runs)."""
     from rladapt.explain import differing_defaults, explain_render, format_text
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
     from rladapt.primitives import UsageError
 
     if launcher_opts and launcher is None:

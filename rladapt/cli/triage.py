@@ -19,7 +19,7 @@ from .options import format_option
 from .output import dump_json
 
 if TYPE_CHECKING:
-    from rladapt.plugins._manager import Registry
+    from rladapt.plugins import Registry
     from rladapt.triage import Match, Signature
 
 
@@ -113,7 +113,7 @@ def triage(target: str, framework: str | None, fmt: str) -> None:
     Prints, for each match, the cause, the fix and the log lines that matched. Exit 0 when something matched,
     1 when nothing did.
     """
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
     from rladapt.triage import triage as match
 
     registry = get_registry()

@@ -29,7 +29,7 @@ def upgrade(spec: str, overrides: tuple[str, ...], framework: str, old: str, new
     """
     from rladapt.cli.output import dump_json
     from rladapt.compat.upgrade import compare
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
 
     report = compare(spec, overrides, framework, old, new, get_registry())
     if fmt == "json":

@@ -20,7 +20,7 @@ from .schema_diff import jsonable
 
 if TYPE_CHECKING:
     from rladapt.pipeline import Rendered
-    from rladapt.plugins._manager import Registry
+    from rladapt.plugins import Registry
 
 __all__ = ["KeyChange", "UpgradeReport", "compare"]
 

@@ -1,43 +1,18 @@
 """The neutral metric names: one name per quantity, whatever a framework calls it.
 
-Each adapter maps its framework's logged names to these per version (``rladapt.metrics.mapping``); a native
-metric with no neutral meaning keeps its own name. A quantity a version does not log is absent, never
-approximated from another one.
+Each adapter maps its framework's logged names to these per version (``MetricMap``); a native metric with no
+neutral meaning keeps its own name. A quantity a version does not log is absent, never approximated from another
+one. The names belong to the plugin contract (``rladapt.plugins``: a ``MetricMap`` is checked against them) and are
+re-exported here for existing imports.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
 
+from rladapt.plugins.metrics import BY_NAME, NAMES, NEUTRAL, Neutral
 
-@dataclass(frozen=True)
-class Neutral:
-    """One neutral quantity: its name, its unit and which way is better (None: neither)."""
-
-    name: str
-    unit: str
-    meaning: str
-    higher_is_better: bool | None = None
-
-
-NEUTRAL: tuple[Neutral, ...] = (
-    Neutral("policy_loss", "", "the policy-gradient loss of the update", None),
-    Neutral("kl", "nats", "KL divergence of the policy from the reference", None),
-    Neutral("reward_mean", "", "mean sequence reward of the step's rollouts", True),
-    Neutral("response_length_mean", "tokens", "mean generated response length", None),
-    Neutral("response_clip_ratio", "fraction", "share of responses cut at the length limit", False),
-    Neutral("entropy", "nats", "mean token entropy of the policy", None),
-    Neutral("grad_norm", "", "gradient norm before clipping", None),
-    Neutral("lr", "", "the actor's learning rate", None),
-    Neutral("throughput_tokens_per_s_per_gpu", "tokens/s/GPU", "tokens processed per second per GPU", True),
-    Neutral("step_time_s", "s", "wall time of one training step", False),
-    Neutral("generation_time_s", "s", "wall time of the step's rollout generation", False),
-    Neutral("val_score", "", "validation score (mean reward on the validation set)", True),
-)
-
-NAMES: frozenset[str] = frozenset(n.name for n in NEUTRAL)
-BY_NAME: dict[str, Neutral] = {n.name: n for n in NEUTRAL}
+__all__ = ["BY_NAME", "NAMES", "NEUTRAL", "Neutral", "no_such_metric"]
 
 
 def no_such_metric(name: str, logged: Iterable[str], whose: str) -> str:

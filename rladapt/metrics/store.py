@@ -45,7 +45,7 @@ def metric_names(framework: str, version: str | None) -> MetricMap | None:
     """The registered adapter's mapping for ``framework`` ``version``; None when it declares none."""
     if not version:
         return None
-    from rladapt.plugins._manager import get_registry
+    from rladapt.plugins import get_registry
 
     adapter = get_registry().framework(framework)
     return adapter.metric_names(version)

@@ -8,8 +8,13 @@ the hooks in ``rladapt.plugins.hookspecs``, announced by an entry point of group
     def rladapt_modify_native(native: NativeLaunch) -> NativeLaunch:
         return native.with_env({"NCCL_IB_HCA": "mlx5"})
 
-Take only the hook arguments you need. Register adapters (``FrameworkAdapter``), launchers (``Launcher``) and
-patches (``Patch``) with the ``rladapt_register_*`` hooks; check yours with ``rladapt.plugins.testing``.
+Take only the hook arguments you need. Register adapters (``FrameworkAdapter``), launchers (``Launcher``),
+patches (``Patch``) and triage signatures (``Signature``) with the ``rladapt_register_*`` hooks; check yours with
+``rladapt.plugins.testing``. Every type a hook or a contract method takes or returns is importable from here (an
+adapter's metric mapping: ``MetricMap``, ``Logged``, ``Absent`` over the ``NEUTRAL`` names).
+
+The host reaches the loaded plugins through the registry, imported from here too (``get_registry``,
+``load_registry``, ``Registry``): ``rladapt.plugins.registry`` is not imported by name elsewhere.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ from .capabilities import KNOWN_CAPABILITIES, Requirement, job_requirements
 from .checkpoints import Checkpoint, CheckpointScan, ResumePlan
 from .hookspecs import hookimpl, hookspec
 from .launcher import TERMINAL_STATES, Artifacts, Command, Launcher, Option, RunState, RunStatus
+from .metrics import BY_NAME, NAMES, NEUTRAL, Absent, Entry, Logged, MetricMap, Neutral
 from .native import (
     NATIVE_FORMAT_VERSION,
     NativeLaunch,
@@ -34,26 +40,56 @@ from .native import (
     VolumeSpec,
 )
 from .patches import Patch
+from .registry import (
+    BLOCK_ENV,
+    BUILTIN_PLUGINS,
+    ENTRY_POINT_GROUP,
+    TRACE_ENV,
+    BrokenPlugin,
+    Registered,
+    Registry,
+    get_registry,
+    load_registry,
+    trace_hooks,
+)
+from .signature import Detail, Found, Signature
 
 __all__ = [
+    "BLOCK_ENV",
+    "BUILTIN_PLUGINS",
+    "BY_NAME",
+    "ENTRY_POINT_GROUP",
     "KNOWN_CAPABILITIES",
+    "NAMES",
     "NATIVE_FORMAT_VERSION",
+    "NEUTRAL",
     "TERMINAL_STATES",
+    "TRACE_ENV",
+    "Absent",
     "Artifacts",
+    "BrokenPlugin",
     "Checkpoint",
     "CheckpointLayout",
     "CheckpointScan",
     "Command",
+    "Detail",
+    "Entry",
+    "Found",
     "FrameworkAdapter",
     "FrameworkVersion",
     "Launcher",
+    "Logged",
+    "MetricMap",
     "NativeLaunch",
+    "Neutral",
     "Option",
     "Patch",
     "PoolSpec",
     "PortSpec",
     "Problem",
     "RLJob",
+    "Registered",
+    "Registry",
     "Requirement",
     "Resume",
     "ResumePlan",
@@ -63,9 +99,13 @@ __all__ = [
     "SecretKind",
     "SecretRef",
     "SecretSourceRef",
+    "Signature",
     "VolumeSpec",
+    "get_registry",
     "hookimpl",
     "hookspec",
     "job_requirements",
+    "load_registry",
+    "trace_hooks",
     "unsupported",
 ]

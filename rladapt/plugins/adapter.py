@@ -20,10 +20,10 @@ if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
     from pathlib import Path
 
-    from rladapt.metrics.mapping import MetricMap
     from rladapt.primitives import RLJob
 
     from .checkpoints import Checkpoint, CheckpointScan, ResumePlan
+    from .metrics import MetricMap
     from .native import NativeLaunch
 
 

@@ -31,12 +31,12 @@ import pluggy
 
 if TYPE_CHECKING:
     from rladapt.primitives import Problem, RLJob
-    from rladapt.triage import Signature
 
     from .adapter import FrameworkAdapter
     from .launcher import Launcher
     from .native import NativeLaunch
     from .patches import Patch
+    from .signature import Signature
 
 PROJECT_NAME = "rladapt"
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
@@ -60,7 +60,7 @@ def rladapt_register_frameworks() -> list[FrameworkAdapter]:
 
         An adapter also tells how its framework logs metrics (``FrameworkAdapter.metric_names(version)``, by
         default the ``names(version)`` of the adapter package's ``metrics`` module; read by ``rladapt metrics``,
-        ``status`` and ``runs``): per neutral name (``rladapt.metrics.names``) the tags it is read back from, with
+        ``status`` and ``runs``): per neutral name (``rladapt.plugins.NEUTRAL``) the tags it is read back from, with
         the framework file that logs each one, or ``Absent`` with the reason; None keeps every native name.
     """
 
@@ -94,9 +94,10 @@ def rladapt_register_signatures() -> list[Signature]:
     cause and its fix.
 
     Called once per process, the first time ``rladapt triage`` reads the catalogue (not on renders). The built-in
-    catalogue (``rladapt.triage.catalogue``) comes first; a plugin's signatures are matched after it.
+    catalogue (``rladapt.triage.catalogue``, registered by the built-in plugin ``triage``) comes first; a plugin's
+    signatures are matched after it.
 
-    :returns: ``rladapt.triage.Signature`` records. ``Signature.id`` is unique across plugins and the built-in
+    :returns: ``rladapt.plugins.Signature`` records. ``Signature.id`` is unique across plugins and the built-in
         catalogue: an id registered twice makes that signature unusable, with a warning naming both owners;
         anything that is not a ``Signature``, or an exception, makes this plugin broken. Cite where each
         pattern's text comes from in ``Signature.source``.

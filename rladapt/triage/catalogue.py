@@ -8,8 +8,9 @@ compiled code), or the public report the text was read from. Plugins add their o
 
 from __future__ import annotations
 
+from rladapt.plugins import Signature
+
 from .refine import missing_column, oom_where, renamed_key
-from .signature import Signature
 
 __all__ = ["BUILTIN"]
 

@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .signature import Found, Signature
+from rladapt.plugins.signature import Found, Signature, log_lines, strip_ansi
 
 __all__ = ["MAX_EVIDENCE", "Match", "strip_ansi", "triage"]
 
 #: Lines of evidence kept per match: the first ones (the first failure is the cause, the rest its echo).
 MAX_EVIDENCE = 5
-#: vLLM and Ray colour their log prefixes (``\x1b[36m(WorkerDict pid=..)\x1b[0m``): matched without them.
-_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
-
-
-def strip_ansi(line: str) -> str:
-    return _ANSI.sub("", line)
 
 
 @dataclass(frozen=True)
@@ -40,26 +33,6 @@ class Match:
         }
 
 
-def _hits(sig: Signature, lines: Sequence[str]) -> tuple[list[int], list[re.Match[str]]]:
-    hits: list[int] = []
-    found: list[re.Match[str]] = []
-    for index, line in enumerate(lines):
-        for pattern in sig.compiled:
-            m = pattern.search(line)
-            if m is None:
-                continue
-            if sig.near and not any(
-                p.search(lines[j])
-                for p in sig.compiled_near
-                for j in range(max(0, index - sig.window), index + 1)
-            ):
-                continue
-            hits.append(index)
-            found.append(m)
-            break
-    return hits, found
-
-
 def _with_near(sig: Signature, lines: Sequence[str], hits: list[int]) -> list[int]:
     """The hits, each preceded by the nearest line that matched ``near`` (the frame that makes it this failure)."""
     if not sig.near:
@@ -79,12 +52,12 @@ def triage(
 ) -> list[Match]:
     """Every signature of ``signatures`` that applies to ``framework`` ``version`` and matches ``lines``, in the
     order of its first evidence line (the earliest failure first)."""
-    text = [strip_ansi(line.rstrip("\r\n")) for line in lines]
+    text = log_lines(lines)
     out: list[tuple[int, Match]] = []
     for sig in signatures:
         if not sig.applies_to(framework, version):
             continue
-        hits, found = _hits(sig, text)
+        hits, found = sig.hits(text)
         if not hits:
             continue
         cause, fix = sig.cause, sig.fix

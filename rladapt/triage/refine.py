@@ -13,7 +13,10 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from .signature import Detail, Found
+from rladapt.compat.schema import find_snapshot, snapshot_versions, versions_having
+from rladapt.compat.schema._check import suggest
+from rladapt.compat.schema_diff import diff_snapshots
+from rladapt.plugins import Detail, Found
 
 __all__ = ["KeyFate", "key_fate", "missing_column", "oom_where", "renamed_key"]
 
@@ -178,10 +181,6 @@ def key_fate(key: str, framework: str | None, version: str | None) -> KeyFate | 
 
     None when no bundled snapshot knows anything of it (a typo, or a key of something else).
     """
-    from rladapt.compat.schema import find_snapshot, snapshot_versions, versions_having
-    from rladapt.compat.schema._check import suggest
-    from rladapt.compat.schema_diff import diff_snapshots
-
     fates: list[KeyFate] = []
     for fw in (framework,) if framework else _FRAMEWORKS:
         have = snapshot_versions(fw)

@@ -7,7 +7,7 @@ import ast
 import pytest
 
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import load_registry
 from rladapt.primitives import SpecError, load_job
 from tests.adapters.verl.conftest import PINNED as VERL_PINNED
 from tests.conftest import REPO

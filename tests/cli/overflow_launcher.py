@@ -49,12 +49,12 @@ class OverflowPlugin:
 
 
 def main() -> None:
+    import rladapt.plugins
     from rladapt.cli import main as cli_main
-    from rladapt.plugins import _manager
 
-    registry = _manager.load_registry(extra=[("overflow", OverflowPlugin())])
-    # the verbs look the registry up through this module's cached get_registry
-    _manager.get_registry = lru_cache(maxsize=1)(lambda: registry)
+    registry = rladapt.plugins.load_registry(extra=[("overflow", OverflowPlugin())])
+    # the verbs look the registry up through the public face's cached get_registry
+    rladapt.plugins.get_registry = lru_cache(maxsize=1)(lambda: registry)
     cli_main()
 
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import load_registry
 from tests.cli.test_cli import GSM8K, rladapt
 from tests.launchers.k8s_fake_apiserver import FakeCluster, fake_apiserver, write_kubeconfig
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from rladapt.compat.report import markdown_report
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import load_registry
 from tests.conftest import REPO
 
 

@@ -20,8 +20,7 @@ from rladapt.adapters.openrlhf import validate as openrlhf_validate
 from rladapt.adapters.verl import validate as verl_validate
 from rladapt.compat.schema import find_snapshot, snapshot, snapshot_versions
 from rladapt.pipeline import DEEP_CHECK_ENV, render_native
-from rladapt.plugins import NativeLaunch
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import NativeLaunch, load_registry
 from rladapt.primitives import Problem, SpecError, load_job
 from tests.conftest import REPO
 
@@ -199,7 +198,7 @@ def test_render_imports_no_framework_and_loads_only_the_requested_snapshot() -> 
         import sys
         from rladapt.compat.schema import find_snapshot
         from rladapt.pipeline import render_native
-        from rladapt.plugins._manager import get_registry
+        from rladapt.plugins import get_registry
         from rladapt.primitives import load_job
         render_native(load_job("examples/grpo-gsm8k.yaml"), "verl==0.9.1", get_registry())
         heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("verl", "hydra", "openrlhf", "torch"))
@@ -218,7 +217,7 @@ def test_a_trl_render_imports_neither_trl_nor_torch() -> None:
         """
         import sys
         from rladapt.pipeline import render_native
-        from rladapt.plugins._manager import get_registry
+        from rladapt.plugins import get_registry
         from rladapt.primitives import load_job
         render_native(load_job("examples/grpo-tiny-trl.yaml"), "trl==0.23.1", get_registry())
         print(sorted(m for m in sys.modules if m.split(".")[0] in ("trl", "torch", "transformers", "datasets")))

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Registry, load_registry
 
 from ..adapters.nemo_rl.conftest import tag
 from .test_nemo_rl_import import _imported, _round_trip, _spec

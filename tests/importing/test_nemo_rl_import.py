@@ -20,7 +20,7 @@ from rladapt.importing.effective import nemo_rl_effective
 from rladapt.importing.importer import Imported, build, differences, launch_effective, read_native
 from rladapt.importing.script import read_launch
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Registry, load_registry
 from rladapt.primitives import UsageError, load_job_text
 from tests.adapters.nemo_rl.conftest import tag
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 
 from .test_nemo_rl_import import _imported, _round_trip, _spec, checkout, registry, script
 

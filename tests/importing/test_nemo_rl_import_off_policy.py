@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Registry, load_registry
 from tests.adapters.nemo_rl.conftest import tag
 
 from . import test_nemo_rl_import as imports

@@ -23,7 +23,7 @@ from rladapt.importing.effective import read_back_only, same
 from rladapt.importing.importer import Imported, build, differences
 from rladapt.importing.script import Launch, read_launch
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Registry, load_registry
 from rladapt.primitives import UsageError, load_job_text
 from tests.importing.test_migrate_cli import rladapt
 from tests.support.openrlhf_namespace import namespace

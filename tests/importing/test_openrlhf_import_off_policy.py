@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from rladapt.adapters.openrlhf.versions import option
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Registry, load_registry
 
 from . import test_openrlhf_import as imports
 

@@ -11,7 +11,7 @@ from rladapt.importing.effective import read_back_only, verl_effective
 from rladapt.importing.importer import Imported, build, differences
 from rladapt.importing.script import Launch, read_launch
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Registry, load_registry
 from rladapt.primitives import load_job_text
 
 VERSIONS = ["0.5.0", "0.6.1", "0.7.1", "0.9.1"]

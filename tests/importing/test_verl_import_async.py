@@ -15,7 +15,7 @@ from rladapt.importing.effective import same
 from rladapt.importing.importer import Imported, build, differences
 from rladapt.importing.script import read_launch
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Registry, load_registry
 from rladapt.primitives import RLJob, load_job_text
 from tests.adapters.verl.conftest import verl_package
 

@@ -33,8 +33,7 @@ import pytest
 import yaml
 
 from rladapt.pipeline import render_native
-from rladapt.plugins import NativeLaunch, Patch, hookimpl
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import NativeLaunch, Patch, Registry, hookimpl, load_registry
 from rladapt.primitives import RLJob, load_job
 from tests.conftest import REPO
 
@@ -92,9 +91,9 @@ class EngineStubPlugin:
 def engine_registry(monkeypatch: pytest.MonkeyPatch) -> Registry:
     """The real built-in plugins plus the stub plugin; also what the CLI's ``get_registry`` returns."""
     registry = load_registry(extra=[("engine-stub", EngineStubPlugin())])
-    import rladapt.plugins._manager
+    import rladapt.plugins
 
-    monkeypatch.setattr(rladapt.plugins._manager, "get_registry", lambda: registry)
+    monkeypatch.setattr(rladapt.plugins, "get_registry", lambda: registry)
     return registry
 
 

@@ -59,11 +59,11 @@ def _arm(moment: str) -> None:
 
 
 def main() -> None:
+    import rladapt.plugins
     from rladapt.cli import main as cli_main
-    from rladapt.plugins import _manager
 
-    registry = _manager.load_registry(extra=[("engine-stub", _Interpreter())])
-    _manager.get_registry = lambda: registry  # type: ignore[assignment]
+    registry = rladapt.plugins.load_registry(extra=[("engine-stub", _Interpreter())])
+    rladapt.plugins.get_registry = lambda: registry  # type: ignore[assignment]
     _arm(os.environ.get("RLADAPT_TEST_DIE_AT", ""))
     cli_main(sys.argv[1:])
 

@@ -30,8 +30,7 @@ from rladapt.launchers.kubernetes import (
     rayjob_name,
 )
 from rladapt.pipeline import render_native
-from rladapt.plugins import Artifacts, FrameworkAdapter, FrameworkVersion, NativeLaunch
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import Artifacts, FrameworkAdapter, FrameworkVersion, NativeLaunch, load_registry
 from rladapt.primitives import LaunchError, RLJob, SpecError, UsageError, load_job
 from rladapt.runs import RunStore
 from tests.conftest import EXAMPLES
@@ -535,7 +534,7 @@ def test_plugin_registers_and_kubernetes_is_imported_lazily() -> None:
     registry = load_registry(builtins={"kubernetes": "rladapt.launchers.kubernetes"}, use_entry_points=False)
     assert isinstance(registry.launcher("kubernetes"), KubernetesLauncher)
     code = (
-        "import sys, rladapt.launchers.kubernetes, rladapt.plugins._manager as m; m.load_registry(); "
+        "import sys, rladapt.launchers.kubernetes, rladapt.plugins as m; m.load_registry(); "
         "print(sorted(n for n in sys.modules if n == 'kubernetes' or n.startswith('kubernetes.')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -21,8 +21,7 @@ import pytest
 from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
 from rladapt.cli import main as cli_main
 from rladapt.launchers.local import LOG_FILE, SCRIPT, LocalLauncher
-from rladapt.plugins import NativeLaunch, RunStatus
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import NativeLaunch, Registry, RunStatus
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore
 

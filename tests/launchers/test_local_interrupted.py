@@ -22,8 +22,7 @@ import pytest
 from rladapt.cli import main as cli_main
 from rladapt.launch import Runner
 from rladapt.launchers.local import _WRAPPER, EXIT_FILE, LOG_FILE, PID_FILE, STOP_FILE, LocalLauncher
-from rladapt.plugins import Artifacts, Launcher, hookimpl
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Artifacts, Launcher, Registry, hookimpl, load_registry
 from rladapt.plugins.launcher import STOP_REQUEST_FILE
 from rladapt.processes import alive, group_alive
 from rladapt.runs import Run, RunStore

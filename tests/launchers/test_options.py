@@ -11,8 +11,7 @@ from typing import Any, ClassVar
 import pytest
 
 from rladapt.cli.inspect import plugins_report
-from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, load_registry
 from rladapt.plugins.launcher import Option
 from rladapt.primitives import UsageError
 
@@ -118,10 +117,10 @@ def test_a_launcher_that_declares_help_strings_still_works() -> None:
 
 
 def test_plugins_lists_each_option_with_type_default_and_help(monkeypatch: pytest.MonkeyPatch) -> None:
-    from rladapt.plugins import _manager
+    import rladapt.plugins
 
     registry = load_registry(builtins={"slurm": "rladapt.launchers.slurm"}, use_entry_points=False)
-    monkeypatch.setattr(_manager, "get_registry", lambda: registry)
+    monkeypatch.setattr(rladapt.plugins, "get_registry", lambda: registry)
     report = plugins_report()
     options = report["launchers"]["slurm"]["options"]
     assert options["ray_wait"] == {

@@ -17,8 +17,7 @@ import pytest
 
 from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
 from rladapt.launchers.ray import RayLauncher
-from rladapt.plugins import RunStatus
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry, RunStatus
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RUN_ID_OPTION, RunStore, new_run_id
 from tests.conftest import REPO
@@ -242,7 +241,7 @@ def test_status_of_a_job_ray_does_not_know_is_unknown(tmp_path: Path, ray_head: 
 def test_ray_is_not_imported_when_the_cli_starts() -> None:
     import subprocess
 
-    code = "import sys, rladapt.cli, rladapt.plugins._manager as m; m.get_registry(); print('ray' in sys.modules)"
+    code = "import sys, rladapt.cli, rladapt.plugins as m; m.get_registry(); print('ray' in sys.modules)"
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
     )
@@ -324,7 +323,7 @@ def submit_then_die(self, *args, **kwargs):
     original(self, *args, **kwargs)
     os.kill(os.getpid(), signal.SIGKILL)
 JobSubmissionClient.submit_job = submit_then_die
-import rladapt.plugins._manager as manager
+import rladapt.plugins as manager
 from tests.launchers.conftest import EngineStubPlugin
 registry = manager.load_registry(extra=[("engine-stub", EngineStubPlugin())])
 manager.get_registry = lambda: registry

@@ -16,8 +16,7 @@ from rladapt.launchers.local import LocalLauncher
 from rladapt.launchers.ray import RayLauncher
 from rladapt.launchers.slurm import SCRIPT, SlurmLauncher
 from rladapt.pipeline import render_native
-from rladapt.plugins import Launcher, NativeLaunch
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import Launcher, NativeLaunch, load_registry
 from rladapt.primitives import SpecError, load_job
 from tests.conftest import EXAMPLES
 from tests.launchers.test_kubernetes import assert_valid, containers, manifests

@@ -24,8 +24,7 @@ from rladapt.launchers.local import SCRIPT, LocalLauncher
 from rladapt.launchers.ray import RayLauncher
 from rladapt.launchers.slurm import SCRIPT as SBATCH_SCRIPT
 from rladapt.launchers.slurm import SlurmLauncher
-from rladapt.plugins import NativeLaunch, RunStatus, SecretRef, SecretSourceRef
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import NativeLaunch, Registry, RunStatus, SecretRef, SecretSourceRef
 from rladapt.plugins.testing.checks import check_native
 from rladapt.primitives import load_job
 from rladapt.primitives.errors import LaunchError, SpecError, UsageError

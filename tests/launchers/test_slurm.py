@@ -39,12 +39,12 @@ from rladapt.plugins import (
     Artifacts,
     NativeLaunch,
     PortSpec,
+    Registry,
     RunStatus,
     SecretRef,
     SecretSourceRef,
     VolumeSpec,
 )
-from rladapt.plugins._manager import Registry
 from rladapt.plugins.launcher import STOP_REQUEST_FILE
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore
@@ -742,7 +742,7 @@ def test_driver_as_an_srun_step_next_to_the_jobs_ray_cluster(
 CLI_WITH_STUB = """
 import sys
 sys.path.insert(0, sys.argv[1])
-import rladapt.plugins._manager as manager
+import rladapt.plugins as manager
 from tests.launchers.conftest import EngineStubPlugin
 registry = manager.load_registry(extra=[("engine-stub", EngineStubPlugin())])
 manager.get_registry = lambda: registry

@@ -144,7 +144,7 @@ def test_importing_every_module_shadows_no_name() -> None:
         if not info.name.endswith("__main__"):
             importlib.import_module(info.name)
     importlib.import_module("rladapt.compat.matrix")
-    from rladapt.plugins._manager import load_registry
+    from rladapt.plugins import load_registry
 
     registry = load_registry(use_entry_points=False)
     for name, entry in registry.frameworks.items():

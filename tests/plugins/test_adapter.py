@@ -9,8 +9,14 @@ from pathlib import Path
 import pytest
 
 from rladapt.pipeline import render_native
-from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, hookimpl, unsupported
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import (
+    FrameworkAdapter,
+    FrameworkVersion,
+    NativeLaunch,
+    hookimpl,
+    load_registry,
+    unsupported,
+)
 from rladapt.primitives import PluginError, Problem, RLJob, UnsupportedError, load_job, load_job_text
 from tests.conftest import REPO
 from tests.primitives.test_loading import MINIMAL

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rladapt.plugins._manager import BUILTIN_PLUGINS, load_registry
+from rladapt.plugins import BUILTIN_PLUGINS, load_registry
 from rladapt.plugins.testing import (
     AdapterConformance,
     LauncherConformance,

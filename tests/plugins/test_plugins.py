@@ -8,8 +8,7 @@ from typing import Any
 import pytest
 
 from rladapt.pipeline import parse_framework, render_native
-from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, Patch, hookimpl
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, Patch, hookimpl, load_registry
 from rladapt.plugins.testing import check_adapter
 from rladapt.primitives import (
     PluginError,

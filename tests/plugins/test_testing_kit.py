@@ -25,8 +25,8 @@ from rladapt.plugins import (
     Option,
     Patch,
     RunStatus,
+    load_registry,
 )
-from rladapt.plugins._manager import load_registry
 from rladapt.plugins.testing import check_adapter, check_launcher, check_patch, host_registry
 from rladapt.primitives import Problem, RLJob, UnsupportedError, load_job_text
 from tests.conftest import REPO

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from rladapt.launch import Runner
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import load_registry
 from rladapt.primitives import SpecError, load_job, read_spec_text
 from rladapt.primitives.loading import MAX_SPEC_BYTES
 from rladapt.runs import RunStore

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from rladapt.triage import BUILTIN, Match, triage
+from rladapt.triage import Match, triage
+from rladapt.triage.catalogue import BUILTIN
 
 RAY = "(WorkerDict pid=2231, ip=10.0.0.3) "
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rladapt.metrics.mapping import Absent, Entry, Logged, MetricMap
+from rladapt.plugins import Absent, Entry, Logged, MetricMap
 
 GRPO = "nemo_rl/algorithms/grpo.py"
 ROLLOUTS = "nemo_rl/experience/rollouts.py"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rladapt.metrics.mapping import Absent, Entry, Logged, MetricMap
+from rladapt.plugins import Absent, Entry, Logged, MetricMap
 
 TRAINER = "openrlhf/trainer/ppo_trainer.py"
 ACTOR = "openrlhf/trainer/ray/ppo_actor.py"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from packaging.version import Version
 
-from rladapt.metrics.mapping import Entry, Logged, MetricMap
+from rladapt.plugins import Entry, Logged, MetricMap
 
 TRAINER = "verl/trainer/ppo/ray_trainer.py"
 METRIC_UTILS = "verl/trainer/ppo/metric_utils.py"

@@ -27,10 +27,9 @@ from ..launcher import RUN_ID_OPTION, Artifacts, Launcher
 from ..native import NativeLaunch
 from ..native import secrets as native_secrets
 from ..patches import Patch
+from ..signature import Signature, log_lines
 
 if TYPE_CHECKING:
-    from rladapt.triage import Signature
-
     from .host import Registry
 
 _NAME = re.compile(r"^[a-z][a-z0-9_-]*\Z")
@@ -400,8 +399,6 @@ def check_signature(
 
     .. versionadded:: 0.2
     """
-    from rladapt.triage import triage
-
     where = f"signature {signature.id!r}"
     failures = []
     if not _NAME.fullmatch(signature.id):
@@ -415,8 +412,8 @@ def check_signature(
     if not examples:
         failures.append(f"{where}: give at least one example line with the real message text")
     for line in examples:
-        found = triage([line], [signature], None, None)
-        if not found:
+        hits, _ = signature.hits(log_lines([line]))  # as `rladapt triage` reads a log line
+        if not hits:
             failures.append(f"{where}: does not match its example {line!r}")
     if registry is not None:
         for fw in signature.frameworks:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
+from rladapt.pipeline import render_native
 from rladapt.primitives import RladaptError, RLJob, UnsupportedError, UsageError
 
 from ..adapter import FrameworkAdapter, FrameworkVersion
@@ -149,8 +150,6 @@ class AdapterConformance:
 
     def test_render_through_host(self, adapter_case: AdapterCase) -> None:
         """The host's whole render: policy hooks of every installed plugin, patches, native validation."""
-        from rladapt.pipeline import render_native
-
         adapter, version, job = self.subject(), adapter_case.version, adapter_case.job
         try:
             rendered = render_native(job, f"{adapter.PLUGIN_NAME}=={version.version}", self.registry())
@@ -217,8 +216,6 @@ class LauncherConformance:
 
     def native(self, case: LauncherCase) -> NativeLaunch:
         """The case's native launch, rendered through the host; a framework's refusal skips the case."""
-        from rladapt.pipeline import render_native
-
         try:
             return render_native(case.job, case.framework, self.registry()).native
         except UnsupportedError as exc:
@@ -258,8 +255,6 @@ class LauncherConformance:
         _fail(check_unknown_option(self.subject(), self.rendered(launcher_case), self.options))
 
     def test_renders_a_spec(self, launcher_cases: list[LauncherCase]) -> None:
-        from rladapt.pipeline import render_native
-
         launcher, registry = self.subject(), self.registry()
         refusals = []
         for case in launcher_cases:

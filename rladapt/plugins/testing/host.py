@@ -10,13 +10,11 @@ from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from typing import Protocol
 
-# The manager's one import: its module is private to rladapt.plugins, the kit only loads registries.
-from rladapt.plugins._manager import BLOCK_ENV, Registry, load_registry
-
 from ..adapter import FrameworkAdapter
 from ..hookspecs import hookimpl
 from ..launcher import Launcher
 from ..patches import Patch
+from ..registry import BLOCK_ENV, Registry, load_registry
 
 __all__ = ["BLOCK_ENV", "Registry", "RegistryFactory", "as_plugin", "entry_point_registry", "host_registry"]
 

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from rladapt import compat
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Registry, load_registry
 from tests.support.wheels import REPO
 
 FIXTURES = REPO / ".." / "shared" / "fixtures" / "nemo-rl"

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from omegaconf import OmegaConf
 
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import SpecError
 
 from .conftest import tag

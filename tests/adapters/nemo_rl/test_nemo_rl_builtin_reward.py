@@ -16,7 +16,7 @@ from omegaconf import OmegaConf
 from packaging.version import Version
 
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import UnsupportedError, load_job
 from tests.support.wheels import REPO
 

@@ -19,8 +19,7 @@ from packaging.version import Version
 from rladapt.adapters.nemo_rl import validate as nrl_validate
 from rladapt.adapters.nemo_rl.translate import translate
 from rladapt.pipeline import render_native
-from rladapt.plugins import NativeLaunch
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import NativeLaunch, Registry
 from rladapt.plugins.testing import check_adapter
 from rladapt.primitives import RLJob, SpecError, UnsupportedError, load_job
 from tests.support.wheels import REPO

@@ -16,8 +16,7 @@ from hydra.errors import ConfigCompositionException
 from omegaconf import OmegaConf
 
 from rladapt.pipeline import render_native
-from rladapt.plugins import NativeLaunch
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import NativeLaunch, Registry
 from rladapt.primitives import SpecError, validate_data
 
 from .conftest import Tag, tag

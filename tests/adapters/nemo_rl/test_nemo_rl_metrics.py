@@ -19,7 +19,7 @@ from packaging.version import Version
 
 from rladapt.adapters.nemo_rl.metrics import PERFORMANCE, names
 from rladapt.metrics import Absent
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from tests.conftest import REPO
 
 from .conftest import PINNED

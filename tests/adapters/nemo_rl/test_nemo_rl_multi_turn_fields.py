@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 from omegaconf import OmegaConf
 
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import SpecError
 
 from .conftest import tag

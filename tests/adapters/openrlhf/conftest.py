@@ -13,7 +13,7 @@ import pytest
 from rladapt import compat
 from rladapt.adapters.openrlhf.parser import build_parser, parse, source_from_wheel
 from rladapt.pipeline import DEEP_CHECK_ENV, Rendered, render_native
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Registry, load_registry
 from rladapt.primitives import RLJob, load_job, validate_data
 from tests.support.wheels import REPO, download_wheel
 

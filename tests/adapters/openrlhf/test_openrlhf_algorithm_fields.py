@@ -14,7 +14,7 @@ import pytest
 from packaging.version import Version
 
 from rladapt.adapters.openrlhf.versions import dest, has_flag
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import SpecError
 
 from .conftest import PINNED, job, parse_ok, render, wheel

@@ -16,7 +16,7 @@ from packaging.version import Version
 
 from rladapt.adapters.openrlhf.versions import dest, has_flag
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import SpecError, validate_data
 
 from .conftest import PINNED, parse_ok, wheel

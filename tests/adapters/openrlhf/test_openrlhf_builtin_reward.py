@@ -12,7 +12,7 @@ import pytest
 
 from rladapt import compat
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import load_registry
 from rladapt.primitives import UnsupportedError, load_job
 from tests.support.wheels import REPO, download_wheel
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.plugins.capabilities import job_requirements
 from rladapt.primitives import RLJob, UnsupportedError
 

@@ -15,7 +15,7 @@ import pytest
 
 from rladapt.adapters.openrlhf.versions import dest, dotted, has_flag
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import SpecError, validate_data
 
 from .conftest import PINNED, parse_ok, wheel

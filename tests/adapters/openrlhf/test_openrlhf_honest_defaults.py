@@ -9,7 +9,7 @@ import pytest
 
 from rladapt.adapters.openrlhf.versions import dest, has_flag
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import validate_data
 
 from .conftest import PINNED, parse_ok, real_parser

@@ -13,7 +13,7 @@ from rladapt.adapters.openrlhf.metrics import ROLLOUT_STATS, TRAINER, names
 from rladapt.adapters.openrlhf.versions import option
 from rladapt.metrics import METRICS_DIR, Absent
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import load_job
 from tests.conftest import REPO
 from tests.support.metric_sources import literal_in, missing_names

@@ -12,7 +12,7 @@ import pytest
 from packaging.version import Version
 
 from rladapt.adapters.openrlhf.parser import ENTRY_FILE, find_source
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import SpecError, UnsupportedError
 
 from .conftest import PINNED, dest_in, job, parse_ok, render, source, wheel

@@ -15,8 +15,7 @@ from packaging.version import Version
 from ray.runtime_env.runtime_env import _merge_runtime_env
 
 from rladapt.adapters.openrlhf.patches import PATCHES
-from rladapt.plugins import NativeLaunch
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import NativeLaunch, Registry
 from rladapt.primitives import RLJob
 
 from .conftest import PINNED, job, render, source, wheel

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from rladapt.adapters.openrlhf.parser import parse
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import SpecError
 
 from .conftest import job, parse_ok, real_parser, rename_map, render

@@ -19,8 +19,7 @@ import pytest
 
 from rladapt import compat
 from rladapt.pipeline import render_native
-from rladapt.plugins import NativeLaunch
-from rladapt.plugins._manager import load_registry
+from rladapt.plugins import NativeLaunch, load_registry
 from rladapt.primitives import RLJob, load_job
 from tests.support.wheels import CACHE, REPO, download_wheel, extract
 

@@ -8,7 +8,7 @@ import pytest
 
 from rladapt import compat
 from rladapt.pipeline import DEEP_CHECK_ENV
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Registry, load_registry
 from tests.support.wheels import REPO, download_wheel, extract
 
 PINNED: list[str] = [entry.version for entry in compat.pinned("verl")]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import SpecError
 
 from .test_verl_honest_defaults import ARR, composed, render, select

@@ -14,7 +14,7 @@ import pytest
 from rladapt.importing import verl as fw
 from rladapt.importing.importer import build
 from rladapt.importing.script import read_launch
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import SpecError
 
 from .test_verl_honest_defaults import ARR, composed, render, select

@@ -23,8 +23,7 @@ import pytest
 
 from rladapt.adapters.verl.translate import BUILTIN_REWARD_FILE, BUILTIN_SCORERS
 from rladapt.pipeline import render_native
-from rladapt.plugins import NativeLaunch
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import NativeLaunch, Registry
 from rladapt.primitives import SpecError, load_job
 from tests.support.wheels import REPO
 

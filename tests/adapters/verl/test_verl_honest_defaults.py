@@ -17,8 +17,7 @@ from omegaconf import OmegaConf
 from rladapt.adapters.verl import validate as verl_validate
 from rladapt.explain import explain_render
 from rladapt.pipeline import render_native
-from rladapt.plugins import NativeLaunch
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import NativeLaunch, Registry
 from rladapt.primitives import SpecError, validate_data
 from tests.support.wheels import download_wheel
 

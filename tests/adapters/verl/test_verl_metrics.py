@@ -14,7 +14,7 @@ from rladapt.adapters.verl.metrics import TRAINER, names
 from rladapt.adapters.verl.translate import TENSORBOARD_DIR, TENSORBOARD_REQUIRED_SINCE
 from rladapt.metrics import METRICS_DIR, NAMES, Absent
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import load_job
 from tests.conftest import REPO
 from tests.support.metric_sources import missing_names

@@ -16,7 +16,7 @@ from rladapt.adapters.verl.metrics import names
 from rladapt.adapters.verl.translate import TENSORBOARD_DIR
 from rladapt.metrics import read_metrics_dir
 from rladapt.pipeline import render_native
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import load_job
 from tests.conftest import REPO
 

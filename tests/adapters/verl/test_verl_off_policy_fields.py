@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from packaging.version import Version
 
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import Registry
 from rladapt.primitives import SpecError
 
 from .test_verl_conformance import check_conforms, job_from

@@ -17,8 +17,7 @@ import pytest
 from rladapt.adapters.verl import validate as verl_validate
 from rladapt.adapters.verl.translate import translate
 from rladapt.pipeline import render_native
-from rladapt.plugins import NativeLaunch
-from rladapt.plugins._manager import Registry
+from rladapt.plugins import NativeLaunch, Registry
 from rladapt.primitives import load_job
 from tests.conftest import GPU_EXAMPLES
 from tests.support.wheels import REPO, file_lock

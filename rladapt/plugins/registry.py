@@ -1,9 +1,10 @@
-"""Loading plugins and calling their hooks: host machinery (plugin authors import ``rladapt.plugins``).
+"""The registry: loading plugins and calling their hooks; host machinery, imported through ``rladapt.plugins``
+(``Registry``, ``get_registry``, ``load_registry``).
 
 Load order, as in tox 4: entry points of group ``rladapt`` (sorted by name), then ``extra`` (tests), then the
 built-ins. pluggy calls the last registered implementation first, so **built-in implementations run first and
 external ones after them**: an org policy plugin sees what the built-ins did and has the last word
-(``tryfirst``/``trylast`` move an implementation). ``tests/primitives/test_plugin_manager.py`` asserts this order.
+(``tryfirst``/``trylast`` move an implementation). ``tests/plugins/test_registry.py`` asserts this order.
 
 Hooks are called one implementation at a time, as pluggy calls them (arguments by ``HookImpl.argnames``, in
 pluggy's order), so that a chain threads its value and a failure names its plugin. A plugin that fails to
@@ -36,6 +37,7 @@ from .adapter import FrameworkAdapter
 from .launcher import Launcher
 from .native import NativeLaunch
 from .patches import Patch
+from .signature import Signature
 
 __all__ = [
     "BLOCK_ENV",
@@ -64,6 +66,8 @@ BUILTIN_PLUGINS: dict[str, str] = {
     "ray": "rladapt.launchers.ray",
     "slurm": "rladapt.launchers.slurm",
     "kubernetes": "rladapt.launchers.kubernetes",
+    # the triage catalogue: a tiny module whose hook imports the catalogue only when `rladapt triage` asks
+    "triage": "rladapt.triage.plugin",
 }
 
 #: Chain hooks: the value threaded through, by type. Each implementation returns a new value or None.
@@ -100,18 +104,17 @@ class Registry:
     #: Print every hook call to stderr (``RLADAPT_TRACE_PLUGINS=1``, ``rladapt --debug``).
     trace: bool = False
     #: ``rladapt_register_signatures``'s results by id, once ``signatures()`` has collected them
-    _signatures: dict[str, Registered[Any]] | None = None
+    _signatures: dict[str, Registered[Signature]] | None = None
 
-    def signatures(self) -> dict[str, Registered[Any]]:
-        """The triage signatures of the plugins, by id (built-in ones under the plugin name ``rladapt``).
+    def signatures(self) -> dict[str, Registered[Signature]]:
+        """The triage signatures of the plugins, by id; the built-in catalogue is the built-in plugin ``triage``'s.
 
         Collected on first use, not at load: only ``rladapt triage`` needs them, and a render must not import
-        the catalogue.
+        the catalogue. The built-in implementations run first, so the built-in catalogue keeps an id a plugin
+        registers again (the id is marked as a conflict).
         """
         if self._signatures is None:
-            from rladapt.triage import BUILTIN, Signature
-
-            table: dict[str, Registered[Any]] = {s.id: Registered(s, "rladapt") for s in BUILTIN}
+            table: dict[str, Registered[Signature]] = {}
             _register_all(self, "signature", "rladapt_register_signatures", table, Signature, attr="id")
             self._signatures = table
         return self._signatures

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 
 from rladapt.pipeline import render_native
-from rladapt.plugins import NativeLaunch, Problem, hookimpl
-from rladapt.plugins._manager import TRACE_ENV, load_registry
+from rladapt.plugins import TRACE_ENV, NativeLaunch, Problem, hookimpl, load_registry
 from rladapt.primitives import PluginError, RLJob, SpecError, load_job_text
 from tests.plugins.test_plugins import JOB, plugin, registry, toy_plugin
 from tests.primitives.test_loading import MINIMAL
