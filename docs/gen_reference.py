@@ -30,8 +30,7 @@ from rladapt.cli import cli
 from rladapt.compat.report import markdown_report
 from rladapt.plugins import hookspecs
 
-# The registry module is being renamed (issue 21: _manager -> registry); this import line follows it.
-from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins import Registry, load_registry
 from rladapt.primitives import json_schema
 
 #: Help is rendered at the width the CLI itself caps it to (``max_content_width``), not the builder's terminal.
