@@ -28,9 +28,7 @@ from mkdocs.structure.files import File, Files
 
 from rladapt.cli import cli
 from rladapt.compat.report import markdown_report
-from rladapt.plugins import hookspecs
-
-from rladapt.plugins import Registry, load_registry
+from rladapt.plugins import Registry, hookspecs, load_registry
 from rladapt.primitives import json_schema
 
 #: Help is rendered at the width the CLI itself caps it to (``max_content_width``), not the builder's terminal.
