@@ -1311,7 +1311,7 @@ def _assign(sh: _Shell, word: RawWord | _ArrayWord, line: int) -> str:
 
 def _run_simple(node: _Simple, sh: _Shell) -> Status:
     words = list(node.words)
-    while words and _lead(words[0]) in ("time", "exec", "nohup", "command", "builtin"):
+    while words and _lead(words[0]) in ("time", "exec", "nohup", "builtin"):
         words.pop(0)
     assigned: list[str] = []
     while words and _assignment(words[0]) is not None:
@@ -1457,7 +1457,8 @@ def _builtin(sh: _Shell, line: int, argv: list[str]) -> Status:
         return True
     if sh.out is not None:
         raise _Unresolved("", f"a command substitution (it runs {name}, whose output only running it tells)")
-    sh.why = f"it depends on what {name} does when run"
+    shown = " ".join(argv)
+    sh.why = f"it depends on what `{shown if len(shown) <= 60 else shown[:57] + '...'}` does when run"
     return None
 
 
