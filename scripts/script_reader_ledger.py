@@ -55,7 +55,11 @@ def outcome(
     try:
         launch = read_launch(path.read_text(errors="replace"), str(path.relative_to(root)), match, sets)
     except UsageError as exc:
-        return "refused", str(exc).splitlines()[0]
+        reason = str(exc).splitlines()[0]
+        if reason.endswith("found in it"):  # the framework's matcher accepts none of the script's commands
+            modules = sorted(set(re.findall(r"-m\s+([A-Za-z0-9_.]+)", path.read_text(errors="replace"))))
+            reason += f" (it runs {', '.join(modules)}: not a module rladapt import reads)"
+        return "refused", reason
     except Exception as exc:  # the ledger's point is to find these: record, never stop
         return "crashed", f"{type(exc).__name__}: {exc}".splitlines()[0]
     return "read", f"line {launch.line}: {len(launch.args)} arguments"

@@ -24,6 +24,7 @@ ways. Words are still split the way shlex's POSIX mode does (``shlex.quote`` rou
 from __future__ import annotations
 
 import ast
+import contextlib
 import fnmatch
 import operator
 import os
@@ -399,7 +400,7 @@ def _matching(text: str, i: int) -> int:
 # --- expansion -------------------------------------------------------------------------------------------------
 
 
-_ENVIRONMENT = "not set in the script: it comes from the caller's environment (give it, or --unset it)"
+_ENVIRONMENT = "not set in the script, so it comes from the caller's environment"
 
 
 @dataclass
@@ -1259,7 +1260,7 @@ def _fork(
         sh.vars[name] = _Pending(
             line,
             f"set differently by the branches of the conditional ({what}) on line {line}, which cannot be "
-            f"decided: {why}",
+            f"decided: {why} (--set or --unset what it reads to decide it)",
             name,
         )
     for sub, _ in done:
@@ -1319,6 +1320,7 @@ def _run_simple(node: _Simple, sh: _Shell) -> Status:
     if not words:
         return True
     head = _lead(words[0])
+    _run_inner(node, words, sh)
     if head in _DECLARE:
         for word in words[1:]:
             if _assignment(word) is not None:
@@ -1358,6 +1360,26 @@ def _run_simple(node: _Simple, sh: _Shell) -> Status:
     if argv[0] in sh.funcs:
         return _call(sh, sh.funcs[argv[0]], argv[1:])
     return _builtin(sh, node.line, argv)
+
+
+def _run_inner(node: _Simple, words: list[RawWord | _ArrayWord], sh: _Shell) -> None:
+    """A launch inside ``bash -c "..."`` (``srun ... bash -c``, ``docker exec ... sh -c``): the string is a script
+    of its own; a launch in it is the launch (its line is the line of the ``bash -c``)."""
+    if sh.match is None:
+        return
+    for i, raw in enumerate(words[:-2]):
+        if posixpath.basename(_lead(raw)) in ("bash", "sh") and _lead(words[i + 1]) == "-c":
+            code = words[i + 2]
+            if not isinstance(code, tuple):
+                return
+            try:
+                text = sh.string(code)
+                nodes = _parse(text, sh.source, node.line)
+            except (_Unresolved, UsageError):
+                return
+            with contextlib.suppress(_Exit, _Return, _Break):  # the end of that script, not of this one
+                _run_list(nodes, sh.clone(positional=[]))
+            return
 
 
 def _launch(sh: _Shell, line: int, argv: list[str], start: int, assigned: list[str]) -> Launch:
@@ -1679,18 +1701,18 @@ def _set_value(value: str) -> Value:
 
 
 def _usage(source: str, line: int, exc: _Unresolved) -> UsageError:
-    name = exc.name
-    if _NAME.fullmatch(name):
-        what = f"variable {name}"
-        hint = f"give it with --set {name}=VALUE"
-        if exc.root != name and _NAME.fullmatch(exc.root):
-            hint += f" (or its source with --set {exc.root}=VALUE)"
-    else:
-        what = quote(name)
-        hint = "replace it with a variable and give that with --set VAR=VALUE"
+    name, root = exc.name, exc.root
+    hints = [f"--set {n}=VALUE" for n in dict.fromkeys((name, root)) if _NAME.fullmatch(n)]
+    if exc.why == _ENVIRONMENT and _NAME.fullmatch(root):
+        hints.append(f"--unset {root} when the caller does not set it")
+    what = f"variable {name}" if _NAME.fullmatch(name) else quote(name)
+    hint = (
+        "give " + " or ".join(hints)
+        if hints
+        else "replace it with a variable and give that with --set VAR=VALUE"
+    )
     return UsageError(
-        f"{source}:{line}: {what} cannot be resolved without running the script "
-        f"({exc.chain()}: {exc.why}); {hint}"
+        f"{source}:{line}: {what} cannot be resolved without running the script ({exc.chain()}: {exc.why}); {hint}"
     )
 
 

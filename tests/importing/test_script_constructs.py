@@ -259,3 +259,15 @@ def test_parse_sets_unset_and_conflicts() -> None:
         parse_sets([], ["1B"])
     with pytest.raises(UsageError, match="give one of them"):
         parse_sets(["A=1"], ["A"])
+
+
+def test_a_launch_inside_bash_dash_c_is_read() -> None:
+    text = f"""VERSION=2.40.0
+srun --nodes=1 -w "$(hostname)" bash -c \\
+"pip install ray==$VERSION \\
+&& ray job submit --address=http://localhost:8265 -- {LAUNCH} a=1 'b=x y'" &>> job.log
+"""
+    launch = read(text)
+    assert launch.args == ("a=1", "b=x y")
+    assert launch.prefix[:3] == ("ray", "job", "submit")
+    assert launch.line == 2
