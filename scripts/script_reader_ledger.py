@@ -53,7 +53,10 @@ def outcome(
     path: Path, root: Path, match: Callable[[list[str]], int | None], sets: dict[str, str]
 ) -> tuple[str, str]:
     try:
-        launch = read_launch(path.read_text(errors="replace"), str(path.relative_to(root)), match, sets)
+        # run from the checkout's root, as upstream's READMEs do: $(pwd) is "." (no path of this machine)
+        launch = read_launch(
+            path.read_text(errors="replace"), str(path.relative_to(root)), match, sets, cwd="."
+        )
     except UsageError as exc:
         reason = str(exc).splitlines()[0]
         if reason.endswith("found in it"):  # the framework's matcher accepts none of the script's commands

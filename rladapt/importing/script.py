@@ -421,6 +421,7 @@ class _Shell:
     why: str = ""  # why the last status was unknown
     exited: int = 0  # the line of an ``exit`` that ended the run (0: none)
     depth: int = 0  # function calls and substitutions under way (a bound against recursion)
+    returned: str = ""  # why the function under way may have returned already (a branch not decided returned)
 
     def clone(self, **changes: Any) -> _Shell:
         copy = _Shell(
@@ -1250,6 +1251,10 @@ def _fork(
         if returned:
             raise returned[0]
         raise _Exit()
+    if (
+        returned
+    ):  # the function may have returned here: its status is unknown (the paths going on are followed)
+        sh.returned = why
     first = done[0][0]
     for name in {name for sub, _ in done for name in sub.vars}:
         values = [sub.vars.get(name) for sub, _ in done]
@@ -1398,16 +1403,21 @@ def _call(sh: _Shell, func: _Func, args: list[str]) -> Status:
     if sh.depth > 20:
         sh.why = f"the function {func.name} calls itself too deep"
         return None
-    saved = sh.positional
-    sh.positional = list(args)
+    saved, returned = sh.positional, sh.returned
+    sh.positional, sh.returned = list(args), ""
     sh.depth += 1
     try:
-        return _run(func.body, sh)
+        status = _run(func.body, sh)
     except _Return as exc:
-        return exc.status
+        status = exc.status
     finally:
         sh.positional = saved
         sh.depth -= 1
+    if sh.returned:
+        sh.why = f"{func.name} may return early: {sh.returned}"
+        status = None
+    sh.returned = returned
+    return status
 
 
 #: Commands whose output a command substitution may use: they compute from their words and the shell alone.

@@ -271,3 +271,21 @@ srun --nodes=1 -w "$(hostname)" bash -c \\
     assert launch.args == ("a=1", "b=x y")
     assert launch.prefix[:3] == ("ray", "job", "submit")
     assert launch.line == 2
+
+
+def test_a_function_that_may_return_early_has_an_unknown_status() -> None:
+    text = f"""wait_for_server() {{
+    for attempt in 1 2 3; do
+        if curl -s http://localhost:30000/health; then
+            return 0
+        fi
+        sleep 10
+    done
+    return 1
+}}
+if ! wait_for_server; then
+    exit 1
+fi
+{LAUNCH} a=1
+"""
+    assert args(text) == ["a=1"]
