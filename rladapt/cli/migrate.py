@@ -38,8 +38,8 @@ def _framework(text: str | None) -> tuple[str | None, str | None]:
     "sets",
     multiple=True,
     metavar="VAR=VALUE",
-    help="A shell variable for the launch script: one it reads but does not set, or one to decide its "
-    "if/case with; VAR= is empty, 'VAR=(a b)' an array, 'VAR=()' an empty one (repeatable).",
+    help="A shell variable for the launch script, over the script's own value: one it reads but does not set, "
+    "or one that decides its if/case; VAR= is empty, 'VAR=(a b)' an array, 'VAR=()' an empty one (repeatable).",
 )
 @click.option(
     "--unset",

@@ -1251,15 +1251,16 @@ def _fork(
         if returned:
             raise returned[0]
         raise _Exit()
-    if (
-        returned
-    ):  # the function may have returned here: its status is unknown (the paths going on are followed)
+    if returned:
+        # the function under way may have returned here: its status is unknown (the paths going on are followed)
         sh.returned = why
     first = done[0][0]
     for name in {name for sub, _ in done for name in sub.vars}:
         values = [sub.vars.get(name) for sub, _ in done]
         if all(v == values[0] for v in values):
-            if values[0] is not None:
+            if values[0] is None:
+                sh.vars.pop(name, None)  # unset on every path
+            else:
                 sh.vars[name] = values[0]
             continue
         sh.vars[name] = _Pending(
