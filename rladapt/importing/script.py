@@ -113,7 +113,7 @@ class _Unresolved(Exception):
         """``A (line 5) <- B (line 3) <- ROOT``: where each variable on the way is set."""
         steps = [f"{name} (set on line {line})" for name, line in self.trail]
         if not self.trail or self.trail[-1][0] != self.root:
-            steps.append(self.root)
+            steps.append(f"${self.root}" if self.root.isdigit() else self.root)
         return " <- ".join(steps)
 
     def describe(self) -> str:
@@ -401,6 +401,7 @@ def _matching(text: str, i: int) -> int:
 
 
 _ENVIRONMENT = "not set in the script, so it comes from the caller's environment"
+_ARGUMENT = "an argument of the script, and a launch script is read with none"
 
 
 @dataclass
@@ -422,6 +423,7 @@ class _Shell:
     exited: int = 0  # the line of an ``exit`` that ended the run (0: none)
     depth: int = 0  # function calls and substitutions under way (a bound against recursion)
     returned: str = ""  # why the function under way may have returned already (a branch not decided returned)
+    called: bool = False  # in a function or a bash -c: $1... are the ones given (the script's own: none)
 
     def clone(self, **changes: Any) -> _Shell:
         copy = _Shell(
@@ -437,6 +439,7 @@ class _Shell:
             lenient=self.lenient,
             out=list(self.out) if self.out is not None else None,
             depth=self.depth,
+            called=self.called,
         )
         for key, value in changes.items():
             setattr(copy, key, value)
@@ -464,7 +467,10 @@ class _Shell:
 
     def is_known_unset(self, name: str) -> bool:
         """Whether an unset ``name`` is really unset (not the caller's environment, which only running tells)."""
-        return name in self.unset or name in _SPECIAL or name.isdigit() or self.lenient
+        if name.isdigit() and name != "0":
+            # a launch script is read with no arguments: one it needs ($1 with no default) is not guessed empty
+            return self.called or self.lenient
+        return name in self.unset or name in _SPECIAL or self.lenient
 
     def scalar(self, name: str) -> str | None:
         value = self.lookup(name)
@@ -484,7 +490,7 @@ class _Shell:
                 return []
             raise _Unresolved(value.root, value.why, ((name, value.line), *value.via))
         if value is None and not self.is_known_unset(name):
-            raise _Unresolved(name, _ENVIRONMENT)
+            raise _Unresolved(name, _ARGUMENT if name.isdigit() else _ENVIRONMENT)
         return value if isinstance(value, list) else ([] if value is None else [value])
 
     def assign(self, name: str, value: Value, append: bool = False) -> None:
@@ -602,6 +608,8 @@ class _Shell:
                         if quoted and nxt == "@"
                         else (" ".join(self.positional), not quoted)
                     )
+                elif nxt.isdigit() and nxt != "0":
+                    out.append((self._required(nxt), not quoted))
                 else:
                     out.append((self.scalar(nxt) or "", not quoted))
                 i += 2
@@ -645,7 +653,7 @@ class _Shell:
         if value is None:
             if self.is_known_unset(name):
                 return ""
-            raise _Unresolved(name, _ENVIRONMENT)
+            raise _Unresolved(name, _ARGUMENT if name.isdigit() else _ENVIRONMENT)
         return value
 
     def _braced(self, body: str, quoted: bool) -> str | list[str]:
@@ -673,6 +681,13 @@ class _Shell:
         name, op, word = m.group(1), m.group(2), m.group(3) or ""
         if op is None:
             return self._required(name)
+        if name in "@*" and op == ":":  # "${@:2}": the arguments from the second on, each a word
+            m = re.fullmatch(r"\s*(\d+)\s*(?::\s*(\d+)\s*)?", word)
+            if m is None:
+                raise _Unresolved("${" + body + "}", "an expansion this reader does not evaluate")
+            start = max(int(m.group(1)) - 1, 0)
+            part = self.positional[start:][: int(m.group(2))] if m.group(2) else self.positional[start:]
+            return list(part) if quoted and name == "@" else " ".join(part)
         if op[0] in "#%/,^" or op == ":":
             return self._transform(name, op, word)
         value = self.scalar(name)  # unset here: the script's default applies (--set gives another)
@@ -1384,7 +1399,7 @@ def _run_inner(node: _Simple, words: list[RawWord | _ArrayWord], sh: _Shell) -> 
             except (_Unresolved, UsageError):
                 return
             with contextlib.suppress(_Exit, _Return, _Break):  # the end of that script, not of this one
-                _run_list(nodes, sh.clone(positional=[]))
+                _run_list(nodes, sh.clone(positional=[], called=True))
             return
 
 
@@ -1404,8 +1419,8 @@ def _call(sh: _Shell, func: _Func, args: list[str]) -> Status:
     if sh.depth > 20:
         sh.why = f"the function {func.name} calls itself too deep"
         return None
-    saved, returned = sh.positional, sh.returned
-    sh.positional, sh.returned = list(args), ""
+    saved, returned, called = sh.positional, sh.returned, sh.called
+    sh.positional, sh.returned, sh.called = list(args), "", True
     sh.depth += 1
     try:
         status = _run(func.body, sh)
@@ -1417,7 +1432,7 @@ def _call(sh: _Shell, func: _Func, args: list[str]) -> Status:
     if sh.returned:
         sh.why = f"{func.name} may return early: {sh.returned}"
         status = None
-    sh.returned = returned
+    sh.returned, sh.called = returned, called
     return status
 
 
@@ -1635,6 +1650,9 @@ def read_launch(
     the user says are not set (``--unset``; ``parse_sets`` gives both in one mapping). ``cwd`` is the directory
     the script is taken to run from (``$(pwd)``; default: the current one)."""
     given = dict(sets or {})
+    positional: list[str] = []
+    while str(len(positional) + 1) in given:  # --set 1=VALUE: the script's arguments
+        positional.append(given.pop(str(len(positional) + 1)))
     unset = frozenset(unset) | frozenset(getattr(sets, "unset", ()))
     sh = _Shell(
         source=source,
@@ -1642,6 +1660,7 @@ def read_launch(
         unset=unset,
         cwd=cwd if cwd is not None else os.getcwd(),
         match=match,
+        positional=positional,
     )
     nodes = _parse(text, source)
     try:
@@ -1713,10 +1732,16 @@ def _set_value(value: str) -> Value:
 
 def _usage(source: str, line: int, exc: _Unresolved) -> UsageError:
     name, root = exc.name, exc.root
-    hints = [f"--set {n}=VALUE" for n in dict.fromkeys((name, root)) if _NAME.fullmatch(n)]
+    hints = [f"--set {n}=VALUE" for n in dict.fromkeys((name, root)) if _NAME.fullmatch(n) or n.isdigit()]
     if exc.why == _ENVIRONMENT and _NAME.fullmatch(root):
         hints.append(f"--unset {root} when the caller does not set it")
-    what = f"variable {name}" if _NAME.fullmatch(name) else quote(name)
+    what = (
+        f"variable {name}"
+        if _NAME.fullmatch(name)
+        else f"argument ${name}"
+        if name.isdigit()
+        else quote(name)
+    )
     hint = (
         "give " + " or ".join(hints)
         if hints
@@ -1748,12 +1773,16 @@ def parse_sets(items: Sequence[str], unset: Sequence[str] = ()) -> ShellSets:
     """``--set VAR=VALUE`` and ``--unset VAR`` items (a malformed item is a usage error naming it).
 
     ``--set VAR=`` gives VAR the empty value, ``--set 'VAR=(a b)'`` an array (``'VAR=()'`` an empty one);
-    ``--unset VAR`` says the caller does not set VAR, so ``${VAR:-default}`` takes the script's default."""
+    ``--unset VAR`` says the caller does not set VAR, so ``${VAR:-default}`` takes the script's default;
+    ``--set 1=VALUE`` (``2=``...) gives the script's arguments, which it is otherwise read without."""
     out: dict[str, str] = {}
     for item in items:
         name, sep, value = item.partition("=")
-        if not sep or not _NAME.fullmatch(name):
-            raise UsageError(f"--set {quote(item)}: expected VAR=VALUE with VAR a shell variable name")
+        if not sep or not (_NAME.fullmatch(name) or re.fullmatch(r"[1-9][0-9]*", name)):
+            raise UsageError(
+                f"--set {quote(item)}: expected VAR=VALUE with VAR a shell variable name "
+                "(or N=VALUE for the script's N-th argument)"
+            )
         out[name] = value
     for name in unset:
         if not _NAME.fullmatch(name):

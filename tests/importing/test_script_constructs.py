@@ -289,3 +289,14 @@ fi
 {LAUNCH} a=1
 """
     assert args(text) == ["a=1"]
+
+
+def test_the_scripts_own_arguments() -> None:
+    text = f'NAME="$1"\nTP=${{2:-4}}\n{LAUNCH} --config-name "$NAME" tp=$TP "${{@:3}}"\n'
+    message = refused(text)
+    assert message.startswith("run.sh:3: variable NAME cannot be resolved")
+    assert "NAME (set on line 1) <- $1: an argument of the script" in message and "--set 1=VALUE" in message
+    assert args(text, "1=ppo_trainer") == ["--config-name", "ppo_trainer", "tp=4"]
+    assert args(text, "1=ppo_trainer", "2=8", "3=a=1", "4=b=2") == [
+        "--config-name", "ppo_trainer", "tp=8", "a=1", "b=2",
+    ]  # fmt: skip
