@@ -39,7 +39,8 @@ def _framework(text: str | None) -> tuple[str | None, str | None]:
     multiple=True,
     metavar="VAR=VALUE",
     help="A shell variable for the launch script, over the script's own value: one it reads but does not set, "
-    "or one that decides its if/case; VAR= is empty, 'VAR=(a b)' an array, 'VAR=()' an empty one (repeatable).",
+    "or one that decides its if/case; VAR= is empty, 'VAR=(a b)' an array, 'VAR=()' an empty one, 1=VALUE the "
+    "script's first argument (repeatable).",
 )
 @click.option(
     "--unset",
