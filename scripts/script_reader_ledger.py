@@ -12,6 +12,7 @@ holds paths and outcomes only.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import sys
 from collections.abc import Callable
@@ -87,10 +88,18 @@ def main(argv: list[str] | None = None) -> int:
     opts = parser.parse_args(argv)
     match = matcher(opts.framework)
     sets = parse_sets(opts.sets)
-    rows = [
-        (str(p.relative_to(opts.checkout)), *outcome(p, opts.checkout, match, sets))
-        for p in field_of(opts.framework, opts.checkout)
-    ]
+    root = opts.checkout.resolve()
+    output = opts.output.resolve() if opts.output else None
+    here = os.getcwd()
+    os.chdir(
+        root
+    )  # scripts run from the checkout's root, as upstream's READMEs do: what they source is there
+    try:
+        rows = [
+            (str(p.relative_to(root)), *outcome(p, root, match, sets)) for p in field_of(opts.framework, root)
+        ]
+    finally:
+        os.chdir(here)
     read = sum(1 for _, status, _ in rows if status == "read")
     lines = [
         f"# Launch-script reader ledger: {opts.framework} scripts of {opts.source}",
@@ -100,8 +109,8 @@ def main(argv: list[str] | None = None) -> int:
         *("\t".join(row) for row in rows),
     ]
     text = "\n".join(lines) + "\n"
-    if opts.output:
-        opts.output.write_text(text)
+    if output:
+        output.write_text(text)
     else:
         sys.stdout.write(text)
     print(f"{opts.framework}: read {read} of {len(rows)}", file=sys.stderr)

@@ -424,6 +424,7 @@ class _Shell:
     depth: int = 0  # function calls and substitutions under way (a bound against recursion)
     returned: str = ""  # why the function under way may have returned already (a branch not decided returned)
     called: bool = False  # in a function or a bash -c: $1... are the ones given (the script's own: none)
+    sourced: tuple[str, ...] = ()  # files sourced but not read: a variable nobody set may come from them
 
     def clone(self, **changes: Any) -> _Shell:
         copy = _Shell(
@@ -440,6 +441,7 @@ class _Shell:
             out=list(self.out) if self.out is not None else None,
             depth=self.depth,
             called=self.called,
+            sourced=self.sourced,
         )
         for key, value in changes.items():
             setattr(copy, key, value)
@@ -490,7 +492,7 @@ class _Shell:
                 return []
             raise _Unresolved(value.root, value.why, ((name, value.line), *value.via))
         if value is None and not self.is_known_unset(name):
-            raise _Unresolved(name, _ARGUMENT if name.isdigit() else _ENVIRONMENT)
+            raise _Unresolved(name, _ARGUMENT if name.isdigit() else self.environment())
         return value if isinstance(value, list) else ([] if value is None else [value])
 
     def assign(self, name: str, value: Value, append: bool = False) -> None:
@@ -648,12 +650,18 @@ class _Shell:
         assert sub.out is not None
         return "".join(sub.out).rstrip("\n")
 
+    def environment(self) -> str:
+        """Why a variable the script does not set is unknown (and where else it may come from)."""
+        if not self.sourced:
+            return _ENVIRONMENT
+        return f"{_ENVIRONMENT} or from {', '.join(self.sourced)}"
+
     def _required(self, name: str) -> str:
         value = self.scalar(name)
         if value is None:
             if self.is_known_unset(name):
                 return ""
-            raise _Unresolved(name, _ARGUMENT if name.isdigit() else _ENVIRONMENT)
+            raise _Unresolved(name, _ARGUMENT if name.isdigit() else self.environment())
         return value
 
     def _braced(self, body: str, quoted: bool) -> str | list[str]:
@@ -1490,6 +1498,8 @@ def _builtin(sh: _Shell, line: int, argv: list[str]) -> Status:
             return None
         sh.cwd = posixpath.normpath(posixpath.join(sh.cwd, target))
         return True
+    if name in ("source", ".") and args:
+        return _source(sh, line, args)
     if name in ("source", ".", "read", "mapfile", "readarray", "getopts", "eval"):
         if name == "read":
             for var in (a for a in args if _NAME.fullmatch(a)):
@@ -1508,6 +1518,34 @@ def _builtin(sh: _Shell, line: int, argv: list[str]) -> Status:
     shown = " ".join(argv)
     sh.why = f"it depends on what `{shown if len(shown) <= 60 else shown[:57] + '...'}` does when run"
     return None
+
+
+def _source(sh: _Shell, line: int, args: list[str]) -> Status:
+    """``source FILE`` / ``. FILE``: the file is read (not run) where it is, from the script's directory as bash
+    would; its assignments apply, attributed to the ``source`` line. One that is not there (a toolkit's env file
+    on a cluster) is remembered, to be named where a variable nobody set is read."""
+    target = args[0]
+    try:
+        with open(posixpath.join(sh.cwd, target), encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+        nodes = _parse(text, sh.source, line)
+    except (OSError, UsageError):
+        sh.sourced = (*sh.sourced, f"{target} (sourced on line {line}, not read)")
+        sh.why = f"it sources {target} on line {line}, which is not read"
+        return None
+    if sh.depth > 20:
+        return None
+    saved = sh.positional
+    if len(args) > 1:
+        sh.positional = args[1:]
+    sh.depth += 1
+    try:
+        return _run_list(nodes, sh)
+    except _Return as exc:
+        return exc.status
+    finally:
+        sh.depth -= 1
+        sh.positional = saved
 
 
 def _output(sh: _Shell, name: str, args: list[str]) -> str | None:
@@ -1733,7 +1771,7 @@ def _set_value(value: str) -> Value:
 def _usage(source: str, line: int, exc: _Unresolved) -> UsageError:
     name, root = exc.name, exc.root
     hints = [f"--set {n}=VALUE" for n in dict.fromkeys((name, root)) if _NAME.fullmatch(n) or n.isdigit()]
-    if exc.why == _ENVIRONMENT and _NAME.fullmatch(root):
+    if exc.why.startswith(_ENVIRONMENT) and _NAME.fullmatch(root):
         hints.append(f"--unset {root} when the caller does not set it")
     what = (
         f"variable {name}"

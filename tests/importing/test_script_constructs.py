@@ -6,6 +6,8 @@ Each script here is written for this test (one construct each), after the shapes
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rladapt.importing.script import Launch, parse_sets, read_launch
@@ -300,3 +302,16 @@ def test_the_scripts_own_arguments() -> None:
     assert args(text, "1=ppo_trainer", "2=8", "3=a=1", "4=b=2") == [
         "--config-name", "ppo_trainer", "tp=8", "a=1", "b=2",
     ]  # fmt: skip
+
+
+def test_a_sourced_file_is_read_where_it_is_and_one_missing_is_named(tmp_path: Path) -> None:
+    (tmp_path / "env.sh").write_text("export NCCL_DEBUG=WARN\nTP=4\n")
+    text = f'source "$(dirname "$0")/env.sh"\n. /opt/toolkit/set_env.sh\n{LAUNCH} tp=$TP\n'
+    launch = read_launch(text, str(tmp_path / "run.sh"), _verl, {}, cwd="/work")
+    assert launch.args == ("tp=4",) and launch.env == {"NCCL_DEBUG": "WARN"}
+    with pytest.raises(UsageError) as info:
+        read_launch(
+            text.replace("tp=$TP", "dev=$ASCEND_HOME"), str(tmp_path / "run.sh"), _verl, {}, cwd="/work"
+        )
+    assert "ASCEND_HOME" in info.value.message
+    assert "/opt/toolkit/set_env.sh (sourced on line 2, not read)" in info.value.message
