@@ -7,13 +7,14 @@ variables (``X=1``, ``export``/``declare``/``local``/``readonly``), ``${VAR:-def
 (``#``/``%`` trimming, ``/`` replacement, ``,,``/``^^`` case, ``:off:len``), arrays (empty ones, ``+=``),
 ``$((...))``, functions called before the launch (their arguments as ``$1``...), conditions it can decide
 (``[ "$X" = y ]``, ``[[ ... == ... ]]``, ``-z``/``-n``, numeric ``-eq``..., ``!``, ``&&``/``||``) and command
-substitutions made of pure shell (``$(cd "$(dirname "$0")" && pwd)``, ``$(basename ...)``, ``$(pwd)``, ``echo``).
+substitutions made of pure shell (``$(cd "$(dirname "$0")" && pwd)``, ``$(basename ...)``, ``$(pwd)``, ``echo``),
+files it sources (read where they are) and scripts given to ``bash -c "..."`` (``srun``, ``ray job submit``).
 
 What only running the script can tell (a variable of the caller's environment, another program's output, a condition
 on either, a file test) is not guessed: a branch that cannot be decided is followed both ways, and a variable whose
 value then depends on it, when the launch reads it, is a ``UsageError`` naming the variable, the line it is set on and
 the root it depends on, unless the user gives it (``--set VAR=VALUE``, ``--set 'VAR=(a b)'`` for an array,
-``--unset VAR`` for a variable the caller does not set). A launch line that exists is never "not found": one the
+``--unset VAR`` for a variable the caller does not set, ``--set 1=VALUE`` for the script's own arguments). A launch line that exists is never "not found": one the
 script does not reach with the values given is named with why.
 
 Why a tokenizer of our own rather than ``shlex.split``: shlex strips quotes before expansion could see them, so it
@@ -31,7 +32,7 @@ import os
 import posixpath
 import re
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rladapt.primitives.errors import UsageError, quote
@@ -427,25 +428,15 @@ class _Shell:
     sourced: tuple[str, ...] = ()  # files sourced but not read: a variable nobody set may come from them
 
     def clone(self, **changes: Any) -> _Shell:
-        copy = _Shell(
-            source=self.source,
-            sets=self.sets,
-            unset=self.unset,
-            cwd=self.cwd,
-            match=self.match,
-            vars=dict(self.vars),
-            exported=dict(self.exported),
-            funcs=dict(self.funcs),
-            positional=list(self.positional),
-            lenient=self.lenient,
-            out=list(self.out) if self.out is not None else None,
-            depth=self.depth,
-            called=self.called,
-            sourced=self.sourced,
-        )
-        for key, value in changes.items():
-            setattr(copy, key, value)
-        return copy
+        """A copy to follow one path on (a branch, a subshell, a command substitution): its own mutable state."""
+        own: dict[str, Any] = {
+            "vars": dict(self.vars),
+            "exported": dict(self.exported),
+            "funcs": dict(self.funcs),
+            "positional": list(self.positional),
+            "out": list(self.out) if self.out is not None else None,
+        }
+        return replace(self, **{**own, **changes})
 
     def lookup(self, name: str) -> Value | None:
         if name in self.sets:
