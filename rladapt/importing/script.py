@@ -426,6 +426,7 @@ class _Shell:
     returned: str = ""  # why the function under way may have returned already (a branch not decided returned)
     called: bool = False  # in a function or a bash -c: $1... are the ones given (the script's own: none)
     sourced: tuple[str, ...] = ()  # files sourced but not read: a variable nobody set may come from them
+    frames: list[dict[str, Value | None]] = field(default_factory=list)  # per call: the values ``local`` hid
 
     def clone(self, **changes: Any) -> _Shell:
         """A copy to follow one path on (a branch, a subshell, a command substitution): its own mutable state."""
@@ -435,6 +436,7 @@ class _Shell:
             "funcs": dict(self.funcs),
             "positional": list(self.positional),
             "out": list(self.out) if self.out is not None else None,
+            "frames": [dict(frame) for frame in self.frames],
         }
         return replace(self, **{**own, **changes})
 
@@ -1334,21 +1336,48 @@ def _run_simple(node: _Simple, sh: _Shell) -> Status:
     words = list(node.words)
     while words and _lead(words[0]) in ("time", "exec", "nohup", "builtin"):
         words.pop(0)
-    assigned: list[str] = []
+    prefix: list[RawWord | _ArrayWord] = []
     while words and _assignment(words[0]) is not None:
-        assigned.append(_assign(sh, words.pop(0), node.line))
+        prefix.append(words.pop(0))
     if not words:
+        for word in prefix:
+            _assign(sh, word, node.line)
         return True
+    # VAR=value cmd: the value is the command's (its environment), and the shell's own is back after it
+    saved = {name: sh.vars.get(name) for name in (_name_of(word) for word in prefix)}
+    assigned = [_assign(sh, word, node.line) for word in prefix]
+    status = _command(node, words, sh, assigned)
+    for name, old in saved.items():
+        if old is None:
+            sh.vars.pop(name, None)
+        else:
+            sh.vars[name] = old
+    return status
+
+
+def _name_of(word: RawWord | _ArrayWord) -> str:
+    found = _assignment(word)
+    assert found is not None
+    return found[0]
+
+
+def _command(node: _Simple, words: list[RawWord | _ArrayWord], sh: _Shell, assigned: list[str]) -> Status:
+    """A command (its prefix assignments applied): a declaration, the launch, a function, a builtin."""
     head = _lead(words[0])
     _run_inner(node, words, sh)
     if head in _DECLARE:
         for word in words[1:]:
+            if head == "local" and sh.frames and _assignment(word) is not None:
+                sh.frames[-1].setdefault(_name_of(word), sh.vars.get(_name_of(word)))
             if _assignment(word) is not None:
                 name = _assign(sh, word, node.line)
             else:
                 name = _lead(word)
                 if not _NAME.fullmatch(name):
                     continue  # an option (-x, -a): nothing to set
+                if head == "local" and sh.frames:
+                    sh.frames[-1].setdefault(name, sh.vars.get(name))
+                    sh.vars.pop(name, None)  # ``local x``: a new, unset x
             if head == "export":
                 sh.exported[name] = None
         return True
@@ -1421,6 +1450,7 @@ def _call(sh: _Shell, func: _Func, args: list[str]) -> Status:
     saved, returned, called = sh.positional, sh.returned, sh.called
     sh.positional, sh.returned, sh.called = list(args), "", True
     sh.depth += 1
+    sh.frames.append({})
     try:
         status = _run(func.body, sh)
     except _Return as exc:
@@ -1428,6 +1458,11 @@ def _call(sh: _Shell, func: _Func, args: list[str]) -> Status:
     finally:
         sh.positional = saved
         sh.depth -= 1
+        for name, old in sh.frames.pop().items():  # the caller's values of the function's locals are back
+            if old is None:
+                sh.vars.pop(name, None)
+            else:
+                sh.vars[name] = old
     if sh.returned:
         sh.why = f"{func.name} may return early: {sh.returned}"
         status = None

@@ -315,3 +315,19 @@ def test_a_sourced_file_is_read_where_it_is_and_one_missing_is_named(tmp_path: P
         )
     assert "ASCEND_HOME" in info.value.message
     assert "/opt/toolkit/set_env.sh (sourced on line 2, not read)" in info.value.message
+
+
+def test_locals_and_prefix_assignments_do_not_outlive_their_command() -> None:
+    text = f"""MODEL=global
+TP=1
+setup() {{
+    local MODEL=$1
+    local TP
+    TP=8
+    NAME=$MODEL-$TP
+}}
+setup inner
+CUDA_VISIBLE_DEVICES=0 vllm serve x &
+{LAUNCH} m=$MODEL tp=$TP n=$NAME gpus=${{CUDA_VISIBLE_DEVICES:-all}}
+"""
+    assert args(text) == ["m=global", "tp=1", "n=inner-8", "gpus=all"]
