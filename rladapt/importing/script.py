@@ -427,6 +427,7 @@ class _Shell:
     called: bool = False  # in a function or a bash -c: $1... are the ones given (the script's own: none)
     sourced: tuple[str, ...] = ()  # files sourced but not read: a variable nobody set may come from them
     frames: list[dict[str, Value | None]] = field(default_factory=list)  # per call: the values ``local`` hid
+    where: dict[str, int] = field(default_factory=dict)  # the line each variable was last set on
 
     def clone(self, **changes: Any) -> _Shell:
         """A copy to follow one path on (a branch, a subshell, a command substitution): its own mutable state."""
@@ -437,6 +438,7 @@ class _Shell:
             "positional": list(self.positional),
             "out": list(self.out) if self.out is not None else None,
             "frames": [dict(frame) for frame in self.frames],
+            "where": dict(self.where),
         }
         return replace(self, **{**own, **changes})
 
@@ -1255,9 +1257,9 @@ def _fork(
         except (_Exit, _Break):
             pass  # this path ends here: the launch, if any follows, is on another path
     if len({f.line for f in found}) > 1:
-        lines = " and ".join(str(f.line) for f in found)
+        launches = " and ".join(str(f.line) for f in found)
         error = UsageError(
-            f"{sh.source}:{line}: the {what} on line {line} chooses between the launches on lines {lines}, and "
+            f"{sh.source}:{line}: the {what} on line {line} chooses between the launches on lines {launches}, and "
             f"what it tests cannot be decided without running the script ({why})"
         )
         raise _Found(found[0].line, error=error)
@@ -1279,10 +1281,15 @@ def _fork(
             else:
                 sh.vars[name] = values[0]
             continue
+        lines = sorted(
+            {sub.where[name] for sub, _ in done if name in sub.where and sub.vars.get(name) is not None}
+        )
+        sh.where[name] = lines[0] if lines else line
         sh.vars[name] = _Pending(
-            line,
-            f"set differently by the branches of the conditional ({what}) on line {line}, which cannot be "
-            f"decided: {why} (--set or --unset what it reads to decide it)",
+            sh.where[name],
+            f"set differently (on {'line' if len(lines) == 1 else 'lines'} {', '.join(map(str, lines))}) by the "
+            f"branches of the conditional ({what}) on line {line}, which cannot be decided: {why} (--set or "
+            "--unset what it reads to decide it)",
             name,
         )
     for sub, _ in done:
@@ -1320,6 +1327,7 @@ def _assign(sh: _Shell, word: RawWord | _ArrayWord, line: int) -> str:
     found = _assignment(word)
     assert found is not None
     name, append, value = found
+    sh.where[name] = line
     try:
         if isinstance(word, _ArrayWord):
             sh.assign(name, [w for raw in word.items for w in sh.words(raw)], append)

@@ -179,7 +179,11 @@ fi
 """
     message = refused(text)
     assert message.startswith("run.sh:8: variable TP cannot be resolved")
-    assert "TP (set on line 1)" in message and "file system" in message
+    assert (
+        "TP (set on line 2): set differently (on lines 2, 5) by the branches of the conditional (if) on line 1"
+        in message
+    )
+    assert "it tests the file system (-f /data/big.parquet)" in message
     assert args(text, "TP=2") == ["same=1", "tp=2"]
     assert args(text.replace(" tp=$TP", "")) == ["same=1"]
 
