@@ -1752,7 +1752,8 @@ def read_launch(
                 why = f"the script exits on line {sh.exited} before it"
             raise UsageError(
                 f"{source}:{node.line}: the {looking_for} on this line is not run with the values the script "
-                f"was given: {why}; give the values that select it with --set VAR=VALUE or --unset VAR"
+                f"was given: {why}; give the values that select it with --set VAR=VALUE (1=VALUE for the script's "
+                "first argument) or --unset VAR"
             )
     raise UsageError(f"{source}: no {looking_for} found in it")
 

@@ -335,3 +335,11 @@ CUDA_VISIBLE_DEVICES=0 vllm serve x &
 {LAUNCH} m=$MODEL tp=$TP n=$NAME gpus=${{CUDA_VISIBLE_DEVICES:-all}}
 """
     assert args(text) == ["m=global", "tp=1", "n=inner-8", "gpus=all"]
+
+
+def test_a_usage_check_on_the_arguments_is_decided_by_the_arguments_given() -> None:
+    text = f'[ $# -lt 1 ] && {{ echo "usage: $0 MODEL"; exit 1; }}\n{LAUNCH} model=$1\n'
+    message = refused(text)
+    assert message.startswith("run.sh:2: the launch command on this line is not run")
+    assert "exits on line 1" in message and "1=VALUE" in message
+    assert args(text, "1=Qwen/Qwen3-8B") == ["model=Qwen/Qwen3-8B"]
