@@ -6,7 +6,9 @@
 CHECKOUT is an extracted tree of the repository (``git archive REV | tar -x``). Only the reader runs
 (``read_launch`` with the framework's own matcher): a script is ``read`` when the reader returns the launch's
 argv, else ``refused`` with the reader's one-line reason. Nothing of the checkout is executed or copied: the ledger
-holds paths and outcomes only.
+holds paths and outcomes only. ``--check LEDGER`` compares with a committed ledger and fails (exit 1) on a
+script that got worse. The committed ones (tests/importing/fixtures/script_reader_ledger_*.tsv) were made with
+``--set HOME=/home/user``, the one variable nearly every upstream script reads from its caller.
 """
 
 from __future__ import annotations
@@ -78,6 +80,12 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--output", "-o", type=Path)
     parser.add_argument(
+        "--check",
+        type=Path,
+        metavar="LEDGER",
+        help="compare with a committed ledger: exit 1 when a script it reads is no longer read (or is new)",
+    )
+    parser.add_argument(
         "--set",
         dest="sets",
         action="append",
@@ -91,9 +99,8 @@ def main(argv: list[str] | None = None) -> int:
     root = opts.checkout.resolve()
     output = opts.output.resolve() if opts.output else None
     here = os.getcwd()
-    os.chdir(
-        root
-    )  # scripts run from the checkout's root, as upstream's READMEs do: what they source is there
+    # scripts run from the checkout's root, as upstream's READMEs do: what they source is there
+    os.chdir(root)
     try:
         rows = [
             (str(p.relative_to(root)), *outcome(p, root, match, sets)) for p in field_of(opts.framework, root)
@@ -114,7 +121,30 @@ def main(argv: list[str] | None = None) -> int:
     else:
         sys.stdout.write(text)
     print(f"{opts.framework}: read {read} of {len(rows)}", file=sys.stderr)
-    return 0
+    if opts.check is None:
+        return 0
+    worse = regressions(opts.check.read_text(), rows)
+    for line in worse:
+        print(line, file=sys.stderr)
+    return 1 if worse else 0
+
+
+def regressions(ledger: str, rows: list[tuple[str, str, str]]) -> list[str]:
+    """What got worse against ``ledger``: a script it reads that is now refused, crashes or is gone."""
+    now = {path: (status, reason) for path, status, reason in rows}
+    worse = []
+    for line in ledger.splitlines():
+        if line.startswith("#"):
+            continue
+        path, status, _ = line.split("\t", 2)
+        if status != "read":
+            continue
+        got = now.get(path)
+        if got is None:
+            worse.append(f"{path}: read before, not in the field now")
+        elif got[0] != "read":
+            worse.append(f"{path}: read before, now {got[0]}: {got[1]}")
+    return worse
 
 
 if __name__ == "__main__":

@@ -57,3 +57,14 @@ def test_the_command_writes_a_ledger_of_a_checkout(tmp_path: Path) -> None:
         "environment); give --set MODEL=VALUE or --unset MODEL when the caller does not set it",
         "examples/scripts/train_ppo.sh\tread\tline 2: 2 arguments",
     ]
+
+
+def test_check_fails_on_a_script_that_is_read_no_more(tmp_path: Path) -> None:
+    command = _command()
+    ledger = "# header\na.sh\tread\tline 1: 2 arguments\nb.sh\trefused\tb.sh:1: why\nc.sh\tread\tline 3: 1 arguments\n"
+    rows = [("a.sh", "refused", "a.sh:1: now refused"), ("b.sh", "read", "line 1: 1 arguments")]
+    assert command.regressions(ledger, rows) == [
+        "a.sh: read before, now refused: a.sh:1: now refused",
+        "c.sh: read before, not in the field now",
+    ]
+    assert command.regressions(ledger, [("a.sh", "read", "x"), ("c.sh", "read", "y")]) == []
