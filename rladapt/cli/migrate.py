@@ -40,10 +40,24 @@ def _framework(text: str | None) -> tuple[str | None, str | None]:
     "sets",
     multiple=True,
     metavar="VAR=VALUE",
-    help="A shell variable the script reads but does not set (repeatable).",
+    help="A shell variable for the launch script, over the script's own value: one it reads but does not set, "
+    "or one that decides its if/case; VAR= is empty, 'VAR=(a b)' an array, 'VAR=()' an empty one, 1=VALUE the "
+    "script's first argument (repeatable).",
+)
+@click.option(
+    "--unset",
+    "unsets",
+    multiple=True,
+    metavar="VAR",
+    help="A shell variable the caller does not set, so ${VAR:-default} takes the script's default (repeatable).",
 )
 def import_(
-    framework: str, native: str, overrides: tuple[str, ...], output: str | None, sets: tuple[str, ...]
+    framework: str,
+    native: str,
+    overrides: tuple[str, ...],
+    output: str | None,
+    sets: tuple[str, ...],
+    unsets: tuple[str, ...],
 ) -> None:
     """Turn the native launch NATIVE (a launch script or a command line in a file) into an RLJob spec.
 
@@ -66,7 +80,7 @@ def import_(
     registry = get_registry()
     version = registry.framework(name).resolve_version(requested).version
     text = read_text(native)
-    launch = read_native(fw, text, native, parse_sets(sets), version, overrides)
+    launch = read_native(fw, text, native, parse_sets(sets, unsets), version, overrides)
     header = (
         f"Imported by rladapt import from {native} (line {launch.line}), {name} {version}.\n"
         f"rladapt render -f {name}=={version} gives the same effective {name} configuration."
@@ -99,9 +113,28 @@ def import_(
 @format_option("text", "json")
 @click.option("--exit-code", is_flag=True, help="Exit 1 when A and B differ (for CI).")
 @click.option(
-    "--set", "sets", multiple=True, metavar="VAR=VALUE", help="A shell variable for a launch script."
+    "--set",
+    "sets",
+    multiple=True,
+    metavar="VAR=VALUE",
+    help="A shell variable for a launch script, as import takes it (repeatable).",
 )
-def diff(a: str, b: str, framework: str | None, fmt: str, exit_code: bool, sets: tuple[str, ...]) -> None:
+@click.option(
+    "--unset",
+    "unsets",
+    multiple=True,
+    metavar="VAR",
+    help="A shell variable the caller does not set, as import takes it (repeatable).",
+)
+def diff(
+    a: str,
+    b: str,
+    framework: str | None,
+    fmt: str,
+    exit_code: bool,
+    sets: tuple[str, ...],
+    unsets: tuple[str, ...],
+) -> None:
     """Compare A and B (each an RLJob spec or a native launch) by their effective native configuration.
 
     Every key whose value differs is listed with its value on each side and where it came from (a spec field,
@@ -116,7 +149,7 @@ def diff(a: str, b: str, framework: str | None, fmt: str, exit_code: bool, sets:
     registry = get_registry()
     if name is not None and version is None:
         version = registry.framework(name).resolve_version(None).version
-    values = parse_sets(sets)
+    values = parse_sets(sets, unsets)
     left = side(a, name, version, values, registry)
     right = side(b, name or left.effective.framework, version or left.effective.version, values, registry)
     diffs = compare(left, right)
