@@ -157,7 +157,7 @@ def test_failing_job_reports_its_real_exit_code_through_the_cli(
     run_id = out.splitlines()[0]
     assert "STUB-EXIT 3" in out
     assert f"run {run_id} ended FAILED (exit code 3)" in err
-    record = RunStore().get(run_id).record
+    record = RunStore().get(run_id).record.to_json()
     assert (record["state"], record["exit_code"], record["launcher"]) == ("FAILED", 3, "local")
     assert record["framework"] == "verl" and record["spec_hash"].startswith("sha256:")
     assert record["handle"]["pid"] > 0

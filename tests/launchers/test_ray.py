@@ -19,8 +19,9 @@ from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, PATCHES_ENV, WORKER_SETUP_
 from rladapt.launchers.ray import RayLauncher
 from rladapt.plugins import RunStatus
 from rladapt.plugins._manager import Registry
+from rladapt.plugins.launcher import RUN_ID_OPTION
 from rladapt.primitives.errors import LaunchError, UsageError
-from rladapt.runs import RUN_ID_OPTION, RunStore, new_run_id
+from rladapt.runs import RunStore, new_run_id
 from tests.conftest import REPO
 
 from .conftest import (
@@ -120,7 +121,7 @@ def test_unreachable_cluster_is_a_launch_error_and_the_run_record_says_so(
     assert "Traceback" not in err
     (run,) = RunStore().list()
     assert run.state == "FAILED" and run.handle is None
-    assert run.record["message"].startswith("submission failed: cannot reach the Ray cluster")
+    assert run.record.message.startswith("submission failed: cannot reach the Ray cluster")
 
 
 def test_no_address_anywhere_is_a_launch_error(
@@ -203,7 +204,7 @@ def test_failing_job_reports_its_exit_code_through_the_cli(
     assert "STUB-EXIT 3" in out
     assert f"run {run_id} ended FAILED (exit code 3)" in err
     run = RunStore().get(run_id)
-    assert (run.state, run.record["exit_code"], run.launcher) == ("FAILED", 3, "ray")
+    assert (run.state, run.record.exit_code, run.launcher) == ("FAILED", 3, "ray")
     assert run.handle == {"address": ray_head["address"], "submission_id": run_id, "request_timeout": 30.0}
     assert (run.dir / "artifacts" / "request.json").is_file()
 
@@ -271,7 +272,7 @@ def test_a_dashboard_that_stalls_after_api_version_fails_launch_within_the_timeo
     assert "Traceback" not in proc.stderr
     assert elapsed < 60
     (run,) = RunStore().list()
-    assert run.state == "FAILED" and "did not answer" in run.record["message"]
+    assert run.state == "FAILED" and "did not answer" in run.record.message
 
 
 def test_status_logs_stop_and_find_time_out_on_a_stalled_dashboard(tmp_path: Path) -> None:

@@ -26,10 +26,11 @@ from rladapt.launchers.slurm import SCRIPT as SBATCH_SCRIPT
 from rladapt.launchers.slurm import SlurmLauncher
 from rladapt.plugins import NativeLaunch, RunStatus, SecretRef, SecretSourceRef
 from rladapt.plugins._manager import Registry
+from rladapt.plugins.launcher import RUN_ID_OPTION
 from rladapt.plugins.testing.checks import check_native
 from rladapt.primitives import load_job
 from rladapt.primitives.errors import LaunchError, SpecError, UsageError
-from rladapt.runs import RUN_ID_OPTION, new_run_id
+from rladapt.runs import new_run_id
 from tests.conftest import EXAMPLES, REPO, TRL_EXAMPLES
 
 from .conftest import render_job, stub_report, write_spec

@@ -690,7 +690,7 @@ def test_cli_launch_status_runs_and_a_refused_submission(
     assert code == 1, err
     run_id = out.splitlines()[0]
     assert "STUB-EXIT 3" in out and f"run {run_id} ended FAILED (exit code 3)" in err
-    record = RunStore().get(run_id).record
+    record = RunStore().get(run_id).record.to_json()
     assert (record["state"], record["exit_code"], record["launcher"]) == ("FAILED", 3, "slurm")
     assert record["handle"]["job_id"].isdigit()
     script = Path(record["handle"]["script"]).read_text()
@@ -703,7 +703,7 @@ def test_cli_launch_status_runs_and_a_refused_submission(
     # sbatch refuses the job: a clear error, and a record that says so (no handle, FAILED).
     code, _, err = _cli(*launch, "-opartition=no-such-partition", capsys=capsys)
     assert code != 0 and "sbatch refused the job" in err and "Invalid partition" in err
-    refused = RunStore().list()[-1].record
+    refused = RunStore().list()[-1].record.to_json()
     assert refused["state"] == "FAILED" and refused["handle"] is None
     assert refused["message"].startswith("submission failed: sbatch refused the job")
 
