@@ -48,10 +48,10 @@ from rladapt.launchers._common import (
     unreadable_secrets,
 )
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
+from rladapt.plugins.job import ATTEMPTS_ENV, ATTEMPTS_FILE
 from rladapt.plugins.launcher import STOP_REQUEST_FILE, Command, Option, stop_requested
 from rladapt.primitives.errors import LaunchError
 from rladapt.processes import alive, group_alive, start_time
-from rladapt.resume import ATTEMPTS_ENV, ATTEMPTS_FILE
 
 SCRIPT = "run.sh"
 LOG_FILE = "output.log"

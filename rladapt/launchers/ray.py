@@ -29,7 +29,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, SECRET_FILES_ENV, WORKER_SETUP_HOOK, json_env_value
 from rladapt.launchers._common import (
     complete_lines,
     no_readable_source,
@@ -38,6 +37,7 @@ from rladapt.launchers._common import (
     run_id_option,
 )
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, SecretKind, hookimpl
+from rladapt.plugins.job import FILES_ENV, LITERAL_ENV, SECRET_FILES_ENV, WORKER_SETUP_HOOK, json_env_value
 from rladapt.plugins.launcher import Command, Option
 from rladapt.primitives.errors import LaunchError, UsageError
 

@@ -19,8 +19,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv, json_env_value
 from rladapt.primitives.errors import PluginError, UsageError
+
+from .job import PATCHES_ENV, SETTINGS_ENV, WORKER_SETUP_HOOK, bootstrap_argv, json_env_value, resume_settings
 
 if TYPE_CHECKING:
     from .native import NativeLaunch
@@ -308,10 +309,8 @@ class Launcher(ABC):
         Every launcher runs this instead of ``native.argv``: a launcher that ran ``native.argv`` itself would start
         the framework without its runtime patches, and nothing would say so.
         """
-        from rladapt.resume import SETTINGS_ENV, settings_for
-
         env: dict[str, str] = {}
-        settings = settings_for(native, restarts_in_job=not self.RESTARTS_ITSELF)
+        settings = resume_settings(native, restarts_in_job=not self.RESTARTS_ITSELF)
         if settings is not None:
             # The job decides what it resumes from, where it runs (rladapt.resume): the same rule on every launcher.
             env[SETTINGS_ENV] = json_env_value(settings.to_json())
