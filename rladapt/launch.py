@@ -23,6 +23,7 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,8 +33,10 @@ from rladapt.plugins.launcher import (
     STOP_REQUEST_FILE,
     TERMINAL_STATES,
     Artifacts,
+    Command,
     Launcher,
     RunStatus,
+    render_artifacts,
     stop_requested,
 )
 from rladapt.primitives.errors import LaunchError, OutputError, RladaptError, UsageError
@@ -58,8 +61,9 @@ Progress = Callable[[str], AbstractContextManager[object]]
 class Planned:
     """What a launch would submit, computed without side effects and without a run id.
 
-    ``describe()`` is exactly what ``rladapt launch --dry-run`` prints. ``schedule`` renders the artifacts again
-    with the run id (launchers name jobs and objects after it), so ``artifacts`` here is the dry run's.
+    ``command`` (what the job runs) is built once, when first needed. ``artifacts`` are the dry run's, rendered
+    only when asked (``describe()`` is exactly what ``rladapt launch --dry-run`` prints): ``schedule`` renders
+    the run's own once, with its run id (launchers name jobs and objects after it), so a run is rendered once.
     """
 
     spec_path: str
@@ -70,11 +74,23 @@ class Planned:
     launcher: Launcher
     #: ``spec.launcher.<name>`` overridden by the caller's options, as recorded with the run.
     options: dict[str, Any]
-    artifacts: Artifacts
 
     @property
     def native(self) -> NativeLaunch:
         return self.rendered.native
+
+    @cached_property
+    def command(self) -> Command:
+        return self.launcher.command(self.native)
+
+    @cached_property
+    def artifacts(self) -> Artifacts:
+        """The dry run's artifacts (no run id)."""
+        return self.render(None)
+
+    def render(self, run_id: str | None) -> Artifacts:
+        """The launcher's artifacts for ``run_id`` (None: a dry run), from the command built once."""
+        return render_artifacts(self.launcher, self.native, self.options, run_id=run_id, command=self.command)
 
     def describe(self) -> str:
         return self.artifacts.describe()
@@ -148,7 +164,6 @@ class Runner:
             launcher_name=launcher,
             launcher=plugin,
             options=merged,
-            artifacts=plugin.render(native, merged),
         )
 
     def schedule(self, planned: Planned) -> Run:
@@ -168,7 +183,7 @@ class Runner:
         plugin = planned.launcher
         self._check_resume_rule(planned)
         run_id = new_run_id(native.job_name)
-        artifacts = plugin.render(native, {**planned.options, RUN_ID_OPTION: run_id})
+        artifacts = planned.render(run_id)
         intent = plugin.intent(artifacts, run_id)
         run = self.store.create(
             run_id=run_id,
@@ -352,10 +367,8 @@ class Runner:
                 )
             resume_to = Resume(mode="auto")
         native = planned.native.model_copy(update={"resume": resume_to})
-        rendered = dataclasses.replace(planned.rendered, native=native)
-        planned = dataclasses.replace(
-            planned, rendered=rendered, artifacts=planned.launcher.render(native, planned.options)
-        )
+        # a new Planned: its command and artifacts are those of the resumed launch, built when first needed
+        planned = dataclasses.replace(planned, rendered=dataclasses.replace(planned.rendered, native=native))
         return self._resubmit(run, planned, chosen), chosen
 
     def _check_survives(self, run: Run, planned: Planned, can_reshard: bool, force: bool) -> None:
@@ -389,7 +402,7 @@ class Runner:
         # Launchers name the job after this id (the Ray submission id, the RayJob, the Slurm job): a new attempt
         # needs a name of its own, since the old job may still be known to the engine. At most 49 + 4 characters.
         job_id = f"{run.id}-a{number}"
-        artifacts = plugin.render(planned.native, {**planned.options, RUN_ID_OPTION: job_id})
+        artifacts = planned.render(job_id)
         intent = plugin.intent(artifacts, job_id)
         # A stop of an earlier attempt must not keep this one from starting: the user asked for it now.
         (run.dir / STOP_REQUEST_FILE).unlink(missing_ok=True)

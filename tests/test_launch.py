@@ -21,6 +21,7 @@ from rladapt.launch import Planned, Runner
 from rladapt.launchers.local import LOG_FILE, SCRIPT, LocalLauncher
 from rladapt.plugins import Artifacts, Launcher, RunStatus, hookimpl
 from rladapt.plugins._manager import Registry, load_registry
+from rladapt.plugins.launcher import render_artifacts
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore, spec_hash
 from tests.launchers.conftest import (
@@ -96,7 +97,7 @@ def test_dryrun_is_what_the_dry_run_prints_merges_options_and_records_nothing(
     assert isinstance(planned, Planned)
     assert planned.describe() == again.describe()  # no run id: the same bytes, run after run
     native = render_job(registry, spec)
-    assert planned.describe() == LocalLauncher().render(native, {"stop_grace": 5}).describe()
+    assert planned.describe() == render_artifacts(LocalLauncher(), native, {"stop_grace": 5}).describe()
     assert planned.options == {"stop_grace": 5}  # from spec.launcher.local
     assert planned.spec_hash == spec_hash(spec.read_text(), ["spec.launcher.local.stop_grace=5"])
     assert planned.launcher_name == "local" and planned.native.framework == "verl"

@@ -19,7 +19,7 @@ from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, PATCHES_ENV, WORKER_SETUP_
 from rladapt.launchers.ray import RayLauncher
 from rladapt.plugins import RunStatus
 from rladapt.plugins._manager import Registry
-from rladapt.plugins.launcher import RUN_ID_OPTION
+from rladapt.plugins.launcher import render_artifacts
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore, new_run_id
 from tests.conftest import REPO
@@ -49,11 +49,9 @@ def test_request_is_the_exact_submission_with_patches_files_and_no_secret_values
     monkeypatch.setenv("SRC_KEY", SECRET)
     spec = write_spec(workdir, secrets=[{"env": "API_KEY", "from": {"env": "SRC_KEY"}}])
     native = render_job(engine_registry, spec)
-    request = (
-        RayLauncher()
-        .render(native, {RUN_ID_OPTION: "launch-test-0a1b2c3d", "entrypoint_num_cpus": "0.5"})
-        .request
-    )
+    request = render_artifacts(
+        RayLauncher(), native, {"entrypoint_num_cpus": "0.5"}, run_id="launch-test-0a1b2c3d"
+    ).request
 
     assert shlex.split(request["entrypoint"]) == bootstrap_argv(native)
     assert request["submission_id"] == "launch-test-0a1b2c3d"
@@ -87,7 +85,7 @@ def test_a_secret_with_only_kubernetes_sources_is_refused_naming_them_and_what_r
     source = {"k8s_secret": {"name": "wandb", "key": "k"}}
     native = render_job(engine_registry, write_spec(workdir, secrets=[{"env": "API_KEY", "from": source}]))
     with pytest.raises(UsageError) as refused:
-        RayLauncher().render(native, {})
+        render_artifacts(RayLauncher(), native, {})
     assert refused.value.message == (
         "secret API_KEY: the ray launcher can read none of its sources (k8s_secret wandb/k); it reads a variable "
         "of the submitting shell (`from: {env: VAR}`) or a file (`from: {file: PATH}`): add one to "
@@ -129,7 +127,7 @@ def test_no_address_anywhere_is_a_launch_error(
 ) -> None:
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     launcher = RayLauncher()
-    artifacts = launcher.render(render_job(engine_registry, write_spec(workdir)), {})
+    artifacts = render_artifacts(launcher, render_job(engine_registry, write_spec(workdir)), {})
     with pytest.raises(LaunchError, match="no Ray cluster address: pass --launcher-opt address="):
         launcher.submit(artifacts, tmp_path)
 
@@ -154,7 +152,7 @@ def test_job_succeeds_on_ray_with_env_secret_files_and_patches_in_driver_and_wor
     native = render_job(engine_registry, spec)
     launcher = RayLauncher()
     run_id = new_run_id(native.job_name)
-    artifacts = launcher.render(native, {RUN_ID_OPTION: run_id})
+    artifacts = render_artifacts(launcher, native, {}, run_id=run_id)
     handle = launcher.submit(artifacts, tmp_path)
     assert handle == {"address": ray_head["address"], "submission_id": run_id, "request_timeout": 30.0}
 
@@ -216,8 +214,8 @@ def test_stop_a_running_job_and_stop_twice(
 ) -> None:
     native = render_job(engine_registry, write_spec(workdir, env={"STUB_SLEEP": "300"}))
     launcher = RayLauncher()
-    artifacts = launcher.render(
-        native, {"address": ray_head["address"], RUN_ID_OPTION: new_run_id("stop-test")}
+    artifacts = render_artifacts(
+        launcher, native, {"address": ray_head["address"]}, run_id=new_run_id("stop-test")
     )
     handle = launcher.submit(artifacts, tmp_path)
     wait_for(
@@ -298,7 +296,7 @@ def test_request_timeout_is_a_typed_option_recorded_in_the_request_and_intent(
     monkeypatch.setenv("RAY_ADDRESS", "http://head.example:8265")
     native = render_job(engine_registry, write_spec(workdir))
     launcher = RayLauncher()
-    default = launcher.render(native, {RUN_ID_OPTION: "t-0a1b2c3d"})
+    default = render_artifacts(launcher, native, {}, run_id="t-0a1b2c3d")
     assert default.request["request_timeout"] == 30.0
     assert launcher.intent(default, "t-0a1b2c3d") == {
         "address": "http://head.example:8265",
@@ -309,7 +307,7 @@ def test_request_timeout_is_a_typed_option_recorded_in_the_request_and_intent(
         with pytest.raises(
             UsageError, match=rf"ray launcher option request_timeout='{bad}': expected a finite number"
         ):
-            launcher.render(native, {"request_timeout": bad})
+            render_artifacts(launcher, native, {"request_timeout": bad})
 
 
 # --- a submission cut short: the job is found by its submission id -------------------------------------------
