@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rladapt.pipeline import render_spec
+from rladapt.plugins.job import resume_settings
 from rladapt.plugins.launcher import (
     RUN_ID_OPTION,
     STOP_REQUEST_FILE,
@@ -39,8 +40,11 @@ from rladapt.plugins.launcher import (
     render_artifacts,
     stop_requested,
 )
+from rladapt.plugins.native import Resume
+from rladapt.primitives import read_spec_text
 from rladapt.primitives.errors import LaunchError, OutputError, RladaptError, UsageError
 from rladapt.processes import alive, this_process
+from rladapt.resume import decide
 from rladapt.runs import CheckpointFacts, Run, RunStore, new_run_id, spec_hash
 
 if TYPE_CHECKING:
@@ -146,8 +150,6 @@ class Runner:
             raise UsageError(
                 f"launcher option {RUN_ID_OPTION} is set by the runner for each run, not by hand"
             )
-        from rladapt.primitives import read_spec_text
-
         # Read once: what is hashed is what was loaded, even from a pipe (`launch <(cat job.yaml)`).
         text = read_spec_text(spec)
         rendered = render_spec(spec, overrides, framework, self.registry, text)
@@ -242,9 +244,7 @@ class Runner:
         """Refuse here, before anything is recorded, what the job's bootstrap would refuse at its start
         (``resume: never`` on a directory holding steps, ``resume: path`` naming a partial step) when the
         checkpoint directory is visible from here; the job checks again where it runs."""
-        from rladapt.resume import decide, settings_for
-
-        settings = settings_for(planned.native, restarts_in_job=False)
+        settings = resume_settings(planned.native, restarts_in_job=False)
         if settings is None:
             return
         base = Path.cwd() / planned.native.working_dir
@@ -317,8 +317,6 @@ class Runner:
         checkpoint directory, or another world size for a framework that cannot reshard. Returns the attempt
         number and the checkpoint it starts from.
         """
-        from rladapt.plugins.native import Resume
-
         current = self.refresh(run)
         if not current.terminal:
             raise UsageError(

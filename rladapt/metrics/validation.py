@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rladapt.primitives.errors import UsageError
+
 from .names import BY_NAME
 from .series import RunMetrics
 
@@ -74,8 +76,6 @@ def run_validation(
 
     Cheap for a run without metrics (one directory check): ``runs`` asks it of every run.
     """
-    from rladapt.primitives.errors import UsageError
-
     from .events import event_dirs
     from .store import METRICS_DIR, read_run_metrics
 
