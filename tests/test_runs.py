@@ -134,6 +134,28 @@ def test_a_record_of_format_1_reads_as_a_typed_record_and_is_written_back_as_the
     assert again["format"] == RECORD_FORMAT and again["attempts"] == written["attempts"]
 
 
+def test_the_cli_lists_and_shows_a_format_1_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RLADAPT_HOME", str(tmp_path / "home"))
+    shutil.copytree(FORMAT_1, tmp_path / "home" / "runs" / FORMAT_1.name)
+    code, out, err = cli("runs", capsys=capsys)
+    assert code == 0, err
+    assert out.splitlines()[1].split()[:7] == [
+        FORMAT_1.name,
+        "local",
+        "verl",
+        "0.9.1",
+        "SUCCEEDED",
+        "(0)",
+        "2",
+    ]
+    code, out, err = cli("runs", "--json", capsys=capsys)
+    (listed,) = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and listed["id"] == FORMAT_1.name and "artifacts" not in listed
+    assert [a["kind"] for a in listed["attempts"]] == ["launch", "resume"]
+
+
 def test_a_format_1_record_from_before_resume_has_its_launch_as_its_one_attempt(tmp_path: Path) -> None:
     written = json.loads((FORMAT_1 / "run.json").read_text())
     del written["attempts"]
