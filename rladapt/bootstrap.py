@@ -28,23 +28,34 @@ import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import NoReturn
 
-if TYPE_CHECKING:
-    from rladapt.plugins.native import NativeLaunch
+# The names a launcher starts a job with are the contract's (rladapt.plugins.job); re-exported from here.
+from rladapt.plugins.job import (
+    FILES_ENV,
+    LITERAL_ENV,
+    PATCHES_ENV,
+    SECRET_FILES_ENV,
+    SETTINGS_ENV,
+    WORKER_SETUP_HOOK,
+    bootstrap_argv,
+    is_python,
+    json_env_value,
+)
 
-PATCHES_ENV = "RLADAPT_RUNTIME_PATCHES"
-#: JSON ``{relative path: text}``: files the bootstrap writes (relative to its cwd) before running the
-#: command, for launchers that cannot ship files otherwise (a Ray job's entrypoint runs on the cluster).
-FILES_ENV = "RLADAPT_FILES"
-#: JSON ``{name: value}``: environment variables to set verbatim. Ray expands ``$VAR`` in runtime_env env_vars
-#: (``os.path.expandvars``, no escape), so a launcher passes values holding ``$`` here, ``$`` JSON-escaped.
-LITERAL_ENV = "RLADAPT_LITERAL_ENV"
-#: JSON ``{name: path}``: secrets to read from files where the process runs, so that only the path travels (a
-#: Ray job's runtime_env is stored in Ray's job table, which anyone who can reach the dashboard can list).
-SECRET_FILES_ENV = "RLADAPT_SECRET_FILES"
-WORKER_SETUP_HOOK = "rladapt.bootstrap.worker_setup"
-_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?\Z")
+__all__ = [
+    "FILES_ENV",
+    "LITERAL_ENV",
+    "PATCHES_ENV",
+    "SECRET_FILES_ENV",
+    "WORKER_SETUP_HOOK",
+    "bootstrap_argv",
+    "is_python",
+    "json_env_value",
+    "main",
+    "worker_setup",
+]
+
 _HOOK = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*\Z")
 
 _applied: list[str] = []
@@ -52,11 +63,6 @@ _applied: list[str] = []
 
 class PatchFailed(Exception):
     """A runtime patch hook could not be imported or raised: the framework must not run unpatched."""
-
-
-def json_env_value(value: object) -> str:
-    """JSON for an environment variable with every ``$`` escaped (``\\u0024``): shells and Ray leave it alone."""
-    return json.dumps(value, sort_keys=True).replace("$", "\\u0024")
 
 
 def apply_literal_env() -> None:
@@ -154,22 +160,6 @@ def worker_setup() -> None:
     apply_patches(parse_patch_list(os.environ.get(PATCHES_ENV)))
 
 
-def is_python(program: str) -> bool:
-    return bool(_PYTHON_NAME.match(Path(program).name))
-
-
-def bootstrap_argv(native: NativeLaunch) -> list[str]:
-    """The command a launcher runs: the native argv wrapped by this bootstrap, with its runtime patches.
-
-    The native interpreter (``argv[0]`` when it is a Python) also runs the bootstrap, so the in-process path
-    applies and the framework runs in the environment it was meant for.
-    """
-    argv = list(native.argv)
-    python = argv[0] if argv and is_python(argv[0]) else "python3"
-    patches = [arg for hook in native.runtime_patches for arg in ("--patch", hook)]
-    return [python, "-m", "rladapt.bootstrap", *patches, "--", *argv]
-
-
 def _same_interpreter(program: str) -> bool:
     found = shutil.which(program)
     if found is None:
@@ -230,9 +220,6 @@ def parse_args(args: Sequence[str]) -> tuple[list[str], list[str]]:
     _usage("missing -- before the command")
 
 
-_SETTINGS_ENV = "RLADAPT_CHECKPOINTS"  # rladapt.resume.SETTINGS_ENV, without importing it for every job
-
-
 def _say(message: str) -> None:
     print(f"rladapt.bootstrap: {message}", file=sys.stderr, flush=True)
 
@@ -250,7 +237,7 @@ def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str])
     try:
         settings = Settings.from_json(json.loads(settings_text))
     except (ValueError, TypeError) as exc:
-        print(f"rladapt.bootstrap: malformed ${_SETTINGS_ENV}: {exc}", file=sys.stderr)
+        print(f"rladapt.bootstrap: malformed ${SETTINGS_ENV}: {exc}", file=sys.stderr)
         raise SystemExit(1) from None
     try:
         adapter = get_registry().framework(settings.framework)
@@ -335,7 +322,7 @@ def main(args: Sequence[str] | None = None) -> None:
     if hooks:
         # Python children (and Ray workers through worker_setup) see the same list.
         os.environ[PATCHES_ENV] = ",".join(hooks)
-    settings_text = os.environ.pop(_SETTINGS_ENV, None)
+    settings_text = os.environ.pop(SETTINGS_ENV, None)
     if settings_text:
         native = _resume_and_restart(settings_text, native, hooks)
     if is_python(native[0]) and _run_in_process(native):

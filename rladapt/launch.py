@@ -8,7 +8,7 @@ library, the tests and the CLI launch the same way.
 
 Resume and restarts will extend this module rather than the CLI:
 
-- resume: a new run started from an old run's record (``Run.record["spec_path"]``, its options, its
+- resume: a new run started from an old run's record (``Run.record.spec_path``, its options, its
   checkpoint directory) goes through ``dryrun`` with the resume settings as overrides, then ``schedule``;
 - restarts: ``follow``/``wait`` are where a run is seen to end, so a restart policy will decide there whether
   to ``schedule`` the same ``Planned`` again as a new attempt, recording the attempt in the run store.
@@ -23,23 +23,29 @@ import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rladapt.pipeline import render_spec
+from rladapt.plugins.job import resume_settings
 from rladapt.plugins.launcher import (
     RUN_ID_OPTION,
     STOP_REQUEST_FILE,
     TERMINAL_STATES,
     Artifacts,
+    Command,
     Launcher,
     RunStatus,
+    render_artifacts,
     stop_requested,
 )
+from rladapt.plugins.native import Resume
+from rladapt.primitives import read_spec_text
 from rladapt.primitives.errors import LaunchError, OutputError, RladaptError, UsageError
 from rladapt.processes import alive, this_process
-from rladapt.runs import Run, RunStore, new_run_id, spec_hash, write_atomic
+from rladapt.resume import decide
+from rladapt.runs import CheckpointFacts, Run, RunStore, new_run_id, spec_hash
 
 if TYPE_CHECKING:
     from rladapt.pipeline import Rendered
@@ -58,8 +64,9 @@ Progress = Callable[[str], AbstractContextManager[object]]
 class Planned:
     """What a launch would submit, computed without side effects and without a run id.
 
-    ``describe()`` is exactly what ``rladapt launch --dry-run`` prints. ``schedule`` renders the artifacts again
-    with the run id (launchers name jobs and objects after it), so ``artifacts`` here is the dry run's.
+    ``command`` (what the job runs) is built once, when first needed. ``artifacts`` are the dry run's, rendered
+    only when asked (``describe()`` is exactly what ``rladapt launch --dry-run`` prints): ``schedule`` renders
+    the run's own once, with its run id (launchers name jobs and objects after it), so a run is rendered once.
     """
 
     spec_path: str
@@ -70,11 +77,23 @@ class Planned:
     launcher: Launcher
     #: ``spec.launcher.<name>`` overridden by the caller's options, as recorded with the run.
     options: dict[str, Any]
-    artifacts: Artifacts
 
     @property
     def native(self) -> NativeLaunch:
         return self.rendered.native
+
+    @cached_property
+    def command(self) -> Command:
+        return self.launcher.command(self.native)
+
+    @cached_property
+    def artifacts(self) -> Artifacts:
+        """The dry run's artifacts (no run id)."""
+        return self.render(None)
+
+    def render(self, run_id: str | None) -> Artifacts:
+        """The launcher's artifacts for ``run_id`` (None: a dry run), from the command built once."""
+        return render_artifacts(self.launcher, self.native, self.options, run_id=run_id, command=self.command)
 
     def describe(self) -> str:
         return self.artifacts.describe()
@@ -129,8 +148,6 @@ class Runner:
             raise UsageError(
                 f"launcher option {RUN_ID_OPTION} is set by the runner for each run, not by hand"
             )
-        from rladapt.primitives import read_spec_text
-
         # Read once: what is hashed is what was loaded, even from a pipe (`launch <(cat job.yaml)`).
         text = read_spec_text(spec)
         rendered = render_spec(spec, overrides, framework, self.registry, text)
@@ -147,7 +164,6 @@ class Runner:
             launcher_name=launcher,
             launcher=plugin,
             options=merged,
-            artifacts=plugin.render(native, merged),
         )
 
     def schedule(self, planned: Planned) -> Run:
@@ -167,7 +183,7 @@ class Runner:
         plugin = planned.launcher
         self._check_resume_rule(planned)
         run_id = new_run_id(native.job_name)
-        artifacts = plugin.render(native, {**planned.options, RUN_ID_OPTION: run_id})
+        artifacts = planned.render(run_id)
         intent = plugin.intent(artifacts, run_id)
         run = self.store.create(
             run_id=run_id,
@@ -179,14 +195,11 @@ class Runner:
             artifacts=artifacts,
             options=planned.options,
             spec_path=planned.spec_path,
-            extra={
-                "overrides": list(planned.overrides),
-                "checkpoint": checkpoint_facts(planned),
-                # what `status` and `watch` judge the run's progress and health by (rladapt.metrics.progress)
-                "total_steps": planned.rendered.job.spec.training.steps,
-                "health": planned.rendered.job.spec.health.model_dump(mode="json"),
-                "attempts": [{"attempt": 1, "kind": "launch", "submitted": _now()}],
-            },
+            overrides=planned.overrides,
+            checkpoint=checkpoint_facts(planned),
+            # what `status` and `watch` judge the run's progress and health by (rladapt.metrics.progress)
+            total_steps=planned.rendered.job.spec.training.steps,
+            health=planned.rendered.job.spec.health.model_dump(mode="json"),
         )
         with run.submission():
             try:
@@ -229,9 +242,7 @@ class Runner:
         """Refuse here, before anything is recorded, what the job's bootstrap would refuse at its start
         (``resume: never`` on a directory holding steps, ``resume: path`` naming a partial step) when the
         checkpoint directory is visible from here; the job checks again where it runs."""
-        from rladapt.resume import decide, settings_for
-
-        settings = settings_for(planned.native, restarts_in_job=False)
+        settings = resume_settings(planned.native, restarts_in_job=False)
         if settings is None:
             return
         base = Path.cwd() / planned.native.working_dir
@@ -304,8 +315,6 @@ class Runner:
         checkpoint directory, or another world size for a framework that cannot reshard. Returns the attempt
         number and the checkpoint it starts from.
         """
-        from rladapt.plugins.native import Resume
-
         current = self.refresh(run)
         if not current.terminal:
             raise UsageError(
@@ -313,29 +322,28 @@ class Runner:
                 f"(stop it first: rladapt stop {run.id})"
             )
         rec = run.record
-        spec_path = rec.get("spec_path")
-        if not isinstance(spec_path, str) or not spec_path or spec_path.startswith("/dev/fd/"):
+        spec_path = rec.spec_path
+        if not spec_path or spec_path.startswith("/dev/fd/"):
             raise UsageError(
                 f"run {run.id} has no spec file to render again (it was read from {spec_path!r})"
             )
         if not Path(spec_path).is_file():
             raise UsageError(f"the spec of run {run.id}, {spec_path!r}, is gone: cannot render the run again")
-        overrides = [str(o) for o in rec.get("overrides") or []]
-        options = {k: str(v) for k, v in (rec.get("options") or {}).items()}
+        options = {k: str(v) for k, v in rec.options.items()}
         planned = self.dryrun(
             spec_path,
-            overrides,
-            framework=f"{rec['framework']}=={rec['version']}",
+            rec.overrides,
+            framework=rec.framework_version,
             launcher=run.launcher,
             options=options,
         )
         adapter = planned.rendered.adapter
-        root = checkpoint_root(run)
+        root = rec.checkpoint_root()
         self._check_survives(run, planned, adapter.can_reshard, force)
         scan = adapter.scan_checkpoints(root, planned.native.version)
         if scan is None:
             raise UsageError(
-                f"the {rec['framework']} adapter does not know how its framework writes checkpoints"
+                f"the {rec.framework} adapter does not know how its framework writes checkpoints"
             )
         chosen: Checkpoint | None
         if from_step is not None:
@@ -355,28 +363,26 @@ class Runner:
                 )
             resume_to = Resume(mode="auto")
         native = planned.native.model_copy(update={"resume": resume_to})
-        rendered = dataclasses.replace(planned.rendered, native=native)
-        planned = dataclasses.replace(
-            planned, rendered=rendered, artifacts=planned.launcher.render(native, planned.options)
-        )
+        # a new Planned: its command and artifacts are those of the resumed launch, built when first needed
+        planned = dataclasses.replace(planned, rendered=dataclasses.replace(planned.rendered, native=native))
         return self._resubmit(run, planned, chosen), chosen
 
     def _check_survives(self, run: Run, planned: Planned, can_reshard: bool, force: bool) -> None:
-        before = run.record.get("checkpoint")
-        if not isinstance(before, dict) or force:
+        before = run.record.checkpoint
+        if before is None or force:
             return
         now = checkpoint_facts(planned)
         problems = []
-        if before.get("model") != now["model"]:
+        if before.model != now.model:
             problems.append(
-                f"spec.model.path is now {now['model']!r}, but its checkpoints were written for {before.get('model')!r}"
+                f"spec.model.path is now {now.model!r}, but its checkpoints were written for {before.model!r}"
             )
-        if before.get("dir") != now["dir"]:
-            problems.append(f"spec.checkpoint.dir now leads to {now['dir']!r}, not {before.get('dir')!r}")
-        if before.get("world_size") != now["world_size"] and not can_reshard:
+        if before.dir != now.dir:
+            problems.append(f"spec.checkpoint.dir now leads to {now.dir!r}, not {before.dir!r}")
+        if before.world_size != now.world_size and not can_reshard:
             problems.append(
-                f"the world size is now {now['world_size']}, but the checkpoints were written by "
-                f"{before.get('world_size')} processes and {run.record['framework']} cannot reshard them"
+                f"the world size is now {now.world_size}, but the checkpoints were written by "
+                f"{before.world_size} processes and {run.record.framework} cannot reshard them"
             )
         if problems:
             raise UsageError(
@@ -388,33 +394,15 @@ class Runner:
     def _resubmit(self, run: Run, planned: Planned, chosen: Checkpoint | None) -> int:
         """Submit ``planned`` into ``run``'s directory as its next attempt, recording it first."""
         plugin = planned.launcher
-        attempts = list(run.record.get("attempts") or [{"attempt": 1, "kind": "launch"}])
-        number = len(attempts) + 1
+        number = len(run.record.attempts) + 1
         # Launchers name the job after this id (the Ray submission id, the RayJob, the Slurm job): a new attempt
         # needs a name of its own, since the old job may still be known to the engine. At most 49 + 4 characters.
         job_id = f"{run.id}-a{number}"
-        artifacts = plugin.render(planned.native, {**planned.options, RUN_ID_OPTION: job_id})
+        artifacts = planned.render(job_id)
         intent = plugin.intent(artifacts, job_id)
-        attempts.append(
-            {
-                "attempt": number,
-                "kind": "resume",
-                "from_step": None if chosen is None else chosen.step,
-                "submitted": _now(),
-                "job": job_id,
-            }
-        )
-        for name, text in artifacts.files.items():
-            write_atomic(run.dir / "artifacts" / name, text)
         # A stop of an earlier attempt must not keep this one from starting: the user asked for it now.
         (run.dir / STOP_REQUEST_FILE).unlink(missing_ok=True)
-        run.record.update(
-            attempts=attempts,
-            artifacts={"files": dict(artifacts.files), "request": dict(artifacts.request)},
-            handle=None,
-            exit_code=None,
-            message="",
-        )
+        run.save_attempt(artifacts, from_step=None if chosen is None else chosen.step, job=job_id)
         with run.submission():
             run.save_submitting(intent, this_process())
             handle = self._submit(
@@ -476,9 +464,9 @@ class Runner:
         - the launcher cannot look jobs up (``NotImplementedError``): UNKNOWN, with the intent to look for;
         - it cannot tell now (``LaunchError``, an engine unreachable): raised as it is.
         """
-        submitter = run.submitter or {}
-        pid = int(submitter.get("pid", 0))
-        host = submitter.get("host")
+        submitter = run.submitter
+        pid = 0 if submitter is None else submitter.pid
+        host = None if submitter is None else submitter.host
         who = f"pid {pid}" + (f" on {host}" if host else "")
         if host and host != socket.gethostname():
             if stopping:
@@ -488,7 +476,7 @@ class Runner:
         # a record without one (an older rladapt) falls back to whether the submitting process lives.
         busy = run.being_submitted()
         if busy is None:
-            busy = alive(pid, submitter.get("start_time"))
+            busy = alive(pid, None if submitter is None else submitter.start_time)
         if busy:
             if not stopping:
                 return RunStatus("PENDING", None, f"being submitted by {who}")
@@ -557,7 +545,7 @@ class Runner:
                 raise LaunchError(f"run {run.id} has no output: {unsettled.message}")
         handle = run.handle
         if handle is None:
-            raise LaunchError(f"run {run.id} was never submitted ({run.record.get('message') or run.state})")
+            raise LaunchError(f"run {run.id} was never submitted ({run.record.message or run.state})")
         return self.launcher_for(run).logs(handle, run.dir, follow=follow)
 
     def follow(self, run: Run, echo: Callable[[str], object]) -> RunStatus:
@@ -615,16 +603,12 @@ def _describe(status: RunStatus) -> str:
     return f"{status.state}{code}" + (f": {status.message}" if status.message else "")
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
 def world_size(native: NativeLaunch) -> int:
     """Processes a checkpoint is sharded over: GPUs over every pool, or one per node on CPU."""
     return sum(p.nodes * max(p.gpus_per_node, 1) for p in native.pools) or 1
 
 
-def checkpoint_facts(planned: Planned) -> dict[str, Any]:
+def checkpoint_facts(planned: Planned) -> CheckpointFacts:
     """What a checkpoint of this launch depends on, recorded so that ``resume`` can tell what changed since.
 
     ``dir`` is absolute as seen from here: the job runs from this directory, then its working directory.
@@ -632,20 +616,8 @@ def checkpoint_facts(planned: Planned) -> dict[str, Any]:
     native = planned.native
     ck = native.checkpoint_dir or ""
     where = Path.cwd() / native.working_dir / ck if ck else None
-    return {
-        "dir": None if where is None else str(where.resolve()),
-        "model": planned.rendered.job.spec.model.path,
-        "world_size": world_size(native),
-    }
-
-
-def checkpoint_root(run: Run) -> Path:
-    """The checkpoint directory a run writes to; a UsageError for a run recorded without one."""
-    facts = run.record.get("checkpoint")
-    where = facts.get("dir") if isinstance(facts, dict) else None
-    if not isinstance(where, str) or not where:
-        raise UsageError(
-            f"run {run.id} has no checkpoint directory in its record (launched by an older rladapt, or without "
-            "spec.checkpoint.dir); give the directory instead: rladapt checkpoints DIR -f NAME==VERSION"
-        )
-    return Path(where)
+    return CheckpointFacts(
+        dir=None if where is None else str(where.resolve()),
+        model=planned.rendered.job.spec.model.path,
+        world_size=world_size(native),
+    )

@@ -22,68 +22,22 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rladapt.plugins.checkpoints import ASIDE_DIR, Checkpoint, CheckpointScan, ResumePlan, move_aside
+from rladapt.plugins.job import (
+    ATTEMPTS_ENV,
+    ATTEMPTS_FILE,
+    SETTINGS_ENV,
+    ResumeSettings,
+    resume_settings,
+)
 from rladapt.primitives.errors import UsageError
 
 if TYPE_CHECKING:
     from rladapt.plugins.adapter import FrameworkAdapter
-    from rladapt.plugins.native import NativeLaunch
 
-SETTINGS_ENV = "RLADAPT_CHECKPOINTS"
-ATTEMPTS_ENV = "RLADAPT_ATTEMPTS"
-ATTEMPTS_FILE = "attempts.jsonl"
-
-
-@dataclass(frozen=True)
-class Settings:
-    """What the job needs to decide: the framework and version, the checkpoint directory, the resume rule."""
-
-    framework: str
-    version: str
-    dir: str
-    resume: str = "auto"
-    path: str | None = None
-    max_restarts: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "framework": self.framework,
-            "version": self.version,
-            "dir": self.dir,
-            "resume": self.resume,
-            "path": self.path,
-            "max_restarts": self.max_restarts,
-        }
-
-    @classmethod
-    def from_json(cls, data: Any) -> Settings:
-        if not isinstance(data, dict) or not all(
-            isinstance(data.get(k), str) for k in ("framework", "version")
-        ):
-            raise ValueError("expected an object with framework, version, dir, resume")
-        return cls(
-            framework=str(data["framework"]),
-            version=str(data["version"]),
-            dir=str(data.get("dir") or ""),
-            resume=str(data.get("resume") or "auto"),
-            path=None if data.get("path") is None else str(data["path"]),
-            max_restarts=int(data.get("max_restarts") or 0),
-        )
-
-
-def settings_for(native: NativeLaunch, *, restarts_in_job: bool) -> Settings | None:
-    """The settings of ``native``; None without a checkpoint directory. ``restarts_in_job``: the bootstrap
-    restarts failed attempts itself (the launcher has no retry of its own)."""
-    if not native.checkpoint_dir:
-        return None
-    restarts = int(native.lifecycle.get("max_restarts") or 0) if restarts_in_job else 0
-    return Settings(
-        framework=native.framework,
-        version=native.version,
-        dir=native.checkpoint_dir,
-        resume=native.resume.mode,
-        path=native.resume.path,
-        max_restarts=restarts,
-    )
+#: The resume settings the job reads (``SETTINGS_ENV``) and the attempts it writes are part of the launcher contract
+#: (``rladapt.plugins.job``), which builds the command before any job runs; the names stay importable from here.
+Settings = ResumeSettings
+settings_for = resume_settings
 
 
 class ResumeRefused(UsageError):
@@ -215,6 +169,7 @@ def read_attempts(run_dir: Path) -> list[dict[str, Any]]:
 __all__ = [
     "ASIDE_DIR",
     "ATTEMPTS_ENV",
+    "ATTEMPTS_FILE",
     "SETTINGS_ENV",
     "Decision",
     "ResumeRefused",

@@ -20,6 +20,7 @@ import pytest
 from rladapt.launch import Planned, Runner
 from rladapt.launchers.local import LOG_FILE, SCRIPT, LocalLauncher
 from rladapt.plugins import Artifacts, Launcher, Registry, RunStatus, hookimpl, load_registry
+from rladapt.plugins.launcher import render_artifacts
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore, spec_hash
 from tests.launchers.conftest import (
@@ -95,7 +96,7 @@ def test_dryrun_is_what_the_dry_run_prints_merges_options_and_records_nothing(
     assert isinstance(planned, Planned)
     assert planned.describe() == again.describe()  # no run id: the same bytes, run after run
     native = render_job(registry, spec)
-    assert planned.describe() == LocalLauncher().render(native, {"stop_grace": 5}).describe()
+    assert planned.describe() == render_artifacts(LocalLauncher(), native, {"stop_grace": 5}).describe()
     assert planned.options == {"stop_grace": 5}  # from spec.launcher.local
     assert planned.spec_hash == spec_hash(spec.read_text(), ["spec.launcher.local.stop_grace=5"])
     assert planned.launcher_name == "local" and planned.native.framework == "verl"

@@ -100,7 +100,7 @@ def test_sigkill_after_a_checkpoint_then_resume_matches_the_uninterrupted_run(
     assert _per_step(ck) == uninterrupted
     starts = read_attempts(run.dir)
     assert [s["from_step"] for s in starts] == [None, 2]
-    assert [a["kind"] for a in run.refresh().record["attempts"]] == ["launch", "resume"]
+    assert [a.kind for a in run.refresh().record.attempts] == ["launch", "resume"]
     # what `rladapt status` and `rladapt runs` show of it
     from rladapt.cli import main as cli_main
 

@@ -16,7 +16,24 @@ import pytest
 from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, PATCHES_ENV, json_env_value
 from rladapt.plugins import Artifacts, RunStatus
 from rladapt.primitives.errors import UsageError
-from rladapt.runs import RunStore, new_run_id, spec_hash, state_home
+from rladapt.runs import (
+    RECORD_FORMAT,
+    Attempt,
+    CheckpointFacts,
+    DamagedRecord,
+    RunRecord,
+    RunStore,
+    Submitter,
+    new_run_id,
+    read_record,
+    spec_hash,
+    state_home,
+)
+from tests.conftest import REPO
+
+#: A record as rladapt wrote it before the record was typed (format 1): made by that rladapt's ``Runner`` (a
+#: local launch of the test stub, then a resume), its paths of the machine replaced by neutral ones.
+FORMAT_1 = REPO / "tests" / "fixtures" / "run_record_format1" / "launch-test-e330dac8"
 
 ARTIFACTS = Artifacts(
     launcher="local", files={"run.sh": "echo hi\n", "sub/x.yaml": "a: 1\n"}, request={"k": 1}
@@ -79,6 +96,98 @@ def test_record_updates_are_atomic_and_a_terminal_state_sticks(tmp_path: Path) -
     assert fresh.recorded_status() == RunStatus("FAILED", 3, "exited with code 3")
     assert fresh.handle == {"pid": 1}
     assert sorted(p.name for p in run.dir.iterdir()) == ["artifacts", "run.json"]  # no temp files left behind
+
+
+def test_a_record_of_format_1_reads_as_a_typed_record_and_is_written_back_as_the_current_format(
+    tmp_path: Path,
+) -> None:
+    record = read_record(FORMAT_1)
+    assert isinstance(record, RunRecord) and record.format == RECORD_FORMAT
+    assert (record.id, record.launcher, record.framework, record.version) == (
+        "launch-test-e330dac8", "local", "verl", "0.9.1",
+    )  # fmt: skip
+    assert record.recorded_status() == RunStatus("SUCCEEDED", 0, "")
+    assert record.submitter == Submitter(pid=5215, host="vm", start_time=24206)
+    assert [(a.attempt, a.kind, a.from_step, a.job) for a in record.attempts] == [
+        (1, "launch", None, None),
+        (2, "resume", None, "launch-test-e330dac8-a2"),
+    ]
+    assert record.checkpoint == CheckpointFacts(
+        dir="/home/user/project/work/checkpoints/qwen2-5-3b-grpo-gsm8k",
+        model="Qwen/Qwen2.5-3B-Instruct",
+        world_size=8,
+    )
+    assert record.checkpoint_root() == Path("/home/user/project/work/checkpoints/qwen2-5-3b-grpo-gsm8k")
+    assert record.thresholds().kl_max_nats == 1.0 and record.steps_total is None
+    assert (
+        record.options == {"stop_grace": 3.0} and record.handle is not None and record.handle["pid"] == 5295
+    )
+    assert "run.sh" in record.artifacts.files and record.overrides == ()
+    # what rladapt wrote is what it writes again, but for the format
+    written = json.loads((FORMAT_1 / "run.json").read_text())
+    assert record.to_json() == {**written, "format": RECORD_FORMAT}
+
+    shutil.copytree(FORMAT_1, tmp_path / "runs" / FORMAT_1.name)
+    run = RunStore(tmp_path).get(FORMAT_1.name)
+    run.save_status(RunStatus("STOPPED", None, "by hand"))
+    again = json.loads((run.dir / "run.json").read_text())
+    assert again["format"] == RECORD_FORMAT and again["attempts"] == written["attempts"]
+
+
+def test_the_cli_lists_and_shows_a_format_1_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("RLADAPT_HOME", str(tmp_path / "home"))
+    shutil.copytree(FORMAT_1, tmp_path / "home" / "runs" / FORMAT_1.name)
+    code, out, err = cli("runs", capsys=capsys)
+    assert code == 0, err
+    assert out.splitlines()[1].split()[:7] == [
+        FORMAT_1.name,
+        "local",
+        "verl",
+        "0.9.1",
+        "SUCCEEDED",
+        "(0)",
+        "2",
+    ]
+    code, out, err = cli("runs", "--json", capsys=capsys)
+    (listed,) = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and listed["id"] == FORMAT_1.name and "artifacts" not in listed
+    assert [a["kind"] for a in listed["attempts"]] == ["launch", "resume"]
+
+
+def test_a_format_1_record_from_before_resume_has_its_launch_as_its_one_attempt(tmp_path: Path) -> None:
+    written = json.loads((FORMAT_1 / "run.json").read_text())
+    del written["attempts"]
+    run_dir = tmp_path / FORMAT_1.name
+    run_dir.mkdir()
+    (run_dir / "run.json").write_text(json.dumps(written))
+    assert read_record(run_dir).attempts == (
+        Attempt(attempt=1, kind="launch", submitted=written["submitted"]),
+    )
+
+
+def test_a_record_is_a_value_changed_only_through_the_store(tmp_path: Path) -> None:
+    store = RunStore(tmp_path)
+    make(store, "job-ffff7777")
+    run = store.get("job-ffff7777")
+    before = run.record
+    with pytest.raises(ValueError, match="frozen"):
+        before.state = "RUNNING"  # type: ignore[misc]
+    run.save_handle({"pid": 1})
+    assert before.state == "CREATED" and run.record.state == "PENDING"  # a new value, the old one unchanged
+    assert store.get("job-ffff7777").record == run.record
+    attempt = run.save_attempt(
+        Artifacts("local", {"run.sh": "echo again\n"}), from_step=4, job="job-ffff7777-a2"
+    )
+    assert (attempt.attempt, attempt.kind, attempt.from_step) == (2, "resume", 4)
+    fresh = store.get("job-ffff7777")
+    assert fresh.handle is None and fresh.record.attempts[-1] == attempt
+    assert (fresh.dir / "artifacts" / "run.sh").read_text() == "echo again\n"
+    assert fresh.artifacts.files == {"run.sh": "echo again\n"}
+    with pytest.raises(DamagedRecord, match="run.json: id is 'job-ffff7777'"):
+        shutil.copytree(fresh.dir, tmp_path / "runs" / "job-other0000")
+        read_record(tmp_path / "runs" / "job-other0000")
 
 
 def test_failed_submission_leaves_a_consistent_record(tmp_path: Path) -> None:
@@ -251,6 +360,18 @@ DAMAGE: dict[str, tuple[Callable[[Path], None], str]] = {
     "state-forged": (
         _edit("state", "RUNNING\nerror: forged"),
         "run.json: state is 'RUNNING\\nerror: forged'",
+    ),
+    "format-from-the-future": (
+        _edit("format", 99),
+        "run.json: format is 99, this rladapt reads formats 1 to 2 (written by a newer rladapt",
+    ),
+    "attempt-of-no-kind": (
+        _edit("attempts", [{"attempt": 1, "kind": "relaunch"}]),
+        "run.json: attempts[0].kind is 'relaunch', expected launch or resume",
+    ),
+    "checkpoint-world-size": (
+        _edit("checkpoint", {"dir": "/x", "model": "m", "world_size": "8"}),
+        "run.json: checkpoint.world_size is '8', expected an integer or null",
     ),
 }
 

@@ -29,6 +29,7 @@ from pydantic import BaseModel
 
 from rladapt.pipeline import render_native
 from rladapt.plugins import NativeLaunch, load_registry
+from rladapt.plugins.launcher import render_artifacts
 from rladapt.primitives import RladaptError, RLJob, SpecError, validate_data
 from rladapt.primitives.loading import parse_yaml
 from rladapt.primitives.spec import ROLE_NAMES, Health
@@ -476,7 +477,9 @@ def _render(job: RLJob, framework: str) -> NativeLaunch | RladaptError:
 
 def _artifacts(launcher: str, native: NativeLaunch) -> str | RladaptError:
     try:
-        return REGISTRY.launcher(launcher).render(native, LAUNCHER_OPTIONS.get(launcher, {})).describe()
+        return render_artifacts(
+            REGISTRY.launcher(launcher), native, LAUNCHER_OPTIONS.get(launcher, {})
+        ).describe()
     except RladaptError as exc:
         return exc
 

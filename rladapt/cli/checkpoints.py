@@ -33,7 +33,7 @@ def register(cli: click.Group) -> None:
 @format_option("text", "json")
 def checkpoints(target: str, framework: str | None, fmt: str) -> None:
     """List every checkpoint step of RUN (an id or prefix) or DIR, its state, and the one a resume would use."""
-    from rladapt.launch import Runner, checkpoint_root
+    from rladapt.launch import Runner
     from rladapt.pipeline import parse_framework
 
     runner = Runner()
@@ -46,9 +46,9 @@ def checkpoints(target: str, framework: str | None, fmt: str) -> None:
         raise UsageError(f"no directory {target!r} (and a run id holds no '/')")
     else:
         run = runner.get(target)
-        root = checkpoint_root(run)
+        root = run.record.checkpoint_root()
         if framework is None:
-            framework = f"{run.record['framework']}=={run.record['version']}"
+            framework = run.record.framework_version
     name, version = parse_framework(framework)
     adapter = runner.registry.framework(name)
     entry = adapter.resolve_version(version)

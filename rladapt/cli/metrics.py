@@ -55,7 +55,7 @@ def metrics(
 
     runner = Runner()
     run = runner.get(run_id)
-    mapping = metric_names(str(run.record["framework"]), str(run.record.get("version") or "") or None)
+    mapping = metric_names(run.record.framework, run.record.version or None)
     if follow:
         _follow(runner, run, mapping, list(wanted), fmt, interval, timeout)
         return

@@ -69,7 +69,7 @@ def _starts_cell(run: Run) -> str:
     """How many times the job started, and the step the last start resumed from: ``2 (from 4)``."""
     starts = _starts(run)
     if not starts:
-        return str(len(run.record.get("attempts") or [1]))
+        return str(len(run.record.attempts) or 1)
     step = starts[-1].get("from_step")
     return f"{len(starts)}" + (f" (from {step})" if step is not None else "")
 
@@ -80,7 +80,7 @@ def _validation(runner: Runner, run: Run, metrics: RunMetrics | None = None) -> 
     from rladapt.metrics.validation import run_validation
 
     try:
-        return run_validation(run, runner.registry.framework(str(run.record["framework"])), metrics)
+        return run_validation(run, runner.registry.framework(run.record.framework), metrics)
     except RladaptError as exc:
         click.echo(f"warning: {run.id}: no validation results: {exc.message}", err=True)
         return None
@@ -169,7 +169,7 @@ def status(run_id: str | None, fmt: str) -> None:
     run = runner.get(run_id)
     current = runner.status(run)
     if fmt == "json":
-        record = {k: v for k, v in run.record.items() if k != "artifacts"}
+        record = run.record.to_json(artifacts=False)
         # each start of the job (restarts included) and the step it resumed from, as the job recorded it
         record["starts"] = _starts(run)
         # read from the run's metrics and checkpoints now, not stored: the job is not the record's writer
@@ -181,10 +181,10 @@ def status(run_id: str | None, fmt: str) -> None:
         return
     rec = run.record
     click.echo(f"run:       {run.id}")
-    click.echo(f"job:       {rec.get('job_name', '')}")
-    click.echo(f"framework: {rec.get('framework', '')} {rec.get('version', '')}")
+    click.echo(f"job:       {rec.job_name}")
+    click.echo(f"framework: {rec.framework} {rec.version}")
     click.echo(f"launcher:  {run.launcher}")
-    click.echo(f"created:   {rec.get('created', '')}")
+    click.echo(f"created:   {rec.created}")
     click.echo(f"state:     {_describe(current)}")
     if current.message:
         click.echo(f"message:   {current.message}")
@@ -231,16 +231,16 @@ def _starts(run: Run) -> list[dict[str, Any]]:
 
 def _attempt_lines(run: Run) -> list[str]:
     """Each submission (launch, resume) and each start of the job in it (restarts), with the step it began at."""
-    submitted = [a for a in run.record.get("attempts") or [] if isinstance(a, dict)]
+    submitted = run.record.attempts
     starts = _starts(run)
     if len(submitted) <= 1 and len(starts) <= 1:
         step = starts[0].get("from_step") if starts else None
         return [] if step is None else [f"started:   from step {step}"]
     lines = ["attempts:"]
-    for entry in submitted:
-        step = entry.get("from_step")
+    for attempt in submitted:
+        step = attempt.from_step
         lines.append(
-            f"  {entry.get('attempt')}. {entry.get('kind', 'launch')} {entry.get('submitted', '')}"
+            f"  {attempt.attempt}. {attempt.kind} {attempt.submitted or ''}"
             + (f", from step {step}" if step is not None else "")
         )
     for n, entry in enumerate(starts, 1):
@@ -275,9 +275,7 @@ def stop(run_id: str) -> None:
     run = runner.get(run_id)
     result = runner.stop(run)
     if result is None:
-        click.echo(
-            f"run {run.id}: never submitted ({run.record.get('message') or run.state}); nothing to stop"
-        )
+        click.echo(f"run {run.id}: never submitted ({run.record.message or run.state}); nothing to stop")
         return
     click.echo(f"run {run.id}: {_describe(result)}" + (f" - {result.message}" if result.message else ""))
 
@@ -310,7 +308,7 @@ def runs(refresh: bool, fmt: str) -> None:
         click.echo(f"warning: {broken.id}: damaged: {broken.reason}", err=True)
     if fmt == "json":
         for run in every:
-            record = {k: v for k, v in run.record.items() if k != "artifacts"}
+            record = run.record.to_json(artifacts=False)
             found = _validation(runner, run)
             record["validation"] = None if found is None else found.to_json()
             click.echo(dump_json(record, what="the run record", indent=None, sort_keys=True))
@@ -330,15 +328,15 @@ def runs(refresh: bool, fmt: str) -> None:
     for run in every:
         rec = run.record
         state = run.recorded_status().state if run.submitting else run.state
-        state += f" ({rec['exit_code']})" if rec.get("exit_code") is not None else ""
+        state += f" ({rec.exit_code})" if rec.exit_code is not None else ""
         rows.append(
             (
                 run.id,
                 run.launcher,
-                f"{rec.get('framework', '')} {rec.get('version', '')}",
+                f"{rec.framework} {rec.version}",
                 state,
                 _starts_cell(run),
-                str(rec.get("created", "")),
+                rec.created,
                 _validation_cell(_validation(runner, run)),
             )
         )

@@ -147,8 +147,12 @@ def render(
             click.echo(format_text(explained, native))
         return
     if launcher is not None:
+        from rladapt.plugins.launcher import render_artifacts
+
         plugin = registry.launcher(launcher)
-        artifacts = plugin.render(native, plugin.merge_options(native, parse_launcher_opts(launcher_opts)))
+        artifacts = render_artifacts(
+            plugin, native, plugin.merge_options(native, parse_launcher_opts(launcher_opts))
+        )
         if fmt == "json":
             document = {
                 "native": native.to_dict(),

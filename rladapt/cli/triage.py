@@ -81,8 +81,7 @@ def _read_run(target: str) -> tuple[list[str], str, str | None, str | None]:
     if current.message:
         state += f": {current.message}"
     lines.append(state)
-    rec = run.record
-    return lines, f"run {run.id}", rec.get("framework") or None, rec.get("version") or None
+    return lines, f"run {run.id}", run.record.framework or None, run.record.version or None
 
 
 def _text(matches: list[Match], what: str, count: int) -> str:

@@ -36,22 +36,11 @@ def register(cli: click.Group) -> None:
 
 def thresholds(run: Run) -> Health:
     """The ``spec.health`` the run was launched with; the defaults for a record without (or with an unreadable) one."""
-    from pydantic import ValidationError
-
-    from rladapt.primitives.spec import Health
-
-    recorded = run.record.get("health")
-    if isinstance(recorded, dict):
-        try:
-            return Health.model_validate(recorded)
-        except ValidationError:
-            pass
-    return Health()
+    return run.record.thresholds()
 
 
 def total_steps(run: Run) -> int | None:
-    total = run.record.get("total_steps")
-    return total if isinstance(total, int) and not isinstance(total, bool) and total > 0 else None
+    return run.record.steps_total
 
 
 def run_progress(run: Run, running: bool, metrics: RunMetrics | None = None) -> Progress:
@@ -194,7 +183,7 @@ def _panel(run: Run, current: RunStatus, p: Progress | None, problem: str) -> Re
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold")
     grid.add_column()
-    grid.add_row("run", f"{run.id}  ({run.record.get('framework', '')} {run.record.get('version', '')})")
+    grid.add_row("run", f"{run.id}  ({run.record.framework} {run.record.version})")
     grid.add_row("state", current.state)
     if p is None or p.step is None:
         grid.add_row("metrics", problem or "none logged yet")

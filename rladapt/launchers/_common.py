@@ -3,7 +3,7 @@
 Most of this renders the parts of a bash script that the script-based launchers (``local``, ``slurm``) have
 in common: quoting, environment-variable names, secrets read by reference at run time, and the adapter's
 files. The rest is launcher plumbing that every launcher, Kubernetes and Ray included, repeats word for word:
-checking the run id option, turning log chunks into lines, and the answer to ``stop`` for a run that has already
+checking the run id, turning log chunks into lines, and the answer to ``stop`` for a run that has already
 ended.
 """
 
@@ -20,7 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rladapt.plugins import NativeLaunch, RunStatus, SecretKind, SecretRef
-from rladapt.plugins.launcher import RUN_ID_OPTION, Command
+from rladapt.plugins.launcher import Command
 from rladapt.primitives.errors import Problem, SpecError, UsageError
 
 # Used with fullmatch, unanchored: a "$" anchor would also accept a trailing newline.
@@ -68,21 +68,20 @@ def ray_job_config_lines(command: Command) -> list[str]:
     return [f"export {RAY_JOB_CONFIG_ENV}={shlex.quote(json.dumps(job_config))}"]
 
 
-def run_id_option(options: dict[str, Any], launcher: str) -> str | None:
-    """The ``run_id`` option of ``options`` (None when absent), refused unless it is a DNS label.
+def check_run_id(run_id: str | None, launcher: str) -> str | None:
+    """``run_id`` as ``render`` was given it (None for a dry run), refused unless it is a DNS label.
 
-    The CLI passes its own run id; anything else reaching a launcher through ``--launcher-opt run_id=...`` would
-    name a job, a submission or an object unchecked.
+    The runner passes its own run ids; anything else reaching a launcher (a library caller's) would name a job, a
+    submission or an object unchecked.
     """
-    value = options.get(RUN_ID_OPTION)
-    if value is None:
+    if run_id is None:
         return None
-    if not isinstance(value, str) or not RUN_ID.fullmatch(value):
+    if not isinstance(run_id, str) or not RUN_ID.fullmatch(run_id):
         raise UsageError(
-            f"{launcher} launcher option {RUN_ID_OPTION}={value!r}: expected a run id, a DNS label of at most "
-            "63 lowercase letters, digits and '-' (rladapt sets it itself; do not pass it)"
+            f"{launcher} launcher: run_id={run_id!r}: expected a run id, a DNS label of at most 63 lowercase "
+            "letters, digits and '-'"
         )
-    return value
+    return run_id
 
 
 #: What a bash script of the ``local`` and ``slurm`` launchers can read a secret from, where the job starts.

@@ -35,6 +35,7 @@ from typing import Any
 
 from rladapt.launchers._common import (
     check_env_name,
+    check_run_id,
     complete_lines,
     file_lines,
     local_path,
@@ -42,16 +43,15 @@ from rladapt.launchers._common import (
     quote_path,
     ray_job_config_lines,
     refuse_role_resources,
-    run_id_option,
     script_secret_plan,
     secret_lines,
     unreadable_secrets,
 )
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
+from rladapt.plugins.job import ATTEMPTS_ENV, ATTEMPTS_FILE
 from rladapt.plugins.launcher import STOP_REQUEST_FILE, Command, Option, stop_requested
 from rladapt.primitives.errors import LaunchError
 from rladapt.processes import alive, group_alive, start_time
-from rladapt.resume import ATTEMPTS_ENV, ATTEMPTS_FILE
 
 SCRIPT = "run.sh"
 LOG_FILE = "output.log"
@@ -200,15 +200,16 @@ class LocalLauncher(Launcher):
     )
     LOCAL_STATUS = True
 
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
         opts = LocalLauncher.merge_options(native, options)
-        run_id_option(opts, self.PLUGIN_NAME)
+        check_run_id(run_id, self.PLUGIN_NAME)
         refuse_role_resources(
             native,
             self.PLUGIN_NAME,
             "a process group on this machine takes the CPUs and memory that are free; nothing reserves them",
         )
-        command = self.command(native)
         request: dict[str, Any] = {"python": command.python, "working_dir": native.working_dir}
         secrets = _secret_sources(native)
         if secrets:

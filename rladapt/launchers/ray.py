@@ -29,15 +29,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, SECRET_FILES_ENV, WORKER_SETUP_HOOK, json_env_value
 from rladapt.launchers._common import (
+    check_run_id,
     complete_lines,
     no_readable_source,
     nothing_to_stop,
     refuse_role_resources,
-    run_id_option,
 )
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, SecretKind, hookimpl
+from rladapt.plugins.job import FILES_ENV, LITERAL_ENV, SECRET_FILES_ENV, WORKER_SETUP_HOOK, json_env_value
 from rladapt.plugins.launcher import Command, Option
 from rladapt.primitives.errors import LaunchError, UsageError
 
@@ -109,8 +109,10 @@ def _secret_plan(native: NativeLaunch) -> tuple[dict[str, str], dict[str, list[d
     return files, at_submit, notes
 
 
-def render_request(native: NativeLaunch, options: dict[str, Any], command: Command) -> dict[str, Any]:
-    """The submit request that runs ``command`` for ``native``; pure."""
+def render_request(
+    native: NativeLaunch, options: dict[str, Any], command: Command, run_id: str | None = None
+) -> dict[str, Any]:
+    """The submit request that runs ``command`` for ``native`` (named after ``run_id`` when given); pure."""
     opts = RayLauncher.merge_options(native, options)
     refuse_role_resources(
         native,
@@ -157,8 +159,7 @@ def render_request(native: NativeLaunch, options: dict[str, Any], command: Comma
     request: dict[str, Any] = {"entrypoint": shlex.join(command.argv)}
     if runtime_env:
         request["runtime_env"] = runtime_env
-    run_id = run_id_option(opts, RayLauncher.PLUGIN_NAME)
-    if run_id:
+    if check_run_id(run_id, RayLauncher.PLUGIN_NAME):
         request["submission_id"] = str(run_id)
         metadata["rladapt.run_id"] = str(run_id)
     request["metadata"] = metadata
@@ -365,10 +366,10 @@ class RayLauncher(Launcher):
         ),
     )
 
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
-        return Artifacts(
-            launcher=self.PLUGIN_NAME, request=render_request(native, options, self.command(native))
-        )
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
+        return Artifacts(launcher=self.PLUGIN_NAME, request=render_request(native, options, command, run_id))
 
     def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
         request = artifacts.request

@@ -69,18 +69,13 @@ def read_metrics_dir(path: str | Path, framework: str, version: str | None, run_
 
 def run_metrics_dir(run: Run) -> Path:
     """The metrics directory a run writes to (from its recorded checkpoint directory); UsageError without one."""
-    from rladapt.launch import checkpoint_root
-
-    return checkpoint_root(run) / METRICS_DIR
+    return run.record.checkpoint_root() / METRICS_DIR
 
 
 def read_run_metrics(run: Run) -> RunMetrics:
     """The metrics of a recorded run, per step, in neutral names (``read_metrics_dir`` on its metrics directory),
     with when the job's latest start began."""
-    record = run.record
-    metrics = read_metrics_dir(
-        run_metrics_dir(run), str(record["framework"]), str(record.get("version") or "") or None, run.id
-    )
+    metrics = read_metrics_dir(run_metrics_dir(run), run.record.framework, run.record.version or None, run.id)
     return dataclasses.replace(metrics, started=latest_start(run))
 
 

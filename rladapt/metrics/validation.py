@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rladapt.primitives.errors import UsageError
+
 from .names import BY_NAME
 from .series import RunMetrics
 
@@ -74,20 +76,17 @@ def run_validation(
 
     Cheap for a run without metrics (one directory check): ``runs`` asks it of every run.
     """
-    from rladapt.launch import checkpoint_root
-    from rladapt.primitives.errors import UsageError
-
     from .events import event_dirs
     from .store import METRICS_DIR, read_run_metrics
 
     try:
-        root = checkpoint_root(run)
+        root = run.record.checkpoint_root()
     except UsageError:  # a run recorded without a checkpoint directory
         return None
     if not event_dirs(root / METRICS_DIR):
         return None
     if metrics is None:
         metrics = read_run_metrics(run)
-    scan = adapter.scan_checkpoints(root, str(run.record["version"]))
+    scan = adapter.scan_checkpoints(root, run.record.version)
     complete = [c.step for c in scan.checkpoints if c.complete] if scan is not None else []
     return validation(metrics, complete)

@@ -1,32 +1,43 @@
 """The launcher contract: what ``rladapt_register_launchers`` returns.
 
 Split as in TorchX's schedulers: ``render`` is pure and returns exactly what would be submitted (the dry run shows
-it byte for byte); ``submit``, ``status``, ``logs`` and ``stop`` have the side effects. ``command`` gives a
-launcher what to run, with the runtime patches already in it: a launcher runs ``Command.argv`` with
-``Command.env`` added, and adds ``Command.ray_runtime_env`` to the Ray job's runtime_env where it has one.
+it byte for byte); ``submit``, ``status``, ``logs`` and ``stop`` have the side effects.
+
+``render(native, command, options, *, run_id)`` is handed everything it needs: the runner builds the ``Command``
+once per run (``Launcher.command``: what to run, with the runtime patches already in it; a launcher runs
+``Command.argv`` with ``Command.env`` added, and adds ``Command.ray_runtime_env`` to the Ray job's runtime_env
+where it has one) and passes the run id (None for a dry run) apart from the options. A launcher written against
+the earlier contract, ``render(native, options)`` with the run id inside ``options``, still works through
+``render_artifacts`` for one minor version, with a ``DeprecationWarning``.
 """
 
 from __future__ import annotations
 
 import difflib
+import inspect
 import math
 import numbers
 import os
 import re
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
-from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv, json_env_value
 from rladapt.primitives.errors import PluginError, UsageError
+
+from .job import PATCHES_ENV, SETTINGS_ENV, WORKER_SETUP_HOOK, bootstrap_argv, json_env_value, resume_settings
 
 if TYPE_CHECKING:
     from .native import NativeLaunch
 
-#: Set by ``rladapt launch`` on every render: the run id, for naming jobs and objects. A dry run has none.
+#: Where a launcher written before ``render`` took ``run_id`` finds the run id: in its options (deprecated; see
+#: ``render_artifacts``). A dry run has none.
 RUN_ID_OPTION = "run_id"
+#: The release in which ``render(native, options)`` stops being called (deprecated in 0.2.0).
+LEGACY_RENDER_REMOVED_IN = "0.3.0"
 
 #: Created (empty, exclusively) in a run's directory by ``rladapt stop`` while the run is still being submitted.
 #: Whoever is about to start the job checks it last, after saying how the job can be found: the runner before
@@ -270,8 +281,9 @@ class Launcher(ABC):
     def merge_options(cls, native: NativeLaunch, options: Mapping[str, Any]) -> dict[str, Any]:
         """``spec.launcher.<name>`` overridden by ``options`` (``-o KEY=VALUE`` strings), converted and checked.
 
-        Returns a value of its declared type for every option that is set or has a default (``run_id`` is
-        passed through as is); an unknown key, a value of the wrong type or out of its range, and a required
+        Returns a value of its declared type for every option that is set or has a default (``run_id``, which
+        only ``render_artifacts`` puts there for a launcher of the earlier contract, is passed through as is); an
+        unknown key, a value of the wrong type or out of its range, and a required
         option left unset are UsageErrors naming the option.
         """
         declared = cls.declared_options()
@@ -308,10 +320,8 @@ class Launcher(ABC):
         Every launcher runs this instead of ``native.argv``: a launcher that ran ``native.argv`` itself would start
         the framework without its runtime patches, and nothing would say so.
         """
-        from rladapt.resume import SETTINGS_ENV, settings_for
-
         env: dict[str, str] = {}
-        settings = settings_for(native, restarts_in_job=not self.RESTARTS_ITSELF)
+        settings = resume_settings(native, restarts_in_job=not self.RESTARTS_ITSELF)
         if settings is not None:
             # The job decides what it resumes from, where it runs (rladapt.resume): the same rule on every launcher.
             env[SETTINGS_ENV] = json_env_value(settings.to_json())
@@ -346,8 +356,15 @@ class Launcher(ABC):
         raise NotImplementedError(f"the {self.PLUGIN_NAME} launcher cannot look a job up by its identity")
 
     @abstractmethod
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
-        """Pure: the artifacts that ``submit`` would send, for the dry run and for review."""
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
+        """Pure: the artifacts that ``submit`` would send, for the dry run and for review.
+
+        ``command`` is what to run (``self.command(native)``, built once by the runner), ``options`` the merged
+        options (``merge_options``), ``run_id`` the id to name the job and its objects after (a DNS label), None
+        for a dry run.
+        """
 
     @abstractmethod
     def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:
@@ -361,3 +378,46 @@ class Launcher(ABC):
 
     @abstractmethod
     def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus: ...
+
+
+def legacy_render(launcher: Launcher) -> bool:
+    """True for a launcher whose ``render`` is the earlier contract's ``render(native, options)``: it takes
+    neither a ``command`` nor a ``run_id``."""
+    try:
+        params = inspect.signature(launcher.render).parameters
+    except (TypeError, ValueError):  # a callable inspect cannot read: assume the current contract
+        return False
+    return "run_id" not in params and "command" not in params and len(params) == 2
+
+
+def render_artifacts(
+    launcher: Launcher,
+    native: NativeLaunch,
+    options: Mapping[str, Any],
+    *,
+    run_id: str | None = None,
+    command: Command | None = None,
+) -> Artifacts:
+    """``launcher.render`` with what it needs: ``command`` (built here when not given) and ``run_id``.
+
+    A launcher of the earlier contract (``render(native, options)``, the run id as the ``run_id`` option) is
+    called the old way with a ``DeprecationWarning`` naming it and the new signature; it keeps working until
+    ``LEGACY_RENDER_REMOVED_IN``.
+    """
+    if legacy_render(launcher):
+        warnings.warn(
+            f"the {launcher.PLUGIN_NAME} launcher ({type(launcher).__module__}.{type(launcher).__qualname__}) "
+            "implements render(native, options), which is deprecated and stops working in rladapt "
+            f"{LEGACY_RENDER_REMOVED_IN}: implement render(self, native, command, options, *, run_id) instead "
+            "(command: what to run, built by the runner; run_id: None for a dry run, no longer an option)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        given = dict(options) if run_id is None else {**options, RUN_ID_OPTION: run_id}
+        render: Callable[[NativeLaunch, dict[str, Any]], Artifacts] = launcher.render  # type: ignore[assignment]
+        return render(native, given)
+    # the options as given, not a copy: the conformance kit checks that render leaves them unchanged
+    given_options = options if isinstance(options, dict) else dict(options)
+    return launcher.render(
+        native, command if command is not None else launcher.command(native), given_options, run_id=run_id
+    )

@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
+from rladapt.plugins import Artifacts, Command, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.plugins.launcher import Option
 
 
@@ -24,7 +24,9 @@ class OverflowLauncher(Launcher):
         Option("gpus", float, "GPUs", default=8.0, minimum=0),
     )
 
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
         opts = self.merge_options(native, options)
         return Artifacts(self.PLUGIN_NAME, request={"memory": opts["bytes_per_gpu"] * opts["gpus"]})
 

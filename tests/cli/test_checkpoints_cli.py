@@ -14,7 +14,7 @@ import pytest
 
 from rladapt.launch import Runner, checkpoint_facts
 from rladapt.plugins import Artifacts, RunStatus
-from rladapt.runs import RunStore, spec_hash
+from rladapt.runs import CheckpointFacts, RunStore, spec_hash
 from tests.adapters.test_checkpoint_layouts import verl_step
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,7 +38,7 @@ def ended_run(run_id: str, *, framework: str, version: str, spec: str, checkpoin
     run = store.create(
         run_id=run_id, launcher="local", framework=framework, version=version, job_name="job",
         spec_hash=spec_hash("x"), artifacts=Artifacts(launcher="local"), spec_path=spec,
-        extra={"overrides": [], "checkpoint": checkpoint, "attempts": [{"attempt": 1, "kind": "launch"}]},
+        checkpoint=CheckpointFacts.model_validate(checkpoint),
     )  # fmt: skip
     run.save_status(RunStatus("FAILED", 1, "exited with code 1"))
     return run.id
@@ -137,16 +137,16 @@ def test_resume_needs_a_complete_step_and_an_ended_run(
     spec = str(REPO / "examples" / "grpo-gsm8k.yaml")
     facts: dict[str, Any] = {"dir": None, "model": "Qwen/Qwen2.5-3B-Instruct", "world_size": 8}
     # the recorded dir is the one this spec renders to, from here: nothing changed
-    facts["dir"] = checkpoint_facts(Runner().dryrun(spec, framework="verl==0.9.1"))["dir"]
+    facts["dir"] = checkpoint_facts(Runner().dryrun(spec, framework="verl==0.9.1")).dir
     run_id = ended_run("job-00000003", framework="verl", version="0.9.1", spec=spec, checkpoint=facts)
     code, _, err = cli("resume", run_id, capsys=capsys)
     assert code == 2 and "has no complete checkpoint in" in err
     code, _, err = cli("resume", run_id, "--from-step", "7", capsys=capsys)
     assert code == 2 and "--from-step 7: no such step" in err
     run = RunStore().get(run_id)
-    run.record["state"] = "RUNNING"
-    run.record["handle"] = {"pid": 1, "pgid": 1, "start_time": 0, "host": "elsewhere", "log": "output.log"}
-    run.save()
+    handle = {"pid": 1, "pgid": 1, "start_time": 0, "host": "elsewhere", "log": "output.log"}
+    # as if it ran again elsewhere: a terminal state never goes back through the record's own methods
+    run.update(lambda record: record.model_copy(update={"state": "RUNNING", "handle": handle}))
     code, _, err = cli("resume", run_id, capsys=capsys)
     assert code == 2 and "only a run that has ended can be resumed" in err
 

@@ -9,7 +9,7 @@ from typing import Any
 
 from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus
-from rladapt.plugins.launcher import Command
+from rladapt.plugins.launcher import Command, render_artifacts
 
 NATIVE_ARGV = ("python3", "-m", "toy.train", "--steps=3", "x y")
 
@@ -19,8 +19,9 @@ class SshLauncher(Launcher):
 
     PLUGIN_NAME = "ssh-example"
 
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
-        command = self.command(native)
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
         env = " ".join(f"{k}={shlex.quote(v)}" for k, v in command.env.items())
         return Artifacts(
             launcher=self.PLUGIN_NAME,
@@ -65,7 +66,7 @@ def test_a_third_party_launcher_runs_the_framework_patched() -> None:
         ray_runtime_env={"worker_process_setup_hook": WORKER_SETUP_HOOK},
     )
     assert command.python == "python3"
-    request = SshLauncher().render(launch, {}).request
+    request = render_artifacts(SshLauncher(), launch, {}).request
     words = shlex.split(request["remote"])
     assert words[:2] == ["env", f"{PATCHES_ENV}=toy_patches:fix_seed,toy_patches:fix_io"]
     assert words[2:5] == ["python3", "-m", "rladapt.bootstrap"]

@@ -31,6 +31,7 @@ from rladapt.launchers.kubernetes import (
 )
 from rladapt.pipeline import render_native
 from rladapt.plugins import Artifacts, FrameworkAdapter, FrameworkVersion, NativeLaunch, load_registry
+from rladapt.plugins.launcher import render_artifacts
 from rladapt.primitives import LaunchError, RLJob, SpecError, UsageError, load_job
 from rladapt.runs import RunStore
 from tests.conftest import EXAMPLES
@@ -144,8 +145,8 @@ def test_example_manifests_validate_against_kuberay_crd_and_kubernetes_schemas(
     example: Path, framework: str
 ) -> None:
     native = native_for(example, framework)
-    artifacts = LAUNCHER.render(
-        native, {"image": IMAGE, "namespace": "rl", "run_id": f"{native.job_name}-0a1b2c3d"}
+    artifacts = render_artifacts(
+        LAUNCHER, native, {"image": IMAGE, "namespace": "rl"}, run_id=f"{native.job_name}-0a1b2c3d"
     )
     assert_valid(artifacts)
     rayjob, configmap = manifests(artifacts)
@@ -159,7 +160,7 @@ def test_example_manifests_validate_against_kuberay_crd_and_kubernetes_schemas(
 
 def test_crd_validation_rejects_unknown_and_mistyped_fields() -> None:
     """The validation itself must be able to fail: a typo the API server would silently prune is caught."""
-    rayjob, _ = manifests(LAUNCHER.render(toy_native(), {"image": IMAGE}))
+    rayjob, _ = manifests(render_artifacts(LAUNCHER, toy_native(), {"image": IMAGE}))
     assert crd_errors(rayjob) == []
     typo = yaml.safe_load(yaml.safe_dump(rayjob))
     typo["spec"]["shutdownAfterJobFinishez"] = True
@@ -193,7 +194,7 @@ def test_async_grpo_example_maps_placement_volumes_ports_secrets_and_lifecycle()
         "priority_class": "high",
         "ray_version": "2.49.0",
     }
-    artifacts = LAUNCHER.render(native, options)
+    artifacts = render_artifacts(LAUNCHER, native, options)
     assert_valid(artifacts)
     rayjob, configmap = manifests(artifacts)
     assert configmap is not None
@@ -275,7 +276,7 @@ def test_volume_kinds_lifecycle_and_moved_ray_ports() -> None:
         ],
     )
     native = toy_launch(job)
-    artifacts = LAUNCHER.render(native, {"image": IMAGE, "submission_mode": "HTTPMode"})
+    artifacts = render_artifacts(LAUNCHER, native, {"image": IMAGE, "submission_mode": "HTTPMode"})
     assert_valid(artifacts)
     rayjob, _ = manifests(artifacts)
     spec = rayjob["spec"]
@@ -308,7 +309,7 @@ def test_volume_kinds_lifecycle_and_moved_ray_ports() -> None:
 
 def test_render_is_deterministic_and_the_dry_run_shows_every_manifest() -> None:
     native = toy_native()
-    first, second = (LAUNCHER.render(native, {"image": IMAGE}) for _ in range(2))
+    first, second = (render_artifacts(LAUNCHER, native, {"image": IMAGE}) for _ in range(2))
     assert first == second
     text = first.describe()
     assert f"--- {RAYJOB_FILE} ---\n{first.files[RAYJOB_FILE]}" in text
@@ -321,8 +322,8 @@ def test_names_follow_the_run_id_within_kuberay_limits() -> None:
     long = rayjob_name("x", "a-very-long-job-name-that-goes-on-and-on-and-on-1a2b3c4d")
     assert len(long) <= 47 and long.endswith("-1a2b3c4d") and long.startswith("a-very-long")
     assert rayjob_name("3b-grpo", None) == "rl-3b-grpo"  # a DNS-1035 label starts with a letter
-    artifacts = LAUNCHER.render(
-        toy_native(job_name="3b-grpo"), {"image": IMAGE, "run_id": "3b-grpo-00ff00ff"}
+    artifacts = render_artifacts(
+        LAUNCHER, toy_native(job_name="3b-grpo"), {"image": IMAGE}, run_id="3b-grpo-00ff00ff"
     )
     rayjob, configmap = manifests(artifacts)
     assert rayjob["metadata"]["name"] == "rl-3b-grpo-00ff00ff"
@@ -353,7 +354,7 @@ def test_hostile_argv_and_env_stay_data(tmp_path: Path, mode: str) -> None:
     native = toy_native(
         argv=("python3", "-c", "print(1)", *values), env={f"EVIL_{i}": v for i, v in enumerate(values)}
     )
-    artifacts = LAUNCHER.render(native, {"image": IMAGE, "submission_mode": mode})
+    artifacts = render_artifacts(LAUNCHER, native, {"image": IMAGE, "submission_mode": mode})
     assert_valid(artifacts)
     rayjob, _ = manifests(artifacts)
     expected = bootstrap_argv(native)
@@ -381,9 +382,11 @@ def test_hostile_argv_and_env_stay_data(tmp_path: Path, mode: str) -> None:
 def test_runtime_env_refuses_what_the_submitter_shell_would_run(tmp_path: Path) -> None:
     native = toy_native(files={}, working_dir="https://example.com/code.zip?$(touch x)")
     with pytest.raises(SpecError) as info:
-        LAUNCHER.render(native, {"image": IMAGE})
+        render_artifacts(LAUNCHER, native, {"image": IMAGE})
     assert "spec.runtime.working_dir" in info.value.message and "'$' and '`'" in info.value.message
-    ok = LAUNCHER.render(toy_native(files={}, working_dir="s3://bucket/code.zip"), {"image": IMAGE})
+    ok = render_artifacts(
+        LAUNCHER, toy_native(files={}, working_dir="s3://bucket/code.zip"), {"image": IMAGE}
+    )
     rayjob, _ = manifests(ok)
     assert yaml.safe_load(rayjob["spec"]["runtimeEnvYAML"])["working_dir"] == "s3://bucket/code.zip"
 
@@ -400,13 +403,13 @@ def test_secrets_only_by_reference_and_never_their_values(monkeypatch: pytest.Mo
     )
     native = toy_launch(job)
     with pytest.raises(SpecError) as info:
-        LAUNCHER.render(native, {"image": IMAGE})
+        render_artifacts(LAUNCHER, native, {"image": IMAGE})
     message = info.value.message
     assert "spec.secrets[0].from" in message and "spec.secrets[1].from" in message
     assert "spec.secrets[2]" not in message and "k8s_secret" in message
     assert "s3cr3t" not in message
     k8s_only = native.model_copy(update={"secrets": native.secrets[2:]})
-    artifacts = LAUNCHER.render(k8s_only, {"image": IMAGE})
+    artifacts = render_artifacts(LAUNCHER, k8s_only, {"image": IMAGE})
     assert "s3cr3t" not in artifacts.describe()
     for container in containers(manifests(artifacts)[0]).values():
         (ref,) = [e for e in container["env"] if e["name"] == "OK_TOKEN"]
@@ -418,8 +421,8 @@ def test_secrets_only_by_reference_and_never_their_values(monkeypatch: pytest.Mo
 
 def test_missing_image_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match=r"spec\.runtime\.image.*--launcher-opt image="):
-        LAUNCHER.render(toy_native(), {})
-    rayjob, _ = manifests(LAUNCHER.render(toy_native(image="registry.local/rl:1"), {}))
+        render_artifacts(LAUNCHER, toy_native(), {})
+    rayjob, _ = manifests(render_artifacts(LAUNCHER, toy_native(image="registry.local/rl:1"), {}))
     assert {c["image"] for c in containers(rayjob).values()} == {"registry.local/rl:1"}
 
 
@@ -452,8 +455,10 @@ def test_missing_image_is_a_usage_error() -> None:
     ],
 )
 def test_bad_options_are_usage_errors(options: dict[str, Any], match: str) -> None:
+    given = dict(options)
+    run_id = given.pop("run_id", None)  # the run id is render's own argument, not an option
     with pytest.raises(UsageError, match=match):
-        LAUNCHER.render(toy_native(), {"image": IMAGE, **options})
+        render_artifacts(LAUNCHER, toy_native(), {"image": IMAGE, **given}, run_id=run_id)
 
 
 def test_spec_problems_are_reported_together_with_field_paths() -> None:
@@ -468,14 +473,14 @@ def test_spec_problems_are_reported_together_with_field_paths() -> None:
     )
     native = toy_launch(job)
     with pytest.raises(SpecError) as info:
-        LAUNCHER.render(native, {"image": IMAGE})
+        render_artifacts(LAUNCHER, native, {"image": IMAGE})
     paths = {p.path for p in info.value.problems}
     assert paths == {"spec.placement.pools[0].name", "spec.ports[0]", "spec.ports[1]", "metadata.labels.team"}
 
 
 def test_good_gpu_resource_image_and_ray_version_are_rendered() -> None:
     options = {"image": "registry.local:5000/rl/img@sha256:" + "a" * 64, "gpu_resource": "amd.com/gpu"}
-    artifacts = LAUNCHER.render(toy_native(), {**options, "ray_version": "2.49.0"})
+    artifacts = render_artifacts(LAUNCHER, toy_native(), {**options, "ray_version": "2.49.0"})
     assert_valid(artifacts)
     rayjob, _ = manifests(artifacts)
     assert rayjob["spec"]["rayClusterSpec"]["rayVersion"] == "2.49.0"
@@ -485,7 +490,7 @@ def test_good_gpu_resource_image_and_ray_version_are_rendered() -> None:
 
 def test_spec_image_with_whitespace_is_a_spec_problem() -> None:
     with pytest.raises(SpecError) as info:
-        LAUNCHER.render(toy_native(image="reg/img:1 --privileged"), {})
+        render_artifacts(LAUNCHER, toy_native(image="reg/img:1 --privileged"), {})
     (problem,) = info.value.problems
     assert problem.path == "spec.runtime.image" and problem.found == "'reg/img:1 --privileged'"
 
@@ -501,12 +506,12 @@ def test_spec_image_with_whitespace_is_a_spec_problem() -> None:
 def test_lifecycle_numbers_beyond_int32_are_refused(key: str, field: str) -> None:
     native = toy_native()
     at_limit = native.model_copy(update={"lifecycle": {**native.lifecycle, key: 2**31 - 1}})
-    rayjob, _ = manifests(LAUNCHER.render(at_limit, {"image": IMAGE}))
+    rayjob, _ = manifests(render_artifacts(LAUNCHER, at_limit, {"image": IMAGE}))
     assert rayjob["spec"][field] == 2**31 - 1
     for bad in (2**31, -1):
         beyond = native.model_copy(update={"lifecycle": {**native.lifecycle, key: bad}})
         with pytest.raises(SpecError) as info:
-            LAUNCHER.render(beyond, {"image": IMAGE})
+            render_artifacts(LAUNCHER, beyond, {"image": IMAGE})
         (problem,) = info.value.problems
         assert problem.path == f"spec.lifecycle.{key}" and problem.found == str(bad)
         assert "from 0 to 2147483647" in info.value.message
@@ -515,7 +520,7 @@ def test_lifecycle_numbers_beyond_int32_are_refused(key: str, field: str) -> Non
 def test_label_problems_never_print_raw_newlines() -> None:
     native = toy_native(labels={"team": "a\nforged: line", "bad\nkey": "x"})
     with pytest.raises(SpecError) as info:
-        LAUNCHER.render(native, {"image": IMAGE})
+        render_artifacts(LAUNCHER, native, {"image": IMAGE})
     message = info.value.message
     # One header line plus one line per problem: nothing from the values starts a line of its own.
     assert len(message.splitlines()) == 3 and "forged: line" in message
@@ -525,7 +530,7 @@ def test_label_problems_never_print_raw_newlines() -> None:
 
 def test_spec_launcher_options_apply_and_the_command_line_wins() -> None:
     native = toy_native(launcher_options={"kubernetes": {"image": "from/spec:1", "namespace": "spec-ns"}})
-    rayjob, _ = manifests(LAUNCHER.render(native, {"namespace": "cli-ns"}))
+    rayjob, _ = manifests(render_artifacts(LAUNCHER, native, {"namespace": "cli-ns"}))
     assert rayjob["metadata"]["namespace"] == "cli-ns"
     assert containers(rayjob)["head"]["image"] == "from/spec:1"
 
@@ -584,7 +589,7 @@ def test_submit_status_logs_stop_fake_apiserver(cluster: FakeCluster, tmp_path: 
     """Submit, follow and stop through the real kubernetes client. No real API server can run here: the fake
     serves only the endpoints the launcher uses and checks the RayJob against KubeRay's CRD schema like the API
     server does; the test plays the KubeRay operator by setting status and adding the submitter pod."""
-    artifacts = LAUNCHER.render(toy_native(), {"image": IMAGE, "run_id": "qwen-grpo-1a2b3c4d"})
+    artifacts = render_artifacts(LAUNCHER, toy_native(), {"image": IMAGE}, run_id="qwen-grpo-1a2b3c4d")
     handle = LAUNCHER.submit(artifacts, tmp_path)
     assert (
         handle["namespace"] == "team-a"
@@ -649,8 +654,8 @@ def test_stop_running_job_twice_and_never_a_newer_namesake_fake_apiserver(
 ) -> None:
     """Stop against the fake API server (no real one can run here): the uid precondition protects a later RayJob
     that reuses the name."""
-    artifacts = LAUNCHER.render(
-        toy_native(files={}), {"image": IMAGE, "namespace": "jobs", "context": "prod"}
+    artifacts = render_artifacts(
+        LAUNCHER, toy_native(files={}), {"image": IMAGE, "namespace": "jobs", "context": "prod"}
     )
     first_dir, second_dir = tmp_path / "first", tmp_path / "second"
     first_dir.mkdir()
@@ -673,7 +678,7 @@ def test_stop_running_job_twice_and_never_a_newer_namesake_fake_apiserver(
 
 def test_failed_job_and_logs_before_any_pod_fake_apiserver(cluster: FakeCluster, tmp_path: Path) -> None:
     """Against the fake API server (no real one can run here)."""
-    handle = LAUNCHER.submit(LAUNCHER.render(toy_native(files={}), {"image": IMAGE}), tmp_path)
+    handle = LAUNCHER.submit(render_artifacts(LAUNCHER, toy_native(files={}), {"image": IMAGE}), tmp_path)
     with pytest.raises(LaunchError, match=r"has no submitter or head pod to read logs from"):
         list(LAUNCHER.logs(handle, tmp_path))
     cluster.set_status(
@@ -700,18 +705,18 @@ def test_submission_refused_with_422_fake_apiserver(cluster: FakeCluster, tmp_pa
     ConfigMap created for the refused RayJob is removed again."""
     cluster.refuse_rayjobs = (422, "Invalid", 'RayJob.ray.io "x" is invalid: spec.entrypoint: Required value')
     with pytest.raises(LaunchError) as info:
-        LAUNCHER.submit(LAUNCHER.render(toy_native(), {"image": IMAGE}), tmp_path)
+        LAUNCHER.submit(render_artifacts(LAUNCHER, toy_native(), {"image": IMAGE}), tmp_path)
     assert "refused: 422 Invalid" in info.value.message
     assert "spec.entrypoint: Required value" in info.value.message
     assert cluster.configmaps == {} and cluster.rayjobs == {}
     cluster.refuse_rayjobs = (404, "NotFound", "the server could not find the requested resource")
     with pytest.raises(LaunchError, match=r"404 NotFound.*KubeRay operator"):
-        LAUNCHER.submit(LAUNCHER.render(toy_native(files={}), {"image": IMAGE}), tmp_path)
+        LAUNCHER.submit(render_artifacts(LAUNCHER, toy_native(files={}), {"image": IMAGE}), tmp_path)
 
 
 def test_name_taken_is_refused_with_409_fake_apiserver(cluster: FakeCluster, tmp_path: Path) -> None:
     """A second RayJob of the same name is refused by the (fake: no real one can run here) API server."""
-    artifacts = LAUNCHER.render(toy_native(files={}), {"image": IMAGE})
+    artifacts = render_artifacts(LAUNCHER, toy_native(files={}), {"image": IMAGE})
     LAUNCHER.submit(artifacts, tmp_path)
     with pytest.raises(LaunchError, match=r"409 AlreadyExists.*stop the previous run or rename"):
         LAUNCHER.submit(artifacts, tmp_path)
@@ -723,7 +728,7 @@ def test_unreachable_api_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
         port = sock.getsockname()[1]
     url = f"http://127.0.0.1:{port}"
     monkeypatch.setenv("KUBECONFIG", str(write_kubeconfig(tmp_path / "kubeconfig", url)))
-    artifacts = LAUNCHER.render(toy_native(), {"image": IMAGE})
+    artifacts = render_artifacts(LAUNCHER, toy_native(), {"image": IMAGE})
     with pytest.raises(LaunchError, match=rf"cannot reach the Kubernetes API server at {url}"):
         LAUNCHER.submit(artifacts, tmp_path)
     handle = {"namespace": "default", "name": "x", "uid": "u", "context": "fake", "kubeconfig": None}
@@ -734,14 +739,16 @@ def test_unreachable_api_server(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
 
 def test_no_kubeconfig_or_unknown_context(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("KUBECONFIG", str(tmp_path / "missing"))
-    artifacts = LAUNCHER.render(toy_native(), {"image": IMAGE})
+    artifacts = render_artifacts(LAUNCHER, toy_native(), {"image": IMAGE})
     with pytest.raises(LaunchError, match=r"no kubeconfig at .*missing.*set KUBECONFIG"):
         LAUNCHER.submit(artifacts, tmp_path)
     monkeypatch.setenv(
         "KUBECONFIG", str(write_kubeconfig(tmp_path / "kc", "http://127.0.0.1:9", contexts=("a", "b")))
     )
     with pytest.raises(LaunchError, match=r"has no context 'staging'; known contexts: a, b"):
-        LAUNCHER.submit(LAUNCHER.render(toy_native(), {"image": IMAGE, "context": "staging"}), tmp_path)
+        LAUNCHER.submit(
+            render_artifacts(LAUNCHER, toy_native(), {"image": IMAGE, "context": "staging"}), tmp_path
+        )
 
 
 def test_cli_launch_status_logs_stop_runs_fake_apiserver(cluster: FakeCluster, tmp_path: Path) -> None:
@@ -943,7 +950,7 @@ def test_find_reaches_a_rayjob_whose_submitter_was_killed_after_create_fake_apis
 
 def test_find_refuses_a_namesake_of_another_run_fake_apiserver(cluster: FakeCluster, tmp_path: Path) -> None:
     """Against the fake API server (no real one can run here)."""
-    artifacts = LAUNCHER.render(toy_native(files={}), {"image": IMAGE, "run_id": "mine-0a1b2c3d"})
+    artifacts = render_artifacts(LAUNCHER, toy_native(files={}), {"image": IMAGE}, run_id="mine-0a1b2c3d")
     LAUNCHER.submit(artifacts, tmp_path)
     intent = LAUNCHER.intent(artifacts, "other-0a1b2c3d")
     assert LAUNCHER.find(intent, tmp_path) is None

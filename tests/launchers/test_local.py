@@ -22,6 +22,7 @@ from rladapt.bootstrap import PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
 from rladapt.cli import main as cli_main
 from rladapt.launchers.local import LOG_FILE, SCRIPT, LocalLauncher
 from rladapt.plugins import NativeLaunch, Registry, RunStatus
+from rladapt.plugins.launcher import render_artifacts
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore
 
@@ -42,7 +43,7 @@ FILE_SECRET = "from-a-file `touch pwned`"
 
 def run_to_end(native: NativeLaunch, run_dir: Path) -> tuple[RunStatus, str, dict[str, object]]:
     launcher = LocalLauncher()
-    handle = launcher.submit(launcher.render(native, {}), run_dir)
+    handle = launcher.submit(render_artifacts(launcher, native, {}), run_dir)
     output = "".join(launcher.logs(handle, run_dir, follow=True))
     return launcher.status(handle, run_dir), output, handle
 
@@ -70,7 +71,7 @@ def test_script_round_trips_every_argument_and_passes_bash_syntax_check(
     engine_registry: Registry, workdir: Path
 ) -> None:
     native = render_job(engine_registry, write_spec(workdir))
-    script = LocalLauncher().render(native, {}).files[SCRIPT]
+    script = render_artifacts(LocalLauncher(), native, {}).files[SCRIPT]
     subprocess.run(["bash", "-n"], input=script, text=True, check=True)
     exec_line = next(line for line in script.splitlines() if line.startswith("exec "))
     # The exec line spans lines when an argument holds a newline: parse from it to the end of the script.
@@ -85,7 +86,7 @@ def test_script_hands_the_patches_to_the_ray_workers_of_the_job(
     # Before Launcher.command the local script only passed --patch to the bootstrap: the Ray workers that the
     # framework's own ray.init starts never ran the patch hook.
     native = render_job(engine_registry, write_spec(workdir))
-    lines = LocalLauncher().render(native, {}).files[SCRIPT].splitlines()
+    lines = render_artifacts(LocalLauncher(), native, {}).files[SCRIPT].splitlines()
     exports = dict(line[len("export ") :].split("=", 1) for line in lines if line.startswith("export "))
     assert shlex.split(exports[PATCHES_ENV]) == [",".join(native.runtime_patches)]
     job_config = json.loads(shlex.split(exports["RAY_JOB_CONFIG_JSON_ENV_VAR"])[0])
@@ -129,7 +130,7 @@ def test_job_runs_with_env_secrets_files_and_patches_and_nothing_hostile_execute
     monkeypatch.setenv("SRC_KEY", SECRET)
     native = render_job(engine_registry, spec, framework)
     assert native.framework == framework
-    script = LocalLauncher().render(native, {}).files[SCRIPT]
+    script = render_artifacts(LocalLauncher(), native, {}).files[SCRIPT]
     assert SECRET not in script and FILE_SECRET not in script  # secrets by reference only
 
     status, output, _ = run_to_end(native, tmp_path / "run")
@@ -156,7 +157,7 @@ def test_failing_job_reports_its_real_exit_code_through_the_cli(
     run_id = out.splitlines()[0]
     assert "STUB-EXIT 3" in out
     assert f"run {run_id} ended FAILED (exit code 3)" in err
-    record = RunStore().get(run_id).record
+    record = RunStore().get(run_id).record.to_json()
     assert (record["state"], record["exit_code"], record["launcher"]) == ("FAILED", 3, "local")
     assert record["framework"] == "verl" and record["spec_hash"].startswith("sha256:")
     assert record["handle"]["pid"] > 0
@@ -189,7 +190,7 @@ def test_missing_secret_sources_are_refused_at_submit_before_anything_starts(
         ],
     )
     launcher = LocalLauncher()
-    artifacts = launcher.render(render_job(engine_registry, spec), {})
+    artifacts = render_artifacts(launcher, render_job(engine_registry, spec), {})
     run_dir = tmp_path / "run"
     with pytest.raises(LaunchError) as caught:
         launcher.submit(artifacts, run_dir)
@@ -238,7 +239,7 @@ def test_interpreter_without_rladapt_is_refused_at_submit_with_the_fix(
 
     without = native.model_copy(update={"argv": (python, *native.argv[1:])})
     with pytest.raises(LaunchError) as caught:
-        launcher.submit(launcher.render(without, {}), run_dir)
+        launcher.submit(render_artifacts(launcher, without, {}), run_dir)
     message = caught.value.message
     assert f"the job's interpreter {python!r} cannot import rladapt" in message
     assert "No module named 'rladapt'" in message
@@ -248,7 +249,7 @@ def test_interpreter_without_rladapt_is_refused_at_submit_with_the_fix(
     missing = str(tmp_path / "nowhere" / "python3")
     gone = native.model_copy(update={"argv": (missing, *native.argv[1:])})
     with pytest.raises(LaunchError, match=rf"the job's interpreter {missing!r} was not found"):
-        launcher.submit(launcher.render(gone, {}), run_dir)
+        launcher.submit(render_artifacts(launcher, gone, {}), run_dir)
     assert not run_dir.exists()
 
 
@@ -264,7 +265,7 @@ def test_preflight_checks_the_interpreter_where_and_as_the_job_runs(
     native = render_job(engine_registry, write_spec(workdir, env={"PYTHONPATH": os.pathsep.join(paths)}))
     native = native.model_copy(update={"argv": ("./python", *native.argv[1:])})
     launcher = LocalLauncher()
-    artifacts = launcher.render(native, {})
+    artifacts = render_artifacts(launcher, native, {})
     assert artifacts.request["python"] == "./python"
     script = artifacts.files[SCRIPT]
     preflight = script.index("--rladapt-preflight")
@@ -278,15 +279,15 @@ def test_preflight_checks_the_interpreter_where_and_as_the_job_runs(
     without_env = render_job(engine_registry, write_spec(workdir))
     without_env = without_env.model_copy(update={"argv": ("./python", *without_env.argv[1:])})
     with pytest.raises(LaunchError, match="'./python' cannot import rladapt"):
-        launcher.submit(launcher.render(without_env, {}), tmp_path / "run")
+        launcher.submit(render_artifacts(launcher, without_env, {}), tmp_path / "run")
 
 
 @pytest.mark.parametrize("run_id", ["../../etc", "Upper", "a" * 64, "trailing-\n", "-dash"])
 def test_run_id_option_must_be_a_dns_label(engine_registry: Registry, workdir: Path, run_id: str) -> None:
     native = render_job(engine_registry, write_spec(workdir))
-    with pytest.raises(UsageError, match=r"local launcher option run_id=.*expected a run id, a DNS label"):
-        LocalLauncher().render(native, {"run_id": run_id})
-    assert LocalLauncher().render(native, {"run_id": "job-0a1b2c3d"}).files[SCRIPT]
+    with pytest.raises(UsageError, match=r"local launcher: run_id=.*expected a run id, a DNS label"):
+        render_artifacts(LocalLauncher(), native, {}, run_id=run_id)
+    assert render_artifacts(LocalLauncher(), native, {}, run_id="job-0a1b2c3d").files[SCRIPT]
 
 
 def test_kubernetes_secret_is_refused_at_render_time(engine_registry: Registry, workdir: Path) -> None:
@@ -299,13 +300,13 @@ def test_kubernetes_secret_is_refused_at_render_time(engine_registry: Registry, 
         match=r"secret WANDB_API_KEY: the local launcher can read none of its sources \(k8s_secret wandb/k\); "
         r"it reads a variable of the submitting shell",
     ):
-        LocalLauncher().render(native, {})
+        render_artifacts(LocalLauncher(), native, {})
 
 
 def test_unknown_launcher_option_is_a_usage_error(engine_registry: Registry, workdir: Path) -> None:
     native = render_job(engine_registry, write_spec(workdir))
     with pytest.raises(UsageError, match="unknown local launcher option.*partition"):
-        LocalLauncher().render(native, {"partition": "gpu"})
+        render_artifacts(LocalLauncher(), native, {"partition": "gpu"})
 
 
 def test_dry_run_prints_the_rendered_script_byte_for_byte_and_records_nothing(
@@ -314,7 +315,7 @@ def test_dry_run_prints_the_rendered_script_byte_for_byte_and_records_nothing(
     spec = write_spec(workdir)
     code, out, _ = invoke("launch", "--framework", "verl", str(spec), "--dry-run", capsys=capsys)
     assert code == 0
-    assert out == LocalLauncher().render(render_job(engine_registry, spec), {}).describe()
+    assert out == render_artifacts(LocalLauncher(), render_job(engine_registry, spec), {}).describe()
     assert RunStore().list() == []
     assert no_pwned(workdir) == []
 
@@ -358,7 +359,7 @@ def test_job_killed_from_outside_is_failed_with_the_signal(
     native = render_job(engine_registry, write_spec(workdir, env={"STUB_SLEEP": "300"}))
     launcher = LocalLauncher()
     run_dir = tmp_path / "run"
-    handle = launcher.submit(launcher.render(native, {}), run_dir)
+    handle = launcher.submit(render_artifacts(launcher, native, {}), run_dir)
     wait_for(lambda: "STUB-CHILD" in (run_dir / LOG_FILE).read_text(), "the stub to start")
     assert launcher.status(handle, run_dir).state == "RUNNING"
     os.kill(int(stub_report((run_dir / LOG_FILE).read_text())["pid"]), signal.SIGKILL)

@@ -12,7 +12,7 @@ import pytest
 
 from rladapt.cli.inspect import plugins_report
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, load_registry
-from rladapt.plugins.launcher import Option
+from rladapt.plugins.launcher import Command, Option
 from rladapt.primitives import UsageError
 
 
@@ -29,7 +29,9 @@ class Toy(Launcher):
         Option("config", str, "a file of this machine", path=True),
     )
 
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
         return Artifacts(self.PLUGIN_NAME, request=self.merge_options(native, options))
 
     def submit(self, artifacts: Artifacts, run_dir: Path) -> dict[str, Any]:

@@ -18,8 +18,9 @@ import pytest
 from rladapt.bootstrap import FILES_ENV, LITERAL_ENV, PATCHES_ENV, WORKER_SETUP_HOOK, bootstrap_argv
 from rladapt.launchers.ray import RayLauncher
 from rladapt.plugins import Registry, RunStatus
+from rladapt.plugins.launcher import render_artifacts
 from rladapt.primitives.errors import LaunchError, UsageError
-from rladapt.runs import RUN_ID_OPTION, RunStore, new_run_id
+from rladapt.runs import RunStore, new_run_id
 from tests.conftest import REPO
 
 from .conftest import (
@@ -47,11 +48,9 @@ def test_request_is_the_exact_submission_with_patches_files_and_no_secret_values
     monkeypatch.setenv("SRC_KEY", SECRET)
     spec = write_spec(workdir, secrets=[{"env": "API_KEY", "from": {"env": "SRC_KEY"}}])
     native = render_job(engine_registry, spec)
-    request = (
-        RayLauncher()
-        .render(native, {RUN_ID_OPTION: "launch-test-0a1b2c3d", "entrypoint_num_cpus": "0.5"})
-        .request
-    )
+    request = render_artifacts(
+        RayLauncher(), native, {"entrypoint_num_cpus": "0.5"}, run_id="launch-test-0a1b2c3d"
+    ).request
 
     assert shlex.split(request["entrypoint"]) == bootstrap_argv(native)
     assert request["submission_id"] == "launch-test-0a1b2c3d"
@@ -85,7 +84,7 @@ def test_a_secret_with_only_kubernetes_sources_is_refused_naming_them_and_what_r
     source = {"k8s_secret": {"name": "wandb", "key": "k"}}
     native = render_job(engine_registry, write_spec(workdir, secrets=[{"env": "API_KEY", "from": source}]))
     with pytest.raises(UsageError) as refused:
-        RayLauncher().render(native, {})
+        render_artifacts(RayLauncher(), native, {})
     assert refused.value.message == (
         "secret API_KEY: the ray launcher can read none of its sources (k8s_secret wandb/k); it reads a variable "
         "of the submitting shell (`from: {env: VAR}`) or a file (`from: {file: PATH}`): add one to "
@@ -119,7 +118,7 @@ def test_unreachable_cluster_is_a_launch_error_and_the_run_record_says_so(
     assert "Traceback" not in err
     (run,) = RunStore().list()
     assert run.state == "FAILED" and run.handle is None
-    assert run.record["message"].startswith("submission failed: cannot reach the Ray cluster")
+    assert run.record.message.startswith("submission failed: cannot reach the Ray cluster")
 
 
 def test_no_address_anywhere_is_a_launch_error(
@@ -127,7 +126,7 @@ def test_no_address_anywhere_is_a_launch_error(
 ) -> None:
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     launcher = RayLauncher()
-    artifacts = launcher.render(render_job(engine_registry, write_spec(workdir)), {})
+    artifacts = render_artifacts(launcher, render_job(engine_registry, write_spec(workdir)), {})
     with pytest.raises(LaunchError, match="no Ray cluster address: pass --launcher-opt address="):
         launcher.submit(artifacts, tmp_path)
 
@@ -152,7 +151,7 @@ def test_job_succeeds_on_ray_with_env_secret_files_and_patches_in_driver_and_wor
     native = render_job(engine_registry, spec)
     launcher = RayLauncher()
     run_id = new_run_id(native.job_name)
-    artifacts = launcher.render(native, {RUN_ID_OPTION: run_id})
+    artifacts = render_artifacts(launcher, native, {}, run_id=run_id)
     handle = launcher.submit(artifacts, tmp_path)
     assert handle == {"address": ray_head["address"], "submission_id": run_id, "request_timeout": 30.0}
 
@@ -202,7 +201,7 @@ def test_failing_job_reports_its_exit_code_through_the_cli(
     assert "STUB-EXIT 3" in out
     assert f"run {run_id} ended FAILED (exit code 3)" in err
     run = RunStore().get(run_id)
-    assert (run.state, run.record["exit_code"], run.launcher) == ("FAILED", 3, "ray")
+    assert (run.state, run.record.exit_code, run.launcher) == ("FAILED", 3, "ray")
     assert run.handle == {"address": ray_head["address"], "submission_id": run_id, "request_timeout": 30.0}
     assert (run.dir / "artifacts" / "request.json").is_file()
 
@@ -214,8 +213,8 @@ def test_stop_a_running_job_and_stop_twice(
 ) -> None:
     native = render_job(engine_registry, write_spec(workdir, env={"STUB_SLEEP": "300"}))
     launcher = RayLauncher()
-    artifacts = launcher.render(
-        native, {"address": ray_head["address"], RUN_ID_OPTION: new_run_id("stop-test")}
+    artifacts = render_artifacts(
+        launcher, native, {"address": ray_head["address"]}, run_id=new_run_id("stop-test")
     )
     handle = launcher.submit(artifacts, tmp_path)
     wait_for(
@@ -270,7 +269,7 @@ def test_a_dashboard_that_stalls_after_api_version_fails_launch_within_the_timeo
     assert "Traceback" not in proc.stderr
     assert elapsed < 60
     (run,) = RunStore().list()
-    assert run.state == "FAILED" and "did not answer" in run.record["message"]
+    assert run.state == "FAILED" and "did not answer" in run.record.message
 
 
 def test_status_logs_stop_and_find_time_out_on_a_stalled_dashboard(tmp_path: Path) -> None:
@@ -296,7 +295,7 @@ def test_request_timeout_is_a_typed_option_recorded_in_the_request_and_intent(
     monkeypatch.setenv("RAY_ADDRESS", "http://head.example:8265")
     native = render_job(engine_registry, write_spec(workdir))
     launcher = RayLauncher()
-    default = launcher.render(native, {RUN_ID_OPTION: "t-0a1b2c3d"})
+    default = render_artifacts(launcher, native, {}, run_id="t-0a1b2c3d")
     assert default.request["request_timeout"] == 30.0
     assert launcher.intent(default, "t-0a1b2c3d") == {
         "address": "http://head.example:8265",
@@ -307,7 +306,7 @@ def test_request_timeout_is_a_typed_option_recorded_in_the_request_and_intent(
         with pytest.raises(
             UsageError, match=rf"ray launcher option request_timeout='{bad}': expected a finite number"
         ):
-            launcher.render(native, {"request_timeout": bad})
+            render_artifacts(launcher, native, {"request_timeout": bad})
 
 
 # --- a submission cut short: the job is found by its submission id -------------------------------------------

@@ -17,6 +17,7 @@ from rladapt.launchers.ray import RayLauncher
 from rladapt.launchers.slurm import SCRIPT, SlurmLauncher
 from rladapt.pipeline import render_native
 from rladapt.plugins import Launcher, NativeLaunch, load_registry
+from rladapt.plugins.launcher import render_artifacts
 from rladapt.primitives import SpecError, load_job
 from tests.conftest import EXAMPLES
 from tests.launchers.test_kubernetes import assert_valid, containers, manifests
@@ -32,7 +33,7 @@ def launch(*overrides: str) -> NativeLaunch:
 
 
 def sbatch_lines(native: NativeLaunch, **options: Any) -> list[str]:
-    script = SlurmLauncher().render(native, options).files[SCRIPT]
+    script = render_artifacts(SlurmLauncher(), native, options).files[SCRIPT]
     return [line for line in script.splitlines() if line.startswith("#SBATCH")]
 
 
@@ -61,18 +62,18 @@ def test_sizes_convert_to_slurm_units_and_the_largest_role_of_a_node_wins() -> N
 
 def test_launcher_options_override_the_roles_and_the_script_says_so() -> None:
     native = launch(*ASKED)
-    script = SlurmLauncher().render(native, {"mem": "64G", "cpus_per_task": "32"}).files[SCRIPT]
+    script = render_artifacts(SlurmLauncher(), native, {"mem": "64G", "cpus_per_task": "32"}).files[SCRIPT]
     assert "#SBATCH --mem=64G" in script and "#SBATCH --cpus-per-task=32" in script
     assert "--cpus-per-gpu" not in script and "--mem=777G" not in script
     assert "# spec.roles.actor.memory=777Gi: overridden by mem" in script
     assert "# spec.roles.actor.cpus_per_gpu=13: overridden by cpus_per_task" in script
-    cpu_only = SlurmLauncher().render(native, {"gpus_per_node": "0"}).files[SCRIPT]
+    cpu_only = render_artifacts(SlurmLauncher(), native, {"gpus_per_node": "0"}).files[SCRIPT]
     assert "--cpus-per-gpu" not in cpu_only and "# spec.roles.actor.cpus_per_gpu=13: not asked" in cpu_only
 
 
 def test_a_memory_that_is_not_a_size_is_refused_with_its_path() -> None:
     with pytest.raises(SpecError) as caught:
-        SlurmLauncher().render(launch("spec.roles.actor.memory=lots"), {})
+        render_artifacts(SlurmLauncher(), launch("spec.roles.actor.memory=lots"), {})
     assert [(p.path, p.found) for p in caught.value.problems] == [("spec.roles.actor.memory", "'lots'")]
 
 
@@ -80,7 +81,7 @@ def test_the_rayjob_worker_pods_request_the_memory_and_cpus_per_gpu_times_their_
     native = launch(*ASKED)
     pool = native.placement["actor"].pool
     gpus = next(p.gpus_per_node for p in native.pools if p.name == pool)
-    artifacts = KubernetesLauncher().render(native, {"image": IMAGE})
+    artifacts = render_artifacts(KubernetesLauncher(), native, {"image": IMAGE})
     assert_valid(artifacts)  # KubeRay's CRD schema and the Kubernetes pod schema
     rayjob, _ = manifests(artifacts)
     resources: dict[str, Any] = {group: c.get("resources") for group, c in containers(rayjob).items()}
@@ -90,7 +91,7 @@ def test_the_rayjob_worker_pods_request_the_memory_and_cpus_per_gpu_times_their_
     assert all(set(r["limits"]) == {"nvidia.com/gpu"} for r in others)  # pools of roles that ask nothing
     assert resources["head"] is None  # the head runs the driver, not the roles
     explicit, _ = manifests(
-        KubernetesLauncher().render(native, {"image": IMAGE, "cpu": "8", "memory": "1Gi"})
+        render_artifacts(KubernetesLauncher(), native, {"image": IMAGE, "cpu": "8", "memory": "1Gi"})
     )
     limits = containers(explicit)[pool]["resources"]["limits"]
     assert (limits["cpu"], limits["memory"]) == ("8", "1Gi")
@@ -99,7 +100,7 @@ def test_the_rayjob_worker_pods_request_the_memory_and_cpus_per_gpu_times_their_
 @pytest.mark.parametrize("launcher", [RayLauncher(), LocalLauncher()], ids=lambda la: la.PLUGIN_NAME)
 def test_launchers_that_cannot_reserve_them_refuse_them_with_the_field_paths(launcher: Launcher) -> None:
     with pytest.raises(SpecError) as caught:
-        launcher.render(launch(*ASKED), {})
+        render_artifacts(launcher, launch(*ASKED), {})
     error = caught.value
     assert error.exit_code == 2
     assert [(p.path, p.found) for p in error.problems] == [
@@ -108,4 +109,4 @@ def test_launchers_that_cannot_reserve_them_refuse_them_with_the_field_paths(lau
     ]
     assert all(f"the {launcher.PLUGIN_NAME} launcher cannot reserve it" in p.message for p in error.problems)
     assert all(p.expected and f"--launcher {launcher.PLUGIN_NAME}" in p.expected for p in error.problems)
-    launcher.render(launch(), {})  # without them the same job renders
+    render_artifacts(launcher, launch(), {})  # without them the same job renders

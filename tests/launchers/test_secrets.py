@@ -25,10 +25,11 @@ from rladapt.launchers.ray import RayLauncher
 from rladapt.launchers.slurm import SCRIPT as SBATCH_SCRIPT
 from rladapt.launchers.slurm import SlurmLauncher
 from rladapt.plugins import NativeLaunch, Registry, RunStatus, SecretRef, SecretSourceRef
+from rladapt.plugins.launcher import render_artifacts
 from rladapt.plugins.testing.checks import check_native
 from rladapt.primitives import load_job
 from rladapt.primitives.errors import LaunchError, SpecError, UsageError
-from rladapt.runs import RUN_ID_OPTION, new_run_id
+from rladapt.runs import new_run_id
 from tests.conftest import EXAMPLES, REPO, TRL_EXAMPLES
 
 from .conftest import render_job, stub_report, write_spec
@@ -171,17 +172,17 @@ def test_each_launcher_takes_the_first_source_it_can_read_and_says_which(
     sources = [{"k8s_secret": {"name": "wandb", "key": "api-key"}}, {"env": "MY_KEY"}, {"file": "/run/key"}]
     native = render_job(engine_registry, write_spec(workdir, secrets=[{"env": "API_KEY", "from": sources}]))
 
-    local = LocalLauncher().render(native, {}).files[SCRIPT]
+    local = render_artifacts(LocalLauncher(), native, {}).files[SCRIPT]
     assert '# secret API_KEY <- env MY_KEY, else file "/run/key"' in local
-    sbatch = SlurmLauncher().render(native, {}).files[SBATCH_SCRIPT]
+    sbatch = render_artifacts(SlurmLauncher(), native, {}).files[SBATCH_SCRIPT]
     assert '# secret API_KEY <- env MY_KEY, else file "/run/key"' in sbatch
 
-    ray = RayLauncher().render(native, {}).request
+    ray = render_artifacts(RayLauncher(), native, {}).request
     assert ray["secret_env"] == {"API_KEY": [{"env": "MY_KEY"}, {"file": "/run/key"}]}
     assert ray["notes"][0].startswith("secret API_KEY <- $MY_KEY of the submitting shell (the first set)")
     assert 'else file "/run/key", read on each node' in ray["notes"][0]
 
-    k8s = KubernetesLauncher().render(native, {"image": "rayproject/ray:2.40.0"})
+    k8s = render_artifacts(KubernetesLauncher(), native, {"image": "rayproject/ray:2.40.0"})
     ref = {"name": "API_KEY", "valueFrom": {"secretKeyRef": {"name": "wandb", "key": "api-key"}}}
     rayjob = yaml.safe_load(k8s.files["rayjob.yaml"])
     head = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]["containers"][0]
@@ -195,7 +196,7 @@ def test_kubernetes_refuses_a_secret_without_a_kubernetes_source_naming_it_and_i
     sources = [{"env": "MY_KEY"}, {"file": "/run/key"}]
     native = render_job(engine_registry, write_spec(workdir, secrets=[{"env": "API_KEY", "from": sources}]))
     with pytest.raises(SpecError) as info:
-        KubernetesLauncher().render(native, {"image": "rayproject/ray:2.40.0"})
+        render_artifacts(KubernetesLauncher(), native, {"image": "rayproject/ray:2.40.0"})
     assert (
         "spec.secrets[0].from: secret API_KEY: a Kubernetes cluster can read none of its sources (env MY_KEY, "
         'file "/run/key"); it reads Kubernetes secrets only; expected a source {k8s_secret: {name: SECRET, '
@@ -220,7 +221,7 @@ def test_script_and_ray_launchers_refuse_a_secret_with_only_kubernetes_sources(
     sources = [{"k8s_secret": {"name": "a", "key": "k"}}, {"k8s_secret": {"name": "b", "key": "k"}}]
     native = render_job(engine_registry, write_spec(workdir, secrets=[{"env": "API_KEY", "from": sources}]))
     with pytest.raises(UsageError) as info:
-        launcher.render(native, {})
+        render_artifacts(launcher, native, {})
     assert info.value.message.startswith(
         f"secret API_KEY: {label} can read none of its sources (k8s_secret a/k, k8s_secret b/k); it reads "
         "a variable of the submitting shell (`from: {env: VAR}`) or a file (`from: {file: PATH}`)"
@@ -243,7 +244,7 @@ def test_a_file_path_cannot_break_out_of_the_script_comment() -> None:
 
 def _run_local(native: NativeLaunch, run_dir: Path) -> tuple[RunStatus, str]:
     launcher = LocalLauncher()
-    handle = launcher.submit(launcher.render(native, {}), run_dir)
+    handle = launcher.submit(render_artifacts(launcher, native, {}), run_dir)
     output = "".join(launcher.logs(handle, run_dir, follow=True))
     return launcher.status(handle, run_dir), output
 
@@ -258,7 +259,7 @@ def test_local_job_falls_back_to_the_next_source_and_prefers_the_first(
     native = render_job(
         engine_registry, write_spec(workdir, secrets=[{"env": "STUB_SECRET", "from": sources}])
     )
-    script = LocalLauncher().render(native, {}).files[SCRIPT]
+    script = render_artifacts(LocalLauncher(), native, {}).files[SCRIPT]
     assert FILE_VALUE not in script
 
     monkeypatch.delenv("SRC_KEY", raising=False)  # the variable is not set: the file gives the value
@@ -281,7 +282,7 @@ def test_local_submit_refuses_when_no_source_can_be_read_and_the_script_would_to
     native = render_job(
         engine_registry, write_spec(workdir, secrets=[{"env": "STUB_SECRET", "from": sources}])
     )
-    artifacts = LocalLauncher().render(native, {})
+    artifacts = render_artifacts(LocalLauncher(), native, {})
     with pytest.raises(LaunchError) as info:
         LocalLauncher().submit(artifacts, tmp_path / "run")
     assert info.value.message == (
@@ -309,7 +310,7 @@ def test_slurm_submit_takes_a_file_source_on_trust_and_refuses_only_unset_variab
         engine_registry, write_spec(workdir, secrets=[{"env": "API_KEY", "from": [{"env": "SRC_KEY"}]}])
     )
     with pytest.raises(LaunchError, match=r"API_KEY \(\$SRC_KEY is not set\)"):
-        SlurmLauncher().submit(SlurmLauncher().render(native, {}), tmp_path / "run")
+        SlurmLauncher().submit(render_artifacts(SlurmLauncher(), native, {}), tmp_path / "run")
     assert not (tmp_path / "run").exists()
     on_nodes = render_job(
         engine_registry,
@@ -317,7 +318,7 @@ def test_slurm_submit_takes_a_file_source_on_trust_and_refuses_only_unset_variab
             workdir, secrets=[{"env": "API_KEY", "from": [{"env": "SRC_KEY"}, {"file": "/on/nodes"}]}]
         ),
     )
-    assert SlurmLauncher().render(on_nodes, {}).request["secrets"] == [
+    assert render_artifacts(SlurmLauncher(), on_nodes, {}).request["secrets"] == [
         {"env": "API_KEY", "sources": [{"env": "SRC_KEY"}, {"file": "/on/nodes"}]}
     ]
 
@@ -332,7 +333,7 @@ def test_ray_file_source_renders_only_its_path_and_the_setup_hook(
     native = render_job(
         engine_registry, write_spec(workdir, secrets=[{"env": "STUB_SECRET", "from": sources}])
     )
-    request = RayLauncher().render(native, {}).request
+    request = render_artifacts(RayLauncher(), native, {}).request
     env_vars = request["runtime_env"]["env_vars"]
     assert "$" not in env_vars[SECRET_FILES_ENV]  # Ray expands $VAR in env_vars: the path travels escaped
     assert json.loads(env_vars[SECRET_FILES_ENV]) == {"STUB_SECRET": "~/keys/$HOME.txt"}
@@ -348,7 +349,7 @@ def test_ray_note_warns_that_a_relative_secret_file_travels_with_the_working_dir
     engine_registry: Registry, workdir: Path
 ) -> None:
     spec = write_spec(workdir, secrets=[{"env": "STUB_SECRET", "from": {"file": "keys/k"}}])
-    (note,) = RayLauncher().render(render_job(engine_registry, spec), {}).request["notes"]
+    (note,) = render_artifacts(RayLauncher(), render_job(engine_registry, spec), {}).request["notes"]
     assert note.endswith(
         "(relative to the job's working directory on the node; a file inside spec.runtime.working_dir is "
         "uploaded to the cluster with it)"
@@ -364,7 +365,7 @@ def test_ray_submit_settles_env_sources_first_set_else_the_file(
     native = render_job(
         engine_registry, write_spec(workdir, secrets=[{"env": "STUB_SECRET", "from": sources}])
     )
-    request = RayLauncher().render(native, {}).request
+    request = render_artifacts(RayLauncher(), native, {}).request
     monkeypatch.delenv("SRC_A", raising=False)
     monkeypatch.setenv("SRC_B", SENTINEL)
     assert ray_launcher._settle_secrets(request["secret_env"]) == ({"STUB_SECRET": SENTINEL}, {})
@@ -395,7 +396,7 @@ def test_ray_job_table_holds_no_value_of_a_file_secret_and_driver_and_workers_se
     native = render_job(engine_registry, spec)
     launcher = RayLauncher()
     run_id = new_run_id(native.job_name)
-    artifacts = launcher.render(native, {RUN_ID_OPTION: run_id, "address": ray_head["address"]})
+    artifacts = render_artifacts(launcher, native, {"address": ray_head["address"]}, run_id=run_id)
     handle = launcher.submit(artifacts, tmp_path / "run")
     output = "".join(launcher.logs(handle, tmp_path / "run", follow=True))
     assert launcher.status(handle, tmp_path / "run").state == "SUCCEEDED", output
@@ -423,7 +424,7 @@ def test_ray_job_fails_clearly_when_the_secret_file_is_missing_on_the_node(
     launcher = RayLauncher()
     run_id = new_run_id(native.job_name)
     handle = launcher.submit(
-        launcher.render(native, {RUN_ID_OPTION: run_id, "address": ray_head["address"]}), tmp_path / "run"
+        render_artifacts(launcher, native, {"address": ray_head["address"]}, run_id=run_id), tmp_path / "run"
     )
     output = "".join(launcher.logs(handle, tmp_path / "run", follow=True))
     status = launcher.status(handle, tmp_path / "run")

@@ -45,7 +45,7 @@ from rladapt.plugins import (
     SecretSourceRef,
     VolumeSpec,
 )
-from rladapt.plugins.launcher import STOP_REQUEST_FILE
+from rladapt.plugins.launcher import STOP_REQUEST_FILE, render_artifacts
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore
 from tests.conftest import REPO
@@ -190,7 +190,7 @@ def _native(registry: Registry, workdir: Path, env: dict[str, str] | None = None
 
 
 def _render(native: NativeLaunch, **options: Any) -> Artifacts:
-    artifacts = SlurmLauncher().render(native, {"run_id": "slurm-test", **BASE_OPTIONS, **options})
+    artifacts = render_artifacts(SlurmLauncher(), native, {**BASE_OPTIONS, **options}, run_id="slurm-test")
     _bash_n(artifacts.files[SCRIPT])
     return artifacts
 
@@ -268,7 +268,9 @@ def test_render_follows_placement_and_options(engine_registry: Registry, workdir
     spec_opts = {"slurm": {"partition": "gpu", "account": "rl", "time": "1:00:00"}}
     native = native.model_copy(update={"launcher_options": spec_opts})
     # --launcher-opt wins over spec.launcher.slurm.
-    artifacts = SlurmLauncher().render(native, {"run_id": "grpo-0a1b", "time": "2-00:00:00", "qos": "high"})
+    artifacts = render_artifacts(
+        SlurmLauncher(), native, {"time": "2-00:00:00", "qos": "high"}, run_id="grpo-0a1b"
+    )
     script = artifacts.files[SCRIPT]
     _bash_n(script)
     header = [line for line in script.splitlines() if line.startswith("#SBATCH")]
@@ -292,7 +294,9 @@ def test_render_follows_placement_and_options(engine_registry: Registry, workdir
     assert native.runtime_patches[-1] == "rladapt_test_patch:apply"
     bootstrap = f"{sys.executable} -m rladapt.bootstrap {patches}-- \\\n"
     assert f"\nrladapt_rc=0\n{bootstrap}" in script
-    stepped = SlurmLauncher().render(native, {"driver_srun": "true", "srun_args": "--container-image='a b'"})
+    stepped = render_artifacts(
+        SlurmLauncher(), native, {"driver_srun": "true", "srun_args": "--container-image='a b'"}
+    )
     assert (
         "\nsrun '--container-image=a b' --overlap --nodes=1 --ntasks=1 -w \"$SLURMD_NODENAME\" " + bootstrap
     ) in stepped.files[SCRIPT]
@@ -315,7 +319,9 @@ def test_render_multi_node_starts_workers_and_drops_ray_when_asked(
     native = native.model_copy(
         update={"pools": pools, "ports": ports, "lifecycle": {**native.lifecycle, "timeout_seconds": 5400}}
     )
-    script = SlurmLauncher().render(native, {"cpus_per_task": 16, "exclusive": "true"}).files[SCRIPT]
+    script = render_artifacts(SlurmLauncher(), native, {"cpus_per_task": 16, "exclusive": "true"}).files[
+        SCRIPT
+    ]
     _bash_n(script)
     assert "#SBATCH --nodes=3" in script and "#SBATCH --exclusive" in script
     assert "#SBATCH --time=01:30:00" in script  # from spec.lifecycle.timeout_seconds
@@ -324,7 +330,7 @@ def test_render_multi_node_starts_workers_and_drops_ray_when_asked(
     # The spec's ports: the GCS port and the dashboard (which is otherwise off).
     assert 'export RAY_ADDRESS="$rladapt_head_ip:7000"' in script
     assert "--port=7000 --include-dashboard=true --dashboard-port=8266" in script
-    plain = SlurmLauncher().render(native, {"ray": "false", "gpus_per_node": "0"}).files[SCRIPT]
+    plain = render_artifacts(SlurmLauncher(), native, {"ray": "false", "gpus_per_node": "0"}).files[SCRIPT]
     _bash_n(plain)
     assert "ray start" not in plain and "RAY_ADDRESS" not in plain and "--gpus-per-node" not in plain
 
@@ -344,7 +350,7 @@ def test_render_multi_node_starts_workers_and_drops_ray_when_asked(
         ({"ray_args": "'unterminated"}, "ray_args="),
         ({"gpus_per_node": "4"}, "gpus_per_node='4' contradicts the placement; expected 8 "),
         ({"gpus_per_node": "16"}, "or 0 for a CPU-only test run, found 16"),
-        ({"run_id": "../../etc"}, "slurm launcher option run_id='../../etc': expected a run id"),
+        ({"run_id": "../../etc"}, "slurm launcher: run_id='../../etc': expected a run id"),
         ({"run_id": "Run-1", "job_name": "mine"}, "run_id='Run-1'"),
     ],
 )
@@ -352,8 +358,10 @@ def test_render_rejects_bad_options(
     engine_registry: Registry, workdir: Path, options: dict[str, Any], fragment: str
 ) -> None:
     native = _native(engine_registry, workdir)
+    given = dict(options)
+    run_id = given.pop("run_id", None)  # the run id is render's own argument, not an option
     with pytest.raises(UsageError) as caught:
-        SlurmLauncher().render(native, options)
+        render_artifacts(SlurmLauncher(), native, given, run_id=run_id)
     assert fragment in caught.value.message
 
 
@@ -362,11 +370,11 @@ def test_gpus_per_node_is_the_placement_or_an_explicit_cpu_only_run(
 ) -> None:
     native = _native(engine_registry, workdir)
     assert native.gpus_per_node == 8
-    default = SlurmLauncher().render(native, {}).files[SCRIPT]
-    assert SlurmLauncher().render(native, {"gpus_per_node": 8}).files[SCRIPT] == default
+    default = render_artifacts(SlurmLauncher(), native, {}).files[SCRIPT]
+    assert render_artifacts(SlurmLauncher(), native, {"gpus_per_node": 8}).files[SCRIPT] == default
     assert "#SBATCH --gpus-per-node=8" in default and default.count(" --num-gpus=8 ") == 2
     # 0: nothing asked of Slurm, and Ray counts the node's GPUs instead of being told there are none.
-    cpu_only = SlurmLauncher().render(native, {"gpus_per_node": "0"}).files[SCRIPT]
+    cpu_only = render_artifacts(SlurmLauncher(), native, {"gpus_per_node": "0"}).files[SCRIPT]
     _bash_n(cpu_only)
     assert "--gpus-per-node" not in cpu_only and "--num-gpus" not in cpu_only
     assert cpu_only.count("--disable-usage-stats") == 2  # the head's and the workers' `ray start`
@@ -375,7 +383,7 @@ def test_gpus_per_node_is_the_placement_or_an_explicit_cpu_only_run(
         update={"pools": tuple(p.model_copy(update={"gpus_per_node": 0}) for p in native.pools)}
     )
     for options in ({}, {"gpus_per_node": 0}):
-        script = SlurmLauncher().render(no_gpus, options).files[SCRIPT]
+        script = render_artifacts(SlurmLauncher(), no_gpus, options).files[SCRIPT]
         assert "--gpus-per-node" not in script and script.count(" --num-gpus=0 ") == 2
 
 
@@ -401,7 +409,7 @@ def test_render_secrets_by_reference_only(engine_registry: Registry, workdir: Pa
     with pytest.raises(
         UsageError, match=r"secret TOKEN: a Slurm job can read none of its sources \(k8s_secret hf/t\)"
     ):
-        SlurmLauncher().render(k8s, {})
+        render_artifacts(SlurmLauncher(), k8s, {})
 
 
 def test_submit_refuses_an_unset_secret_source_before_sbatch(
@@ -426,10 +434,10 @@ def test_render_rejects_names_that_would_break_out(engine_registry: Registry, wo
     # A trailing newline passes a "^...$" regex: the name would end the export line and start a command.
     for env in ({"OK\n": "x"}, {"A;touch pwned": "x"}):
         with pytest.raises(UsageError, match="not a valid environment variable name"):
-            SlurmLauncher().render(native.model_copy(update={"env": env}), {})
+            render_artifacts(SlurmLauncher(), native.model_copy(update={"env": env}), {})
     bad_secret = (SecretRef(env="TOKEN", sources=(SecretSourceRef(kind="env", name="SRC\n"),)),)
     with pytest.raises(UsageError, match="source variable"):
-        SlurmLauncher().render(native.model_copy(update={"secrets": bad_secret}), {})
+        render_artifacts(SlurmLauncher(), native.model_copy(update={"secrets": bad_secret}), {})
     # Values that only reach comments are JSON-escaped, so a newline cannot end the comment.
     volume = VolumeSpec(name="shm", mount="/dev/shm\ntouch pwned", kind="memory", source="1Gi")
     script = _render(native.model_copy(update={"volumes": (volume,)})).files[SCRIPT]
@@ -690,7 +698,7 @@ def test_cli_launch_status_runs_and_a_refused_submission(
     assert code == 1, err
     run_id = out.splitlines()[0]
     assert "STUB-EXIT 3" in out and f"run {run_id} ended FAILED (exit code 3)" in err
-    record = RunStore().get(run_id).record
+    record = RunStore().get(run_id).record.to_json()
     assert (record["state"], record["exit_code"], record["launcher"]) == ("FAILED", 3, "slurm")
     assert record["handle"]["job_id"].isdigit()
     script = Path(record["handle"]["script"]).read_text()
@@ -703,7 +711,7 @@ def test_cli_launch_status_runs_and_a_refused_submission(
     # sbatch refuses the job: a clear error, and a record that says so (no handle, FAILED).
     code, _, err = _cli(*launch, "-opartition=no-such-partition", capsys=capsys)
     assert code != 0 and "sbatch refused the job" in err and "Invalid partition" in err
-    refused = RunStore().list()[-1].record
+    refused = RunStore().list()[-1].record.to_json()
     assert refused["state"] == "FAILED" and refused["handle"] is None
     assert refused["message"].startswith("submission failed: sbatch refused the job")
 
@@ -724,8 +732,8 @@ def test_driver_as_an_srun_step_next_to_the_jobs_ray_cluster(
     `mem` option: the job gets the cluster's memory per CPU (DefMemPerCPU), as a user's job does by default."""
     native = _native(engine_registry, workdir)
     launcher, run_dir = SlurmLauncher(), tmp_path / "run"
-    options = {"run_id": "slurm-test", "gpus_per_node": 0, "cpus_per_task": 1, "driver_srun": True}
-    artifacts = launcher.render(native, {**options, **_ray_options()})
+    options = {"gpus_per_node": 0, "cpus_per_task": 1, "driver_srun": True}
+    artifacts = render_artifacts(launcher, native, {**options, **_ray_options()}, run_id="slurm-test")
     assert "#SBATCH --mem" not in artifacts.files[SCRIPT]
     handle = launcher.submit(artifacts, run_dir)
     status = _wait_terminal(launcher, handle, run_dir)

@@ -200,10 +200,14 @@ def test_the_thresholds_are_a_spec_section() -> None:
 
 def test_the_recorded_thresholds_and_total() -> None:
     from rladapt.cli.watch import thresholds, total_steps
-    from rladapt.runs import Run
+    from rladapt.runs import Run, RunRecord
 
     def record(**extra: object) -> Run:
-        return Run(dir=REPO, record={"id": "r", **extra})
+        fields = {"id": "r", "launcher": "local", "framework": "verl", "version": "0.9.1", "job_name": "r"}
+        made = RunRecord.model_validate(
+            {**fields, "created": "", "created_ts": 0.0, "state": "CREATED", "handle": None, **extra}
+        )
+        return Run(dir=REPO, record=made)
 
     assert thresholds(record(health={"kl_max_nats": 0.3, "entropy_min_fraction": None})) == Health(
         kl_max_nats=0.3, entropy_min_fraction=None
@@ -211,4 +215,5 @@ def test_the_recorded_thresholds_and_total() -> None:
     assert thresholds(record()) == Health()  # recorded before spec.health
     assert thresholds(record(health={"kl_max_nats": "high"})) == Health()
     assert total_steps(record(total_steps=40)) == 40
-    assert [total_steps(record(total_steps=v)) for v in (None, 0, True, "40")] == [None] * 4
+    assert [total_steps(record(total_steps=v)) for v in (None, 0)] == [None] * 2
+    # a total of another type never reaches it: the record's reader refuses it (tests/test_runs.py)

@@ -18,6 +18,7 @@ from rladapt.pipeline import render_native
 from rladapt.plugins import (
     KNOWN_CAPABILITIES,
     Artifacts,
+    Command,
     FrameworkAdapter,
     FrameworkVersion,
     Launcher,
@@ -122,7 +123,9 @@ class Plain(Launcher):
     DESCRIPTION = "a conformant test launcher"
     OPTIONS: ClassVar[tuple[Option, ...]] = (Option("queue", str, help="queue to submit to"),)
 
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
         opts = self.merge_options(native, options)
         script = shlex.join(bootstrap_argv(native)) + "\n"
         return Artifacts(self.PLUGIN_NAME, files={"run.sh": script}, request={"queue": opts.get("queue")})
@@ -143,31 +146,41 @@ class Plain(Launcher):
 class Counting(Plain):
     count = 0
 
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
         Counting.count += 1
-        out = super().render(native, options)
+        out = super().render(native, command, options, run_id=run_id)
         return Artifacts(out.launcher, out.files, {**out.request, "n": Counting.count})
 
 
 class Writing(Plain):
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
         Path("run.sh").write_text("# written at render time\n")
-        return super().render(native, options)
+        return super().render(native, command, options, run_id=run_id)
 
 
 class Consuming(Plain):
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
-        options.pop("run_id", None)
-        return super().render(native, options)
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
+        options.setdefault("queue", "consumed")  # the caller's options, changed under it
+        return super().render(native, command, options, run_id=run_id)
 
 
 class Ignoring(Plain):
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
         return Artifacts(self.PLUGIN_NAME, files={"run.sh": shlex.join(bootstrap_argv(native))})
 
 
 class Unpatched(Plain):
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
         self.merge_options(native, options)
         return Artifacts(self.PLUGIN_NAME, files={"run.sh": shlex.join(native.argv)})
 
@@ -177,7 +190,9 @@ class Undocumented(Plain):
 
 
 class Refusing(Plain):
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
         raise UnsupportedError([Problem("spec.runtime", "refusing runs nothing")])
 
 
@@ -194,7 +209,7 @@ def test_a_conformant_launcher_passes() -> None:
     [
         (Counting(), f"{WHERE} (dry run): two renders of the same native differ"),
         (Writing(), f"{WHERE}: render wrote to the filesystem: run.sh"),
-        (Consuming(), f"{WHERE} (launch): render changed its options"),
+        (Consuming(), f"{WHERE} (dry run): render changed its options"),
         (
             Ignoring(),
             "plain: accepts the unknown option 'rladapt_conformance_unknown_option' (silently ignored)",

@@ -31,7 +31,16 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from rladapt.plugins import TERMINAL_STATES, Artifacts, Launcher, NativeLaunch, RunState, RunStatus, hookimpl
+from rladapt.plugins import (
+    TERMINAL_STATES,
+    Artifacts,
+    Command,
+    Launcher,
+    NativeLaunch,
+    RunState,
+    RunStatus,
+    hookimpl,
+)
 from rladapt.primitives.errors import LaunchError
 
 from .options import OPTIONS, PLUGIN_NAME, SUBMISSION_MODES, KubernetesOptions
@@ -74,11 +83,13 @@ class KubernetesLauncher(Launcher):
     DESCRIPTION = "a KubeRay RayJob on the current kubeconfig context (needs the KubeRay operator)"
     OPTIONS = OPTIONS
 
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
         from .manifest import CONFIGMAP_FILE, GROUP, KIND, RAYJOB_FILE, VERSION, Renderer, dump_manifest
 
-        opts = KubernetesOptions.parse(self.merge_options(native, options))
-        rayjob, configmap = Renderer(native, opts, self.command(native)).render()
+        opts = KubernetesOptions.parse(self.merge_options(native, options), run_id)
+        rayjob, configmap = Renderer(native, opts, command).render()
         files = {RAYJOB_FILE: dump_manifest(rayjob)}
         if configmap is not None:
             files[CONFIGMAP_FILE] = dump_manifest(configmap)

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from rladapt.launchers._common import run_id_option
+from rladapt.launchers._common import check_run_id
 from rladapt.plugins.launcher import Option
 from rladapt.primitives.errors import UsageError
 
@@ -159,12 +159,13 @@ class KubernetesOptions:
     run_id: str | None = None
 
     @classmethod
-    def parse(cls, merged: dict[str, Any]) -> KubernetesOptions:
-        """From ``merged`` (typed by ``merge_options``), with the node selector and tolerations lists parsed."""
+    def parse(cls, merged: dict[str, Any], run_id: str | None = None) -> KubernetesOptions:
+        """From ``merged`` (typed by ``merge_options``), with the node selector and tolerations lists parsed, for
+        the run ``run_id`` (None: a dry run)."""
         fields = {o.name: merged[o.name] for o in OPTIONS if o.name in merged}
         fields["node_selector"] = _parse_node_selector(merged.get("node_selector", ""))
         fields["tolerations"] = _parse_tolerations(merged.get("tolerations", ""))
-        return cls(**fields, run_id=run_id_option(merged, PLUGIN_NAME))
+        return cls(**fields, run_id=check_run_id(run_id, PLUGIN_NAME))
 
 
 def _parse_node_selector(text: str) -> tuple[tuple[str, str], ...]:

@@ -30,7 +30,7 @@ from typing import Any
 
 from rladapt.files import write_text
 from rladapt.launchers._common import complete_lines, nothing_to_stop, script_secret_plan, unreadable_secrets
-from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
+from rladapt.plugins import Artifacts, Command, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError
 
 from .scheduler import job_id_of, jobs_named, sbatch, scancel, show_job, status_from_scontrol
@@ -81,8 +81,10 @@ class SlurmLauncher(Launcher):
     DESCRIPTION = "Submit an sbatch script: a Ray head and workers on the allocated nodes, then the driver."
     OPTIONS = OPTIONS
 
-    def render(self, native: NativeLaunch, options: dict[str, Any]) -> Artifacts:
-        opts = ScriptOptions(native, self.merge_options(native, options))
+    def render(
+        self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
+    ) -> Artifacts:
+        opts = ScriptOptions(native, self.merge_options(native, options), run_id)
         request = {
             "sbatch": ["sbatch", "--parsable", "--chdir=<run directory>", SCRIPT],
             "job_name": opts.job_name,
@@ -94,7 +96,7 @@ class SlurmLauncher(Launcher):
             request["secrets"] = secrets
         return Artifacts(
             launcher=self.PLUGIN_NAME,
-            files={SCRIPT: render_script(native, opts, self.command(native))},
+            files={SCRIPT: render_script(native, opts, command)},
             request=request,
         )
 

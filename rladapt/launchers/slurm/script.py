@@ -10,15 +10,15 @@ from typing import Any
 
 from rladapt.launchers._common import (
     check_env_name,
+    check_run_id,
     file_lines,
     pool_needs,
     quote_path,
     ray_job_config_lines,
-    run_id_option,
     secret_lines,
 )
 from rladapt.plugins import NativeLaunch
-from rladapt.plugins.launcher import RUN_ID_OPTION, STOP_REQUEST_FILE, Command, Option
+from rladapt.plugins.launcher import STOP_REQUEST_FILE, Command, Option
 from rladapt.primitives.errors import UsageError
 
 PLUGIN_NAME = "slurm"
@@ -136,8 +136,8 @@ OPTIONS = (
 )
 
 
-def _job_name(native: NativeLaunch, opts: dict[str, Any]) -> str:
-    raw = str(opts.get("job_name") or opts.get(RUN_ID_OPTION) or native.job_name)
+def _job_name(native: NativeLaunch, opts: dict[str, Any], run_id: str | None) -> str:
+    raw = str(opts.get("job_name") or run_id or native.job_name)
     name = _JOB_NAME_DROP.sub("-", raw).strip("-.")[:100]
     return name or "rladapt"
 
@@ -157,9 +157,8 @@ def _time_limit(opts: dict[str, Any], native: NativeLaunch) -> str | None:
 class ScriptOptions:
     """The settings of one script, from the merged options (``SlurmLauncher.merge_options``) and the launch."""
 
-    def __init__(self, native: NativeLaunch, merged: dict[str, Any]) -> None:
-        run_id_option(merged, PLUGIN_NAME)
-        self.job_name = _job_name(native, merged)
+    def __init__(self, native: NativeLaunch, merged: dict[str, Any], run_id: str | None = None) -> None:
+        self.job_name = _job_name(native, merged, check_run_id(run_id, PLUGIN_NAME))
         self.sbatch: list[tuple[str, str]] = [
             (key, merged[key]) for key in ("partition", "account", "qos", "reservation") if key in merged
         ]

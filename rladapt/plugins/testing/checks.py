@@ -23,7 +23,7 @@ from packaging.version import InvalidVersion, Version
 from rladapt.primitives import RladaptError, RLJob, SpecError, UnsupportedError, UsageError, load_job
 
 from ..adapter import FrameworkAdapter, FrameworkVersion
-from ..launcher import RUN_ID_OPTION, Artifacts, Launcher
+from ..launcher import Artifacts, Launcher, render_artifacts
 from ..native import NativeLaunch
 from ..native import secrets as native_secrets
 from ..patches import Patch
@@ -252,12 +252,12 @@ def render_case(launcher: Launcher, native: NativeLaunch, options: Mapping[str, 
     failures: list[str] = []
     first: Artifacts | None = None
     with isolated_filesystem() as root:
-        for mode, extra in (("dry run", {}), ("launch", {RUN_ID_OPTION: PROBE_RUN_ID})):
-            opts = {**options, **extra}
+        for mode, run_id in (("dry run", None), ("launch", PROBE_RUN_ID)):
+            opts = dict(options)
             kept = copy.deepcopy(opts)
             try:
-                one = launcher.render(native, opts)
-                two = launcher.render(native, opts)
+                one = render_artifacts(launcher, native, opts, run_id=run_id)
+                two = render_artifacts(launcher, native, opts, run_id=run_id)
             except RladaptError as exc:
                 if mode == "launch" and first is not None:
                     failures.append(f"{where}: renders as a dry run but refuses a run id: {exc}")
@@ -288,7 +288,7 @@ def check_runtime_patches(launcher: Launcher, native: NativeLaunch, options: Map
     probe = native.model_copy(update={"runtime_patches": (*native.runtime_patches, PROBE_HOOK)})
     try:
         with isolated_filesystem():
-            text = launcher.render(probe, dict(options)).describe()
+            text = render_artifacts(launcher, probe, options).describe()
     except RladaptError as exc:
         return [f"{launcher.PLUGIN_NAME}: refuses a native with a runtime patch: {exc}"]
     if PROBE_HOOK not in text:
@@ -303,7 +303,7 @@ def check_unknown_option(launcher: Launcher, native: NativeLaunch, options: Mapp
     """An option no launcher declares must be a usage error, never silently ignored."""
     try:
         with isolated_filesystem():
-            launcher.render(native, {**options, UNKNOWN_OPTION: "1"})
+            render_artifacts(launcher, native, {**options, UNKNOWN_OPTION: "1"})
     except UsageError as exc:
         if UNKNOWN_OPTION not in str(exc):
             return [f"{launcher.PLUGIN_NAME}: refuses an unknown option without naming it: {exc}"]

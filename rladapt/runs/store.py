@@ -7,13 +7,14 @@ file). Every file is written through ``rladapt.files.write_text``, so a reader i
 a record, and a run directory appears only once its artifacts and first record are complete (it is built
 under a hidden name and renamed into place).
 
-A record is read back through one typed reader (``read_record``): a record that is not JSON, not UTF-8, misses
-a field or holds a field of the wrong type is ``DamagedRecord`` with the reason, so every field read later has
-its type, and one damaged run never hides the others (``RunStore.scan``).
+The record is a typed, immutable ``RunRecord`` (``rladapt.runs.record``) read back through one reader
+(``read_record``); one damaged run never hides the others (``RunStore.scan``). This module is the only writer:
+a caller asks a ``Run`` for the change (``save_handle``, ``save_status``, ``update`` with a ``RunRecord``
+method) and never edits a record itself.
 
-The run id is made before rendering and handed to the launcher as the ``run_id`` option (``RUN_ID_OPTION``):
-it names the Ray submission, the Slurm job and the Kubernetes objects, so it is a DNS label (lowercase
-letters, digits and ``-``, at most 63 characters).
+The run id is made before rendering and handed to the launcher's ``render`` as ``run_id``: it names the Ray
+submission, the Slurm job and the Kubernetes objects, so it is a DNS label (lowercase letters, digits and
+``-``, at most 63 characters).
 """
 
 from __future__ import annotations
@@ -22,64 +23,63 @@ import errno
 import fcntl
 import hashlib
 import json
-import math
 import os
 import re
 import secrets
 import shutil
 import tempfile
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
-from typing import Any, cast
+from typing import Any
 
 from rladapt.files import write_text
-from rladapt.plugins.launcher import (
-    RUN_ID_OPTION,
-    STOP_REQUEST_FILE,
-    TERMINAL_STATES,
-    Artifacts,
-    RunState,
-    RunStatus,
+from rladapt.plugins.launcher import RUN_ID_OPTION, STOP_REQUEST_FILE, Artifacts, RunStatus
+from rladapt.primitives.errors import OutputError, UsageError
+
+from .record import (
+    CREATED,
+    RECORD_FILE,
+    RECORD_FORMAT,
+    SUBMITTING,
+    Attempt,
+    CheckpointFacts,
+    DamagedRecord,
+    RecordedArtifacts,
+    RunRecord,
+    Submitter,
+    now,
+    read_record,
+    shown,
 )
-from rladapt.primitives.errors import OutputError, RladaptError, UsageError
 
 HOME_ENV = "RLADAPT_HOME"
-__all__ = ["RUN_ID_OPTION", "DamagedRecord", "DamagedRun", "Run", "RunStore", "read_record", "run_path"]
-RECORD_FORMAT = 1
-RECORD_FILE = "run.json"
 ARTIFACTS_DIR = "artifacts"
 #: Locked (``flock``) by the submitting process for as long as it submits: see ``Run.submission``.
 SUBMIT_LOCK = "submit.lock"
-#: The record's state between "about to submit" and "the launcher's handle is saved" (shown as PENDING).
-SUBMITTING = "SUBMITTING"
-#: The record's state of a run rendered and recorded but not (yet) handed to its launcher.
-CREATED = "CREATED"
+__all__ = [
+    "ARTIFACTS_DIR",
+    "CREATED",
+    "HOME_ENV",
+    "RECORD_FILE",
+    "SUBMITTING",
+    "DamagedRun",
+    "Run",
+    "RunStore",
+    "new_run_id",
+    "run_path",
+    "spec_hash",
+    "state_home",
+    "write_atomic",
+]
 
-_STATES = frozenset({"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED", "UNKNOWN"})
-_RECORD_STATES = _STATES | {SUBMITTING, CREATED}
 _SLUG_DROP = re.compile(r"[^a-z0-9-]+")
 _RUN_ID = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\Z")
 #: What a run id or a prefix of one given to ``status``/``logs``/``stop`` may be: checked before it is made a path.
 _RUN_KEY = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 _RUN_ID_MAX = 63
-
-
-class DamagedRecord(RladaptError):
-    """A run record (or a path read back from it) that cannot be trusted; ``reason`` says why.
-
-    Exit code 1: the record on disk is wrong, not the command line.
-    """
-
-    def __init__(self, run_dir: Path, reason: str) -> None:
-        super().__init__(
-            f"run {run_dir.name!r} is damaged: {reason} (its directory is {str(run_dir)!r}; repair or remove it)"
-        )
-        self.run_dir = run_dir
-        self.reason = reason
 
 
 def state_home() -> Path:
@@ -113,16 +113,6 @@ def write_atomic(path: Path, text: str) -> None:
     write_text(path, text, what="run file", make_parents=True, private=True)
 
 
-def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
-
-
-def _shown(value: Any, limit: int = 60) -> str:
-    """``value`` quoted for a message, cut short: a newline in it cannot start a line of its own."""
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def _safe_relative(name: str) -> PurePosixPath:
     rel = PurePosixPath(name)
     if not name or rel.is_absolute() or ".." in rel.parts or name.startswith("~"):
@@ -138,250 +128,99 @@ def run_path(run_dir: Path, name: Any, field: str) -> Path:
     """
     if not isinstance(name, str) or not name or "\0" in name:
         raise DamagedRecord(
-            run_dir, f"{field} is {_shown(name)}, expected a file name inside the run directory"
+            run_dir, f"{field} is {shown(name)}, expected a file name inside the run directory"
         )
     rel = PurePosixPath(name)
     if rel.is_absolute() or ".." in rel.parts:
-        raise DamagedRecord(run_dir, f"{field} is {_shown(name)}, which leads out of the run directory")
+        raise DamagedRecord(run_dir, f"{field} is {shown(name)}, which leads out of the run directory")
     path = run_dir / rel
     try:
         inside = path.resolve().is_relative_to(run_dir.resolve())
     except (OSError, RuntimeError):  # a symlink loop
         inside = False
     if not inside:
-        raise DamagedRecord(run_dir, f"{field} is {_shown(name)}, which links out of the run directory")
+        raise DamagedRecord(run_dir, f"{field} is {shown(name)}, which links out of the run directory")
     return path
-
-
-# --- the typed reader of run.json ----------------------------------------------------------------------------
-
-_Check = Callable[[Any], bool]
-
-
-def _is_int(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def _is_number(value: Any) -> bool:
-    return (_is_int(value) or isinstance(value, float)) and math.isfinite(value)
-
-
-def _is_str(value: Any) -> bool:
-    return isinstance(value, str)
-
-
-def _is_dict(value: Any) -> bool:
-    return isinstance(value, dict)
-
-
-def _or_none(check: _Check) -> _Check:
-    return lambda value: value is None or check(value)
-
-
-def _is_state(value: Any) -> bool:
-    return value in _RECORD_STATES
-
-
-def _is_str_dict(value: Any) -> bool:
-    return isinstance(value, dict) and all(isinstance(v, str) for v in value.values())
-
-
-#: Every field of a record: (check, what it should be, required). Fields not named here are kept as they are.
-_FIELDS: dict[str, tuple[_Check, str, bool]] = {
-    "format": (_is_int, "an integer", True),
-    "id": (_is_str, "a string", True),
-    "launcher": (_is_str, "a string", True),
-    "framework": (_is_str, "a string", True),
-    "version": (_is_str, "a string", True),
-    "job_name": (_is_str, "a string", True),
-    "created": (_is_str, "a string", True),
-    "created_ts": (_is_number, "a number (seconds since the epoch)", True),
-    "state": (_is_state, "one of " + ", ".join(sorted(_RECORD_STATES)), True),
-    "handle": (_or_none(_is_dict), "an object or null", True),
-    "spec_hash": (_or_none(_is_str), "a string", False),
-    "spec_path": (_or_none(_is_str), "a string or null", False),
-    "options": (_is_dict, "an object", False),
-    "artifacts": (_is_dict, "an object", False),
-    "exit_code": (_or_none(_is_int), "an integer or null", False),
-    "message": (_or_none(_is_str), "a string", False),
-    "intent": (_or_none(_is_dict), "an object or null", False),
-    "submitter": (_or_none(_is_dict), "an object or null", False),
-    "submitted": (_is_str, "a string", False),
-    "updated": (_is_str, "a string", False),
-    "overrides": (
-        lambda v: isinstance(v, list) and all(isinstance(i, str) for i in v),
-        "a list of strings",
-        False,
-    ),
-    "checkpoint": (_or_none(_is_dict), "an object or null", False),
-    "total_steps": (_or_none(_is_int), "an integer or null", False),
-    "health": (_or_none(_is_dict), "an object or null", False),
-    "attempts": (
-        lambda v: isinstance(v, list) and all(isinstance(i, dict) for i in v),
-        "a list of objects",
-        False,
-    ),
-}
-_SUBMITTER: dict[str, tuple[_Check, str, bool]] = {
-    "pid": (lambda v: _is_int(v) and v > 0, "a positive integer", True),
-    "host": (_or_none(_is_str), "a string or null", False),
-    "start_time": (_or_none(_is_int), "an integer or null", False),
-}
-_ARTIFACTS: dict[str, tuple[_Check, str, bool]] = {
-    "files": (_is_str_dict, "an object of strings", False),
-    "request": (_is_dict, "an object", False),
-}
-
-
-def _check_fields(
-    data: dict[str, Any], fields: dict[str, tuple[_Check, str, bool]], prefix: str
-) -> list[str]:
-    problems = []
-    missing = [
-        f"{prefix}{name}" for name, (_, _, required) in fields.items() if required and name not in data
-    ]
-    if missing:
-        problems.append("missing field" + ("s" if len(missing) > 1 else "") + " " + ", ".join(missing))
-    for name, (check, expected, _) in fields.items():
-        if name in data and not check(data[name]):
-            problems.append(f"{prefix}{name} is {_shown(data[name])}, expected {expected}")
-    return problems
-
-
-def _refuse_constant(name: str) -> Any:
-    # Python's json reads NaN/Infinity, which no other JSON reader does: a record holding them was hand-edited.
-    raise ValueError(f"{name} is not a JSON value")
-
-
-def read_record(run_dir: Path) -> dict[str, Any]:
-    """The record in ``run_dir/run.json``, every field of its type; ``DamagedRecord`` says what is wrong."""
-    path = run_dir / RECORD_FILE
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise DamagedRecord(run_dir, f"it has no {RECORD_FILE}") from None
-    except OSError as exc:
-        raise DamagedRecord(run_dir, f"{RECORD_FILE} cannot be read: {exc.strerror or exc}") from None
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise DamagedRecord(
-            run_dir, f"{RECORD_FILE} is not UTF-8 text (byte {raw[exc.start]:#04x} at offset {exc.start})"
-        ) from None
-    try:
-        data = json.loads(text, parse_constant=_refuse_constant)
-    except ValueError as exc:
-        reason = "it is empty" if not text.strip() else str(exc)
-        raise DamagedRecord(run_dir, f"{RECORD_FILE} is not JSON: {reason}") from None
-    if not isinstance(data, dict):
-        raise DamagedRecord(run_dir, f"{RECORD_FILE} holds a {type(data).__name__}, expected a JSON object")
-    problems = _check_fields(data, _FIELDS, "")
-    if isinstance(data.get("submitter"), dict):
-        problems += _check_fields(data["submitter"], _SUBMITTER, "submitter.")
-    if isinstance(data.get("artifacts"), dict):
-        problems += _check_fields(data["artifacts"], _ARTIFACTS, "artifacts.")
-    if not problems and data["id"] != run_dir.name:
-        problems.append(f"id is {_shown(data['id'])}, but the run's directory is {_shown(run_dir.name)}")
-    if problems:
-        raise DamagedRecord(run_dir, f"{RECORD_FILE}: " + "; ".join(problems))
-    return cast(dict[str, Any], data)
 
 
 @dataclass
 class Run:
-    """One run: its directory and the record in ``run.json`` (reloaded by ``refresh``)."""
+    """One run: its directory and its record (``RunRecord``, reloaded by ``refresh``).
+
+    The record is a value: every change goes through ``update`` (or one of the ``save_*`` shorthands), which
+    writes the next record and keeps it.
+    """
 
     dir: Path
-    record: dict[str, Any]
+    record: RunRecord
 
     @property
     def id(self) -> str:
-        return str(self.record["id"])
+        return self.record.id
 
     @property
     def launcher(self) -> str:
-        return str(self.record["launcher"])
+        return self.record.launcher
 
     @property
     def handle(self) -> dict[str, Any] | None:
-        handle = self.record.get("handle")
-        return dict(handle) if isinstance(handle, dict) else None
+        return None if self.record.handle is None else dict(self.record.handle)
 
     @property
     def intent(self) -> dict[str, Any] | None:
         """What identifies the job before its handle is saved (``Launcher.intent``); None for older records."""
-        intent = self.record.get("intent")
-        return dict(intent) if isinstance(intent, dict) else None
+        return None if self.record.intent is None else dict(self.record.intent)
 
     @property
-    def submitter(self) -> dict[str, Any] | None:
-        """``{pid, host, start_time}`` of the process that submits (or submitted) the run."""
-        submitter = self.record.get("submitter")
-        return dict(submitter) if isinstance(submitter, dict) else None
+    def submitter(self) -> Submitter | None:
+        """The process that submits (or submitted) the run."""
+        return self.record.submitter
 
     @property
     def state(self) -> str:
-        return str(self.record.get("state", "UNKNOWN"))
+        return self.record.state
 
     @property
     def submitting(self) -> bool:
         """The record says the submission began and was not seen to end (no handle, no outcome)."""
-        return self.state == SUBMITTING and self.handle is None
+        return self.record.submitting_now
 
     @property
     def artifacts(self) -> Artifacts:
-        data = self.record.get("artifacts") or {}
-        return Artifacts(
-            launcher=self.launcher, files=dict(data.get("files", {})), request=dict(data.get("request", {}))
-        )
+        return self.record.launcher_artifacts()
 
     def recorded_status(self) -> RunStatus:
         """The last state written to the record: ``CREATED`` (never submitted) reads as UNKNOWN, ``SUBMITTING``
         as PENDING."""
-        if self.state == SUBMITTING:
-            submitter = self.submitter or {}
-            by = f" by pid {submitter['pid']}" if "pid" in submitter else ""
-            host = f" on {submitter['host']}" if submitter.get("host") else ""
-            return RunStatus("PENDING", None, f"being submitted{by}{host}")
-        state = self.state if self.state in _STATES else "UNKNOWN"
-        code = self.record.get("exit_code")
-        return RunStatus(
-            cast(RunState, state),
-            code if isinstance(code, int) else None,
-            str(self.record.get("message") or ""),
-        )
+        return self.record.recorded_status()
 
-    def save(self) -> None:
-        self.record["updated"] = _now()
-        write_atomic(self.dir / RECORD_FILE, json.dumps(self.record, indent=2, sort_keys=True) + "\n")
+    def checkpoint_root(self) -> Path:
+        """The checkpoint directory the run writes to; a UsageError for a run recorded without one."""
+        return self.record.checkpoint_root()
+
+    def update(self, change: Callable[[RunRecord], RunRecord]) -> RunRecord:
+        """Write ``change(record)`` as the run's record, stamped ``updated``; returns it."""
+        self.record = change(self.record).touched()
+        _write_record(self.dir, self.record)
+        return self.record
 
     def refresh(self) -> Run:
         self.record = read_record(self.dir)
         return self
 
-    def save_submitting(self, intent: dict[str, Any], submitter: dict[str, Any]) -> None:
+    def save_submitting(self, intent: Mapping[str, Any], submitter: Mapping[str, Any]) -> None:
         """Record, before the launcher is called, what will identify the job and who submits it."""
-        self.record["state"] = SUBMITTING
-        self.record["intent"] = intent
-        self.record["submitter"] = submitter
-        self.record["message"] = ""
-        self.save()
+        who = Submitter.model_validate(dict(submitter))
+        self.update(lambda record: record.submitting(intent, who))
 
-    def save_handle(self, handle: dict[str, Any]) -> None:
-        self.record["handle"] = handle
-        self.record["submitted"] = _now()
-        if self.record.get("state") in (None, "UNKNOWN", CREATED, SUBMITTING):
-            self.record["state"] = "PENDING"
-        self.save()
+    def save_handle(self, handle: Mapping[str, Any]) -> None:
+        self.update(lambda record: record.with_handle(handle))
 
     def save_status(self, status: RunStatus) -> None:
         """Record the last known state; a terminal state is never overwritten by a non-terminal one."""
-        if self.state in TERMINAL_STATES and not status.terminal:
+        if self.record.with_status(status) is self.record:
             return
-        self.record["state"] = status.state
-        self.record["exit_code"] = status.exit_code
-        self.record["message"] = status.message
-        self.save()
+        self.update(lambda record: record.with_status(status))
 
     def mark_submit_failed(self, message: str) -> None:
         """Keep the record consistent when ``submit`` raised: no handle, state FAILED, the reason."""
@@ -390,11 +229,18 @@ class Run:
     def save_not_submitted(self, status: RunStatus) -> None:
         """Record that the job was never handed to its launcher (refused, or stopped first): no handle, and no
         intent left to look a job up by."""
-        self.record["intent"] = None
-        self.record["state"] = status.state
-        self.record["exit_code"] = status.exit_code
-        self.record["message"] = status.message
-        self.save()
+        self.update(lambda record: record.not_submitted(status))
+
+    def save_attempt(self, artifacts: Artifacts, *, from_step: int | None, job: str) -> Attempt:
+        """Record the run's next submission (a resume) with the artifacts it submits: its files replace the
+        previous attempt's in ``artifacts/``, and the record has no handle and no outcome until it is submitted."""
+        names = [(name, _safe_relative(name)) for name in artifacts.files]
+        for name, rel in names:
+            write_atomic(self.dir / ARTIFACTS_DIR / rel, artifacts.files[name])
+        updated = self.update(
+            lambda record: record.with_attempt("resume", artifacts, from_step=from_step, job=job)
+        )
+        return updated.attempts[-1]
 
     @contextmanager
     def submission(self) -> Iterator[None]:
@@ -485,9 +331,12 @@ class RunStore:
         job_name: str,
         spec_hash: str,
         artifacts: Artifacts,
-        options: dict[str, Any] | None = None,
+        options: Mapping[str, Any] | None = None,
         spec_path: str | None = None,
-        extra: dict[str, Any] | None = None,
+        overrides: Sequence[str] = (),
+        checkpoint: CheckpointFacts | None = None,
+        total_steps: int | None = None,
+        health: Mapping[str, Any] | None = None,
     ) -> Run:
         """Record a new run; its directory appears complete (artifacts and record) or not at all.
 
@@ -506,26 +355,33 @@ class RunStore:
             building = Path(tempfile.mkdtemp(prefix=f".{run_id}.", suffix=".new", dir=self.runs_dir))
         except OSError as exc:
             raise OutputError(f"cannot create a run in {str(self.runs_dir)!r}: {_os_reason(exc)}") from None
-        record: dict[str, Any] = {
-            "format": RECORD_FORMAT,
-            "id": run_id,
-            "launcher": launcher,
-            "framework": framework,
-            "version": version,
-            "job_name": job_name,
-            "spec_hash": spec_hash,
-            "spec_path": spec_path,
-            "options": {k: v for k, v in (options or {}).items() if k != RUN_ID_OPTION},
-            "created": _now(),
-            "created_ts": time.time(),
-            "artifacts": {"files": dict(artifacts.files), "request": dict(artifacts.request)},
-            "handle": None,
-            "state": CREATED,
-            "exit_code": None,
-            "message": "",
-            # what `rladapt resume` needs: the overrides, the checkpoint facts, the attempts (launch.py)
-            **(extra or {}),
-        }
+        created = now()
+        record = RunRecord(
+            format=RECORD_FORMAT,
+            id=run_id,
+            launcher=launcher,
+            framework=framework,
+            version=version,
+            job_name=job_name,
+            spec_hash=spec_hash,
+            spec_path=spec_path,
+            # the run id is the record's: a launcher written before render took it saw it as an option
+            options={k: v for k, v in (options or {}).items() if k != RUN_ID_OPTION},
+            created=created,
+            created_ts=time.time(),
+            artifacts=RecordedArtifacts(files=dict(artifacts.files), request=dict(artifacts.request)),
+            handle=None,
+            state=CREATED,
+            exit_code=None,
+            message="",
+            # what `rladapt resume` needs: the overrides, the checkpoint facts, the attempts
+            overrides=tuple(overrides),
+            checkpoint=checkpoint,
+            # what `status` and `watch` judge the run's progress and health by (rladapt.metrics.progress)
+            total_steps=total_steps,
+            health=None if health is None else dict(health),
+            attempts=(Attempt(attempt=1, kind="launch", submitted=created),),
+        ).touched()
         try:
             art_dir = building / ARTIFACTS_DIR
             for name, rel in names:
@@ -534,7 +390,7 @@ class RunStore:
                 write_atomic(
                     art_dir / "request.json", json.dumps(artifacts.request, indent=2, sort_keys=True) + "\n"
                 )
-            Run(dir=building, record=record).save()
+            _write_record(building, record)
             try:
                 # rename(2) of a directory onto a non-empty one fails: a run of the same id is never replaced.
                 os.rename(building, run_dir)
@@ -576,7 +432,7 @@ class RunStore:
                 runs.append(Run(dir=run_dir, record=read_record(run_dir)))
             except DamagedRecord as exc:
                 damaged.append(DamagedRun(run_dir, exc.reason))
-        runs.sort(key=lambda r: (float(r.record["created_ts"]), r.id))
+        runs.sort(key=lambda r: (r.record.created_ts, r.id))
         damaged.sort(key=lambda d: d.id)
         return runs, damaged
 
@@ -595,6 +451,10 @@ class RunStore:
         return (p for p in sorted(entries) if not p.name.startswith(".") and p.is_dir())
 
 
+def _write_record(run_dir: Path, record: RunRecord) -> None:
+    write_atomic(run_dir / RECORD_FILE, json.dumps(record.to_json(), indent=2, sort_keys=True) + "\n")
+
+
 def _os_reason(exc: OSError) -> str:
     if exc.errno == errno.ENOSPC:
         return "no space left on the device"
@@ -608,5 +468,5 @@ def _os_reason(exc: OSError) -> str:
 def _bad_key(given: str) -> str:
     expected = f"a run id or a prefix of one: at most {_RUN_ID_MAX} lowercase letters, digits and '-'"
     if len(given) > _RUN_ID_MAX:
-        return f"invalid run id {_shown(given, 40)} ({len(given)} characters): expected {expected}"
-    return f"invalid run id {_shown(given)}: expected {expected}"
+        return f"invalid run id {shown(given, 40)} ({len(given)} characters): expected {expected}"
+    return f"invalid run id {shown(given)}: expected {expected}"

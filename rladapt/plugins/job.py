@@ -1,0 +1,132 @@
+"""How a job is started: the bootstrap's argv and the environment variables it reads, part of the launcher contract.
+
+A launcher runs ``Command.argv`` (``bootstrap_argv``) with ``Command.env`` added; the job's bootstrap
+(``rladapt.bootstrap``) and the resume rule (``rladapt.resume``) read these names where the job runs. They live
+here, in the contract, because both sides need them: the contract builds the command a launcher runs, the
+bootstrap reads it, and the contract must not import the bootstrap (a tool of the layer above it).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .native import NativeLaunch
+
+__all__ = [
+    "ATTEMPTS_ENV",
+    "ATTEMPTS_FILE",
+    "BOOTSTRAP_MODULE",
+    "FILES_ENV",
+    "LITERAL_ENV",
+    "PATCHES_ENV",
+    "SECRET_FILES_ENV",
+    "SETTINGS_ENV",
+    "WORKER_SETUP_HOOK",
+    "ResumeSettings",
+    "bootstrap_argv",
+    "is_python",
+    "json_env_value",
+    "resume_settings",
+]
+
+#: The module a job is started through: ``python -m rladapt.bootstrap [--patch HOOK]... -- <native argv>``.
+BOOTSTRAP_MODULE = "rladapt.bootstrap"
+#: Comma-separated ``module:function`` runtime patch hooks, applied in the driver and in every Ray worker.
+PATCHES_ENV = "RLADAPT_RUNTIME_PATCHES"
+#: JSON ``{relative path: text}``: files the bootstrap writes (relative to its cwd) before running the
+#: command, for launchers that cannot ship files otherwise (a Ray job's entrypoint runs on the cluster).
+FILES_ENV = "RLADAPT_FILES"
+#: JSON ``{name: value}``: environment variables to set verbatim. Ray expands ``$VAR`` in runtime_env env_vars
+#: (``os.path.expandvars``, no escape), so a launcher passes values holding ``$`` here, ``$`` JSON-escaped.
+LITERAL_ENV = "RLADAPT_LITERAL_ENV"
+#: JSON ``{name: path}``: secrets to read from files where the process runs, so that only the path travels (a
+#: Ray job's runtime_env is stored in Ray's job table, which anyone who can reach the dashboard can list).
+SECRET_FILES_ENV = "RLADAPT_SECRET_FILES"
+#: The Ray ``runtime_env.worker_process_setup_hook`` that applies the patches of ``PATCHES_ENV`` in each worker.
+WORKER_SETUP_HOOK = f"{BOOTSTRAP_MODULE}.worker_setup"
+#: JSON ``ResumeSettings``: what the job resumes from is decided where it runs (``rladapt.resume``).
+SETTINGS_ENV = "RLADAPT_CHECKPOINTS"
+#: The file (in the run directory) each start of the job appends a line to: when, which restart, from which step.
+ATTEMPTS_ENV = "RLADAPT_ATTEMPTS"
+ATTEMPTS_FILE = "attempts.jsonl"
+
+_PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?\Z")
+
+
+def json_env_value(value: object) -> str:
+    """JSON for an environment variable with every ``$`` escaped (``\\u0024``): shells and Ray leave it alone."""
+    return json.dumps(value, sort_keys=True).replace("$", "\\u0024")
+
+
+def is_python(program: str) -> bool:
+    return bool(_PYTHON_NAME.match(Path(program).name))
+
+
+def bootstrap_argv(native: NativeLaunch) -> list[str]:
+    """The command a launcher runs: the native argv wrapped by the bootstrap, with its runtime patches.
+
+    The native interpreter (``argv[0]`` when it is a Python) also runs the bootstrap, so the in-process path
+    applies and the framework runs in the environment it was meant for.
+    """
+    argv = list(native.argv)
+    python = argv[0] if argv and is_python(argv[0]) else "python3"
+    patches = [arg for hook in native.runtime_patches for arg in ("--patch", hook)]
+    return [python, "-m", BOOTSTRAP_MODULE, *patches, "--", *argv]
+
+
+@dataclass(frozen=True)
+class ResumeSettings:
+    """What the job needs to decide: the framework and version, the checkpoint directory, the resume rule."""
+
+    framework: str
+    version: str
+    dir: str
+    resume: str = "auto"
+    path: str | None = None
+    max_restarts: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "framework": self.framework,
+            "version": self.version,
+            "dir": self.dir,
+            "resume": self.resume,
+            "path": self.path,
+            "max_restarts": self.max_restarts,
+        }
+
+    @classmethod
+    def from_json(cls, data: Any) -> ResumeSettings:
+        if not isinstance(data, dict) or not all(
+            isinstance(data.get(k), str) for k in ("framework", "version")
+        ):
+            raise ValueError("expected an object with framework, version, dir, resume")
+        return cls(
+            framework=str(data["framework"]),
+            version=str(data["version"]),
+            dir=str(data.get("dir") or ""),
+            resume=str(data.get("resume") or "auto"),
+            path=None if data.get("path") is None else str(data["path"]),
+            max_restarts=int(data.get("max_restarts") or 0),
+        )
+
+
+def resume_settings(native: NativeLaunch, *, restarts_in_job: bool) -> ResumeSettings | None:
+    """The settings of ``native``; None without a checkpoint directory. ``restarts_in_job``: the bootstrap
+    restarts failed attempts itself (the launcher has no retry of its own)."""
+    if not native.checkpoint_dir:
+        return None
+    restarts = int(native.lifecycle.get("max_restarts") or 0) if restarts_in_job else 0
+    return ResumeSettings(
+        framework=native.framework,
+        version=native.version,
+        dir=native.checkpoint_dir,
+        resume=native.resume.mode,
+        path=native.resume.path,
+        max_restarts=restarts,
+    )
