@@ -34,6 +34,7 @@ from .native import (
     VolumeSpec,
 )
 from .patches import Patch
+from .translation import TranslationBuilder
 
 __all__ = [
     "KNOWN_CAPABILITIES",
@@ -63,6 +64,7 @@ __all__ = [
     "SecretKind",
     "SecretRef",
     "SecretSourceRef",
+    "TranslationBuilder",
     "VolumeSpec",
     "hookimpl",
     "hookspec",
