@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from rladapt.primitives.errors import UsageError, quote
@@ -751,15 +751,6 @@ def _usage(source: str, line: int, exc: _Unresolved) -> UsageError:
     return UsageError(
         f"{source}:{line}: {what} cannot be resolved without running the script ({exc.why}); {hint}"
     )
-
-
-def interpreter(argv: Sequence[str], start: int) -> str:
-    """The interpreter of a ``<python> [options] -m <module> ...`` command whose module arguments start at
-    ``start`` (the word before ``-m``, past the interpreter's own options)."""
-    i = start - 3
-    while i > 0 and argv[i].startswith("-"):
-        i -= 1
-    return argv[max(i, 0)]
 
 
 def parse_sets(items: list[str] | tuple[str, ...]) -> dict[str, str]:

@@ -18,7 +18,7 @@ from rladapt import compat
 from rladapt.adapters.nemo_rl import validate as nemo_validate
 from rladapt.adapters.openrlhf import validate as openrlhf_validate
 from rladapt.adapters.verl import validate as verl_validate
-from rladapt.compat.schema import find_snapshot, snapshot, snapshot_versions
+from rladapt.compat.snapshots import find_snapshot, snapshot, snapshot_versions
 from rladapt.pipeline import DEEP_CHECK_ENV, render_native
 from rladapt.plugins import NativeLaunch
 from rladapt.plugins._manager import load_registry
@@ -197,13 +197,13 @@ def test_render_imports_no_framework_and_loads_only_the_requested_snapshot() -> 
     code = textwrap.dedent(
         """
         import sys
-        from rladapt.compat.schema import find_snapshot
         from rladapt.pipeline import render_native
         from rladapt.plugins._manager import get_registry
         from rladapt.primitives import load_job
         render_native(load_job("examples/grpo-gsm8k.yaml"), "verl==0.9.1", get_registry())
         heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("verl", "hydra", "openrlhf", "torch"))
-        print(heavy, find_snapshot.cache_info().currsize)
+        adapters = [r.obj for r in get_registry().frameworks.values()]
+        print(heavy, sum(len(a._snapshots or {}) for a in adapters))
         """
     )
     out = subprocess.run(

@@ -22,7 +22,7 @@ from rladapt.adapters.verl import patches as verl_patches
 from rladapt.adapters.verl import validate as verl_validate
 from rladapt.adapters.verl.entrypoints import FULLY_ASYNC_MODULE
 from rladapt.adapters.verl.translate import entrypoint, translate
-from rladapt.compat.schema import snapshot
+from rladapt.compat.snapshots import snapshot
 from rladapt.pipeline import render_native
 from rladapt.plugins import NativeLaunch
 from rladapt.plugins._manager import Registry
