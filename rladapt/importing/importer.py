@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from rladapt.plugins._manager import Registry, get_registry
+from rladapt.plugins._manager import BUILTIN_PLUGINS, Registry, get_registry
 from rladapt.plugins.effective import Effective, same
 from rladapt.plugins.effective import read_back_only as keys_read_back_only
 from rladapt.primitives import Problem, RLJob, SpecError, UsageError, load_job_text, validate_data
@@ -65,9 +65,12 @@ def framework_importer(name: str, registry: Registry | None = None) -> LaunchImp
 
 def importers(registry: Registry | None = None) -> dict[str, LaunchImporter]:
     """Every registered framework that can import launches, in registration order."""
+    found_in = (registry or get_registry()).frameworks
+    # the built-in ones first, in their order (a launch is tried on each in turn), then the plugins' by name
+    order = list(BUILTIN_PLUGINS)
     out = {}
-    for name, registered in (registry or get_registry()).frameworks.items():
-        found = registered.obj.launch_importer()
+    for name in sorted(found_in, key=lambda n: (order.index(n) if n in order else len(order), n)):
+        found = found_in[name].obj.launch_importer()
         if found is not None:
             out[name] = found
     return out
