@@ -166,6 +166,12 @@ class FrameworkAdapter(ABC):
     #:
     #: .. versionadded:: 0.3
     SNAPSHOT_SOURCE: ClassVar[str | None] = None
+    #: The path of a file of a release (wheel or checkout) that is an entrypoint the adapter launches or names, as a
+    #: regular expression whose group 1 is the entrypoint's name (``rladapt matrix onboard`` compares them between
+    #: releases); None: no entrypoints to compare.
+    #:
+    #: .. versionadded:: 0.3
+    RELEASE_ENTRYPOINTS: ClassVar[str | None] = None
     #: The native keys a render sets only so that rladapt reads the run's metrics back (the TensorBoard backend
     #: and its directory): two launches that differ only there are the same run (``rladapt diff``, ``import``).
     #:

@@ -56,6 +56,8 @@ class NemoRLAdapter(FrameworkAdapter):
     MATRIX = bundled("nemo-rl")
     SNAPSHOTS = bundled_snapshots("nemo-rl")
     SNAPSHOT_SOURCE = "a checkout of the NeMo-RL tag (git worktree add DIR v<version>)"
+    #: entrypoints of a release: the examples/run_*.py scripts
+    RELEASE_ENTRYPOINTS = r"^examples/(run_[^/]+)\.py$"
     #: the TensorBoard backend and its directory rladapt adds (translate.py, rladapt.metrics.names)
     READ_BACK_KEYS = ("logger.tensorboard_enabled", "logger.log_dir")
     #: ENV_REGISTRY (nemo_rl/environments/utils.py, 0.5.0 to 0.7.0; 0.2.1 and 0.4.0 wire the environment in the

@@ -44,6 +44,8 @@ class OpenRLHFAdapter(FrameworkAdapter):
     MATRIX = bundled("openrlhf")
     SNAPSHOTS = bundled_snapshots("openrlhf")
     SNAPSHOT_SOURCE = "the openrlhf wheel (or a train_ppo_ray.py, or a checkout)"
+    #: entrypoints of a release: the openrlhf/cli modules
+    RELEASE_ENTRYPOINTS = r"(?:^|/)openrlhf/cli/(?!__init__)([^/]+)\.py$"
     #: the TensorBoard backend and its directory rladapt adds (translate.py, rladapt.metrics.names)
     # the directory, by its name before and from 0.10.2
     READ_BACK_KEYS = ("--use_tensorboard", "--logger.tensorboard_dir")

@@ -42,6 +42,8 @@ class VerlAdapter(FrameworkAdapter):
     MATRIX = bundled("verl")
     SNAPSHOTS = bundled_snapshots("verl")
     SNAPSHOT_SOURCE = "the verl wheel (or an unpacked verl package directory)"
+    #: entrypoints of a release: config files under verl/trainer/config (Hydra config names and group options)
+    RELEASE_ENTRYPOINTS = r"(?:^|/)verl/trainer/config/(.+)\.yaml$"
     #: the TensorBoard backend and its directory rladapt adds (translate.py, rladapt.metrics.names)
     READ_BACK_KEYS = ("trainer.logger",)
     WHY_NOT = {
