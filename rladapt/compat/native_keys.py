@@ -10,6 +10,7 @@ from __future__ import annotations
 from rladapt.plugins import NativeLaunch
 from rladapt.plugins._manager import get_registry
 from rladapt.plugins.adapter import NativeSetting
+from rladapt.primitives.errors import UsageError
 
 __all__ = ["NativeSetting", "settings"]
 
@@ -18,5 +19,5 @@ def settings(native: NativeLaunch) -> dict[str, NativeSetting]:
     """Every native key ``native`` sets (the last setting wins, as in the framework), by key."""
     found = get_registry().framework(native.framework).native_settings(native)
     if found is None:
-        raise ValueError(f"no native key reader for {native.framework!r}")
+        raise UsageError(f"framework {native.framework!r} cannot list the native keys of a launch")
     return {s.key: s for s in found}

@@ -344,7 +344,7 @@ class FrameworkAdapter(ABC):
                 found = Snapshot.from_text(ref.read_text(encoding="utf-8"), origin)
             except (ValueError, KeyError, TypeError) as exc:
                 raise PluginError(
-                    f"{origin} is damaged ({exc}); reinstall the plugin of {self.PLUGIN_NAME}"
+                    f"{origin} is damaged ({exc}); reinstall the package that ships it"
                 ) from None
         cache[version] = found
         return found
