@@ -154,6 +154,11 @@ class FrameworkAdapter(ABC):
     WHY_NOT: ClassVar[dict[str, str]] = {}
     #: The PyPI distribution that installs the framework (``rladapt pin`` pins it); None when there is none.
     DISTRIBUTION: ClassVar[str | None] = None
+    #: Where the framework's releases are when there is no ``DISTRIBUTION`` to ask PyPI about, for people
+    #: (``rladapt matrix outdated`` prints it instead).
+    #:
+    #: .. versionadded:: 0.3
+    RELEASES: ClassVar[str | None] = None
     #: The compatibility matrix file the default ``versions`` reads (format: ``rladapt/compat/matrix/*.toml``).
     MATRIX: ClassVar[Traversable | None] = None
     #: The folder of schema snapshots, one ``<version>.json`` per version (format: ``rladapt.compat.schema``,

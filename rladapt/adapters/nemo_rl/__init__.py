@@ -53,6 +53,11 @@ class NemoRLAdapter(FrameworkAdapter):
         "NeMo-RL (NVIDIA-NeMo/RL): uv run python examples/run_grpo*.py --config <file> <Hydra overrides>"
     )
 
+    #: NeMo-RL's PyPI name ``nemo-rl`` holds only a 0.0.0 placeholder: its releases are git tags
+    RELEASES = (
+        "NeMo-RL publishes only a placeholder on PyPI (nemo-rl 0.0.0); its releases are the git tags of "
+        "NVIDIA-NeMo/RL: check https://github.com/NVIDIA-NeMo/RL/tags by hand"
+    )
     MATRIX = bundled("nemo-rl")
     SNAPSHOTS = bundled_snapshots("nemo-rl")
     SNAPSHOT_SOURCE = "a checkout of the NeMo-RL tag (git worktree add DIR v<version>)"
