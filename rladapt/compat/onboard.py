@@ -15,13 +15,13 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from rladapt.plugins.snapshots import find_snapshot, snapshot_versions
 from rladapt.primitives.errors import RladaptError, UsageError
 
 from .generate import distribution, download, make_snapshot
 from .release import Release, matrix_entry, read_release
 from .schema import Snapshot
 from .schema_diff import SchemaDiff, collapse, diff_snapshots
-from .snapshots import find_snapshot, snapshot_versions
 
 __all__ = ["EmittedGap", "OnboardReport", "base_version", "onboard"]
 

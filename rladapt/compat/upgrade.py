@@ -209,8 +209,9 @@ def _render(spec: str | Path, overrides: Any, framework: str, registry: Registry
 def _diff(report: UpgradeReport, before: Rendered, after: Rendered) -> UpgradeReport:
     from dataclasses import replace
 
+    from rladapt.plugins.snapshots import find_snapshot
+
     from .schema_diff import diff_snapshots
-    from .snapshots import find_snapshot
 
     a, b = settings(before.native), settings(after.native)
     snap_a = find_snapshot(report.framework, report.old)

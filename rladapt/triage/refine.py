@@ -180,7 +180,7 @@ def key_fate(key: str, framework: str | None, version: str | None) -> KeyFate | 
     """
     from rladapt.compat.schema._check import suggest
     from rladapt.compat.schema_diff import diff_snapshots
-    from rladapt.compat.snapshots import find_snapshot, snapshot_versions, versions_having
+    from rladapt.plugins.snapshots import find_snapshot, snapshot_versions, versions_having
 
     fates: list[KeyFate] = []
     for fw in (framework,) if framework else _FRAMEWORKS:

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from rladapt.compat.generate import generate, generators
-from rladapt.compat.snapshots import find_snapshot, snapshot_versions
 from rladapt.importing.importer import framework_importer, importers
 from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, RLJob
 from rladapt.plugins._manager import BUILTIN_PLUGINS, Registry, get_registry, load_registry
+from rladapt.plugins.snapshots import find_snapshot, snapshot_versions
 from rladapt.primitives import UnsupportedError, UsageError
 
 BUILT_IN = ("verl", "openrlhf", "nemo-rl", "trl")

@@ -18,10 +18,10 @@ from rladapt import compat
 from rladapt.adapters.nemo_rl import validate as nemo_validate
 from rladapt.adapters.openrlhf import validate as openrlhf_validate
 from rladapt.adapters.verl import validate as verl_validate
-from rladapt.compat.snapshots import find_snapshot, snapshot, snapshot_versions
 from rladapt.pipeline import DEEP_CHECK_ENV, render_native
 from rladapt.plugins import NativeLaunch
 from rladapt.plugins._manager import load_registry
+from rladapt.plugins.snapshots import find_snapshot, snapshot, snapshot_versions
 from rladapt.primitives import Problem, SpecError, load_job
 from tests.conftest import REPO
 

@@ -17,7 +17,7 @@ import pytest
 from rladapt import compat
 from rladapt.compat.generate import generate
 from rladapt.compat.schema._format import Snapshot
-from rladapt.compat.snapshots import snapshot, snapshot_versions
+from rladapt.plugins.snapshots import snapshot, snapshot_versions
 from tests.support.wheels import REPO, download_wheel
 
 BUNDLED = REPO / "rladapt" / "compat" / "matrix" / "snapshots"

@@ -10,8 +10,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from rladapt.compat.snapshots import snapshot
 from rladapt.plugins.effective import CONFIG_FILE, INTERPOLATED, Effective, same
+from rladapt.plugins.snapshots import snapshot
 from rladapt.primitives.errors import UsageError, one_line, quote
 
 #: The config NeMo-RL's GRPO scripts load without ``--config`` (``os.path.dirname(__file__)/configs/...``, in

@@ -451,7 +451,7 @@ def _budget_ckpt_engine(t: Mapping[str, Any], out: dict[str, Any], version: str)
 def _written(t: Mapping[str, Any], key: str, version: str) -> bool:
     """Whether the launch's value of ``key`` differs from the tag's own (its snapshot's ``grpo_math_1B.yaml``
     default): a null-default spec field ("what NeMo-RL does by itself") is written only then."""
-    from rladapt.compat.snapshots import snapshot
+    from rladapt.plugins.snapshots import snapshot
 
     spec = snapshot(FRAMEWORK, version).get(key)
     return key in t and (spec is None or not same(spec.default, t[key]))

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from rladapt.compat.schema import Snapshot
-from rladapt.compat.snapshots import snapshot
 from rladapt.plugins.effective import ADJUSTED, Effective
+from rladapt.plugins.snapshots import snapshot
 
 
 def openrlhf_effective(

@@ -62,7 +62,7 @@ def effective(argv: list[str], version: str) -> Effective:
 
     A flag this version does not have is an error, as it is for OpenRLHF's own parser (``unrecognized
     arguments``), naming the versions that have it."""
-    from rladapt.compat.snapshots import snapshot
+    from rladapt.plugins.snapshots import snapshot
 
     eff = openrlhf_effective(version, argv[_start(argv) :])
     snap = snapshot("openrlhf", version)
@@ -78,7 +78,7 @@ def effective(argv: list[str], version: str) -> Effective:
 
 def _unknown(key: str, version: str, snap: Snapshot) -> str:
     """``key`` with its spelling in ``version`` (the 0.10.2 renames) or a close flag, and the versions having it."""
-    from rladapt.compat.snapshots import versions_having
+    from rladapt.plugins.snapshots import versions_having
 
     names = {**DOTTED, **READ_DOTTED}
     flat = {dotted: flat for flat, dotted in names.items()}.get(key[2:], key[2:])
@@ -143,7 +143,7 @@ def _runtime_env(text: str, out: dict[str, Any]) -> list[str]:
 
 def unconsumed(argv: list[str], target: Effective, derived_eff: Effective) -> list[str]:
     """The launch's flag items a rendered spec does not reproduce, verbatim and in order."""
-    from rladapt.compat.snapshots import snapshot
+    from rladapt.plugins.snapshots import snapshot
 
     from .validate import read_flags
 
@@ -165,7 +165,7 @@ def unconsumed(argv: list[str], target: Effective, derived_eff: Effective) -> li
 def fixups(target: Effective, got: Effective) -> list[str]:
     """Flag items that turn the namespace ``got`` into ``target``; a value no flag can give back (a switch
     rladapt turned on, a flag set to None) has none, and the import's final check names it."""
-    from rladapt.compat.snapshots import snapshot
+    from rladapt.plugins.snapshots import snapshot
 
     snap = snapshot("openrlhf", target.version)
     negation = {flag: off for off, flag in negations(snap).items()}
@@ -199,7 +199,7 @@ def reward_standin(values: dict[str, Any]) -> dict[str, Any]:
 
 def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     """Spec field path -> value, from the namespace ``t`` (flags of this version only)."""
-    from rladapt.compat.snapshots import snapshot
+    from rladapt.plugins.snapshots import snapshot
 
     v = Version(version)
     snap = snapshot("openrlhf", version)

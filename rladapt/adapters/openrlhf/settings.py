@@ -6,9 +6,9 @@ from __future__ import annotations
 from typing import Any
 
 from rladapt.compat.schema._values import UNKNOWN
-from rladapt.compat.snapshots import find_snapshot
 from rladapt.plugins.adapter import NativeSetting
 from rladapt.plugins.native import NativeLaunch
+from rladapt.plugins.snapshots import find_snapshot
 
 from .validate import _convert, _passthrough_entries, _values
 

@@ -63,7 +63,7 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
     value converted by the flag's type; nothing of openrlhf is imported and no parser is built.
     """
     from rladapt.compat.schema import NativeItem, check
-    from rladapt.compat.snapshots import find_snapshot, versions_having
+    from rladapt.plugins.snapshots import find_snapshot, versions_having
 
     snap = find_snapshot("openrlhf", native.version)
     if snap is None:

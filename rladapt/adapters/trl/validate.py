@@ -42,7 +42,7 @@ def driver_config(native: NativeLaunch) -> tuple[str, dict[str, Any]] | Problem:
 
 def check_native(native: NativeLaunch) -> list[Problem]:
     from rladapt.compat.schema import NativeItem, check
-    from rladapt.compat.snapshots import find_snapshot, versions_having
+    from rladapt.plugins.snapshots import find_snapshot, versions_having
 
     snap = find_snapshot(FRAMEWORK, native.version)
     if snap is None:

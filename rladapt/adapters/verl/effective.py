@@ -9,8 +9,8 @@ from typing import Any
 
 from rladapt.adapters.common import hydra_item
 from rladapt.compat.schema import Snapshot
-from rladapt.compat.snapshots import snapshot
 from rladapt.plugins.effective import INTERPOLATED, Effective
+from rladapt.plugins.snapshots import snapshot
 
 
 def verl_effective(

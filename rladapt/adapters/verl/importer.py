@@ -11,8 +11,8 @@ import math
 from typing import Any
 
 from rladapt.adapters.common import hydra_item
-from rladapt.compat.snapshots import snapshot
 from rladapt.plugins.effective import DEFAULT, INTERPOLATED, Effective, same
+from rladapt.plugins.snapshots import snapshot
 from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, GRPO_ADVANTAGE_ALGORITHMS
 
 from .effective import verl_effective

@@ -217,7 +217,7 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
     """
     from rladapt.compat.schema import NativeItem, Op, check
     from rladapt.compat.schema._values import UNKNOWN, hydra_value
-    from rladapt.compat.snapshots import find_snapshot, versions_having
+    from rladapt.plugins.snapshots import find_snapshot, versions_having
 
     snap = find_snapshot("verl", native.version)
     if snap is None:

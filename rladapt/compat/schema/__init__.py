@@ -5,7 +5,7 @@ A snapshot holds, for one framework version, each key the framework accepts with
 ``rladapt/compat/matrix/snapshots/<framework>/<version>.json``) and generates them from the framework's own
 release (``FrameworkAdapter.generate_snapshot``; the maintainer command ``rladapt matrix snapshot``,
 ``rladapt.compat.generate``). They are read lazily, through the registered adapter of a framework
-(``rladapt.compat.snapshots``), so a third-party adapter's snapshots are found like the built-in ones. Checking a
+(``rladapt.plugins.snapshots``), so a third-party adapter's snapshots are found like the built-in ones. Checking a
 launch against one (``check``) imports no framework package.
 
 This package is the format and the check only, beneath the adapter contract (which reads the format): it imports

@@ -1,4 +1,5 @@
-"""The schema snapshot of a framework version by framework name, through the registered adapter's ``SNAPSHOTS``.
+"""The schema snapshot of a framework version by framework name, through the registered adapter's ``SNAPSHOTS``
+(``FrameworkAdapter.find_snapshot``): the lookup the verbs, triage and the adapters' own checks use.
 
 The built-in adapters' snapshots are bundled in ``rladapt/compat/matrix/snapshots/<framework>/``; a third-party
 adapter's are wherever its ``SNAPSHOTS`` points, and are found the same way. A framework no adapter registers
@@ -9,12 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rladapt.plugins._manager import get_registry
 from rladapt.primitives.errors import PluginError
+
+from ._manager import get_registry
 
 if TYPE_CHECKING:
     from rladapt.compat.schema import Snapshot
-    from rladapt.plugins import FrameworkAdapter
+
+    from .adapter import FrameworkAdapter
 
 __all__ = ["find_snapshot", "snapshot", "snapshot_versions", "versions_having"]
 
