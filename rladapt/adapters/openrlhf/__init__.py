@@ -46,8 +46,8 @@ class OpenRLHFAdapter(FrameworkAdapter):
     SNAPSHOT_SOURCE = "the openrlhf wheel (or a train_ppo_ray.py, or a checkout)"
     #: entrypoints of a release: the openrlhf/cli modules
     RELEASE_ENTRYPOINTS = r"(?:^|/)openrlhf/cli/(?!__init__)([^/]+)\.py$"
-    #: the TensorBoard backend and its directory rladapt adds (translate.py, rladapt.metrics.names)
-    # the directory, by its name before and from 0.10.2
+    #: the TensorBoard switch and its directory rladapt adds (translate.py, rladapt.metrics.names); the
+    #: directory by its name before and from 0.10.2
     READ_BACK_KEYS = ("--use_tensorboard", "--logger.tensorboard_dir")
     #: The built-in scorers are refused rather than generated: a reward function rladapt writes (as it does for
     #: spec.reward.function, --remote_rm_url on a .py) would have to call a scorer present where OpenRLHF runs,
