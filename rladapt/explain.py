@@ -1,7 +1,7 @@
 """``rladapt render --explain``: every native key of a render with where its value comes from.
 
 A value comes from a spec field the user wrote (its path), an rladapt default (the field was left unset; the
-framework version's own default is shown beside it when they differ, from the bundled schema snapshot), a patch
+framework version's own default is shown beside it when they differ, from the adapter's schema snapshot), a patch
 (its id) or a ``spec.native.<fw>[i]`` item. A native item that sets a key rladapt also derived is flagged: it
 wins, and the derived value is lost. Fields whose default is null ("what the framework does by itself") emit
 nothing; they are listed with the key they leave to the framework and that key's own default.
@@ -12,8 +12,7 @@ is a default even when its value happens to equal one the user could have writte
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -22,22 +21,13 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from rladapt.compat.schema import Snapshot
     from rladapt.pipeline import Rendered
-    from rladapt.plugins import NativeLaunch
+    from rladapt.plugins import FrameworkAdapter, NativeLaunch
     from rladapt.primitives import RLJob
 
 Source = Literal["spec", "default", "patch", "native", "adapter", "framework"]
 
 #: Shown where a snapshot has no such key or there is no snapshot of the version.
 NO_DEFAULT: Any = type("_NoDefault", (), {"__repr__": lambda self: "<none>"})()
-
-#: The built-in adapters' translate modules: each may declare ``FRAMEWORK_DEFAULT_KEYS`` (spec field -> the
-#: native keys an unset field leaves to the framework, per version).
-_TRANSLATE_MODULES = {
-    "verl": "rladapt.adapters.verl.translate",
-    "openrlhf": "rladapt.adapters.openrlhf.translate",
-    "nemo-rl": "rladapt.adapters.nemo_rl.translate",
-    "trl": "rladapt.adapters.trl.translate",
-}
 
 
 @dataclass(frozen=True)
@@ -74,11 +64,9 @@ class Explained:
 
 def explain_render(rendered: Rendered) -> list[Explained]:
     """Every native key of ``rendered`` in launch order, then the keys unset fields leave to the framework."""
-    from rladapt.compat.schema import find_snapshot
-
     native = rendered.native
-    snap = find_snapshot(native.framework, native.version)
-    entries = list(_entries(native))
+    snap = rendered.adapter.find_snapshot(native.version)
+    entries = list(_entries(native, rendered.adapter))
     derived = {key for key, _, origin in entries if not origin.startswith("spec.native.")}
     passthrough_keys = {key for key, _, origin in entries if origin.startswith("spec.native.")}
     out: list[Explained] = []
@@ -196,14 +184,9 @@ def _default(snap: Snapshot | None, key: str) -> Any:
 
 def _left_to_framework(rendered: Rendered) -> Iterator[tuple[str, str]]:
     """(spec field, native key) for each unset null-default field the adapter leaves to the framework."""
-    module_name = _TRANSLATE_MODULES.get(rendered.native.framework)
-    if module_name is None:
+    keys = rendered.adapter.framework_default_keys(rendered.job, rendered.version.version)
+    if keys is None:
         return
-    module = importlib.import_module(module_name)
-    table = getattr(module, "framework_default_keys", None)
-    if table is None:
-        return
-    keys: Mapping[str, tuple[str, ...]] = table(rendered.job, rendered.version.version)
     for spec_field, native_keys in keys.items():
         # a label that is no field path (it holds a space) names a setting the framework defines: always listed
         if " " not in spec_field and is_set(rendered.job, spec_field):
@@ -212,117 +195,15 @@ def _left_to_framework(rendered: Rendered) -> Iterator[tuple[str, str]]:
             yield spec_field, key
 
 
-# --- the native keys of a launch, per framework --------------------------------------------------------------
+# --- the native keys of a launch: the adapter's reading ---------------------------------------------------------
 
 
-def _entries(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
+def _entries(native: NativeLaunch, adapter: FrameworkAdapter) -> Iterator[tuple[str, Any, str]]:
     """(native key, value, origin) in launch order; origin is the spec field, ``patch X`` or spec.native item."""
-    if native.framework == "verl":
-        yield from _verl(native)
-    elif native.framework == "openrlhf":
-        yield from _openrlhf(native)
-    elif native.framework == "nemo-rl":
-        yield from _nemo_rl(native)
-    elif native.framework == "trl":
-        yield from _trl(native)
-    else:  # an external adapter: what it recorded
-        for key, origin in native.origins.items():
-            yield key, NO_DEFAULT, origin
-
-
-def _hydra_items(items: tuple[str, ...] | list[str], native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
-    from rladapt.compat.schema._values import UNKNOWN, hydra_value
-
-    fw = native.framework
-    passthrough = list(native.passthrough)
-    for item in items:
-        lhs, sep, rhs = item.partition("=")
-        key = lhs.lstrip("+~")
-        value: Any = hydra_value(rhs) if sep else ("<deleted>" if lhs.startswith("~") else None)
-        if value is UNKNOWN:
-            value = rhs
-        if item in passthrough:
-            origin = f"spec.native.{fw}[{passthrough.index(item)}]"
-        else:
-            origin = native.origins.get(key, "")
-        yield key, value, origin
-
-
-def _verl(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
-    from rladapt.adapters.verl.validate import parse_argv
-
-    yield from _hydra_items(parse_argv(native.argv).overrides, native)
-
-
-def _nemo_rl(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
-    import yaml
-
-    from rladapt.adapters.nemo_rl.validate import config_file, leaves, overrides
-
-    path = config_file(native)
-    if path is not None and path in native.files:
-        document = yaml.safe_load(native.files[path]) or {}
-        body = {k: v for k, v in document.items() if k != "defaults"}
-        for key, value in leaves(body):
-            yield key, value, native.origins.get(key, "")
-    # NeMo-RL applies overrides in order after loading the file; they are all spec.native items
-    native = native.model_copy(update={"passthrough": tuple(overrides(native))})
-    yield from _hydra_items(native.passthrough, native)
-
-
-def _trl(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
-    from rladapt.adapters.trl.validate import driver_config
-
-    found = driver_config(native)
-    if isinstance(found, tuple):
-        for key, value in found[1]["config"].items():
-            yield key, value, native.origins.get(key, "")
-
-
-def _openrlhf(native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
-    from rladapt.adapters.openrlhf.parser import split_native
-
-    args = list(native.argv[3:])
-    entries = list(native.passthrough)
-    sizes = [len(split_native([e])) for e in entries]
-    first_user = len(args) - sum(sizes)
-    entry_at: dict[int, int] = {}
-    at = first_user
-    for index, size in enumerate(sizes):
-        for _ in range(size):
-            entry_at[at] = index
-            at += 1
-    i = 0
-    while i < len(args):
-        token = args[i]
-        start = i
-        i += 1
-        if not token.startswith("--"):
-            continue
-        flag, eq, inline = token.partition("=")
-        values = [inline] if eq else []
-        while not eq and i < len(args) and not args[i].startswith("--"):
-            values.append(args[i])
-            i += 1
-        value: Any = True if not values else values[0] if len(values) == 1 else values
-        if start in entry_at:
-            origin = f"spec.native.openrlhf[{entry_at[start]}]"
-        else:
-            origin = native.origins.get(flag, "")
-        yield flag, _typed(value), origin
-
-
-def _typed(value: Any) -> Any:
-    if isinstance(value, list):
-        return [_typed(v) for v in value]
-    if not isinstance(value, str):
-        return value
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            pass
-    return value
+    found = adapter.explain_entries(native)
+    if found is None:  # an adapter that does not read its launches back: what it recorded
+        found = ((key, NO_DEFAULT, origin) for key, origin in native.origins.items())
+    yield from found
 
 
 def _interpolation(value: Any) -> bool:

@@ -34,15 +34,10 @@ FIELD: dict[str, tuple[str, re.Pattern[str]]] = {
 
 
 def matcher(framework: str) -> Callable[[list[str]], int | None]:
-    """The framework's own matcher (the one ``rladapt import`` uses), wherever this version keeps it."""
-    for module in (f"rladapt.adapters.{framework}.importing", f"rladapt.importing.{framework}"):
-        try:
-            mod = __import__(module, fromlist=["match"])
-        except ImportError:
-            continue
-        if hasattr(mod, "match"):
-            return mod.match
-    raise SystemExit(f"no matcher for {framework}")
+    """The framework's own matcher: the one ``rladapt import`` uses, from the adapter's launch importer."""
+    from rladapt.importing.importer import framework_importer
+
+    return framework_importer(framework).match
 
 
 def field_of(framework: str, root: Path) -> list[Path]:

@@ -8,13 +8,17 @@ re-exported here for the built-ins.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rladapt.compat.schema._values import UNKNOWN
+from rladapt.compat.schema._values import hydra_value as read_hydra_value
 from rladapt.plugins.native import placement, pools, ports, resume, secrets, volumes
-from rladapt.primitives.errors import Problem, SpecError
+from rladapt.primitives.errors import Problem, SpecError, UsageError, quote
 
 if TYPE_CHECKING:
+    from rladapt.plugins.native import NativeLaunch
     from rladapt.primitives import RLJob
 
 __all__ = [
@@ -129,3 +133,69 @@ def working_dir_runtime_env(job: RLJob, excludes: Iterable[str]) -> dict[str, An
     if job.spec.env:
         env["env_vars"] = dict(job.spec.env)
     return env
+
+
+# --- Hydra overrides as explain and upgrade read them (verl's argv, NeMo-RL's overrides) ------------------------
+
+#: What a Hydra ``~key`` override sets: the key is taken out of the config.
+DELETED = "<deleted>"
+
+
+def override_value(lhs: str, sep: str, rhs: str) -> Any:
+    """A Hydra override's value as the framework reads it; its text where the reader cannot tell (an interpolation)."""
+    if lhs.startswith("~"):
+        return DELETED
+    if not sep:
+        return None
+    value = read_hydra_value(rhs)
+    return rhs if value is UNKNOWN else value
+
+
+def hydra_entries(items: Iterable[str], native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
+    """(key, value, origin) of Hydra overrides ``items`` for ``render --explain``: a ``spec.native`` item names
+    its index, any other the spec field the adapter recorded."""
+    fw = native.framework
+    passthrough = list(native.passthrough)
+    for item in items:
+        lhs, sep, rhs = item.partition("=")
+        key = lhs.lstrip("+~")
+        value: Any = read_hydra_value(rhs) if sep else ("<deleted>" if lhs.startswith("~") else None)
+        if value is UNKNOWN:
+            value = rhs
+        if item in passthrough:
+            origin = f"spec.native.{fw}[{passthrough.index(item)}]"
+        else:
+            origin = native.origins.get(key, "")
+        yield key, value, origin
+
+
+@dataclass(frozen=True)
+class HydraItem:
+    """One Hydra override: ``op`` is ``set`` (k=v), ``add`` (+k=v), ``force`` (++k=v) or ``delete`` (~k[=v])."""
+
+    op: str
+    key: str
+    text: str  # the right-hand side as written ('' for a bare delete)
+    item: str  # the whole override as written
+
+    @property
+    def value(self) -> Any:
+        parsed = read_hydra_value(self.text)
+        return self.text if parsed is UNKNOWN else parsed
+
+
+def hydra_item(item: str, where: str) -> HydraItem:
+    key, sep, text = item.partition("=")
+    if key.startswith("++"):
+        op, key = "force", key[2:]
+    elif key.startswith("+"):
+        op, key = "add", key[1:]
+    elif key.startswith("~"):
+        op, key = "delete", key[1:]
+    else:
+        op = "set"
+    if not key or (op != "delete" and not sep):
+        raise UsageError(
+            f"{where}: {quote(item)} is not a Hydra override; expected KEY=VALUE, +KEY=VALUE or ~KEY"
+        )
+    return HydraItem(op=op, key=key.strip(), text=text, item=item)

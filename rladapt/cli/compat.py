@@ -188,7 +188,7 @@ def _exact_version(framework: str, example: str) -> tuple[str, str]:
 )
 def snapshot_cmd(framework: str, source: Path | None, output: Path | None, check_only: bool) -> None:
     """Generate the schema snapshot of one framework version from its own release."""
-    from rladapt.compat.schema import bundled_dir, make_snapshot
+    from rladapt.compat.generate import bundled_dir, make_snapshot
     from rladapt.files import write_text
     from rladapt.primitives.errors import OutputError
 
@@ -268,8 +268,8 @@ def onboard_cmd(
     fmt: str,
 ) -> None:
     """Snapshot a new framework release and print the work list against a pinned version."""
+    from rladapt.compat.generate import bundled_dir
     from rladapt.compat.onboard import onboard
-    from rladapt.compat.schema import bundled_dir
     from rladapt.files import write_text
     from rladapt.plugins import get_registry
 

@@ -69,14 +69,14 @@ def import_(
     """
     from rladapt.files import write_text
     from rladapt.importing.diff import read_text
-    from rladapt.importing.importer import at_line, build, framework_module, read_native
+    from rladapt.importing.importer import at_line, build, framework_importer, read_native
     from rladapt.importing.script import parse_sets
     from rladapt.plugins import get_registry
     from rladapt.primitives import UsageError
 
     name, requested = _framework(framework)
     assert name is not None
-    fw = framework_module(name)
+    fw = framework_importer(name)
     registry = get_registry()
     version = registry.framework(name).resolve_version(requested).version
     text = read_text(native)

@@ -16,7 +16,7 @@ from rladapt.primitives.errors import PluginError
 if TYPE_CHECKING:
     from importlib.resources.abc import Traversable
 
-__all__ = ["MatrixEntry", "bundled", "pinned"]
+__all__ = ["MatrixEntry", "bundled", "bundled_snapshots", "pinned"]
 
 
 def bundled(framework: str) -> Traversable:
@@ -31,3 +31,8 @@ def pinned(framework: str) -> tuple[MatrixEntry, ...]:
     if not ref.is_file():
         raise PluginError(f"no compatibility matrix for {framework!r} (compat-matrix/{framework}.toml)")
     return read_matrix(ref, f"compat-matrix/{framework}.toml")
+
+
+def bundled_snapshots(framework: str) -> Traversable:
+    """The bundled schema snapshots folder of a built-in framework (the built-in adapters' ``SNAPSHOTS``)."""
+    return resources.files("rladapt.compat").joinpath("matrix", "snapshots", framework)

@@ -15,11 +15,12 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from rladapt.plugins.snapshots import find_snapshot, snapshot_versions
 from rladapt.primitives.errors import RladaptError, UsageError
 
+from .generate import distribution, download, make_snapshot
 from .release import Release, matrix_entry, read_release
-from .schema import Snapshot, find_snapshot, make_snapshot, snapshot_versions
-from .schema._generate import DISTRIBUTIONS, download
+from .schema import Snapshot
 from .schema_diff import SchemaDiff, collapse, diff_snapshots
 
 __all__ = ["EmittedGap", "OnboardReport", "base_version", "onboard"]
@@ -184,17 +185,18 @@ def onboard(
     assert old is not None  # base_version only returns bundled versions
     notes: list[str] = []
     with tempfile.TemporaryDirectory(prefix="rladapt-onboard-") as tmp:
-        if source is None and framework in DISTRIBUTIONS:
-            source = download(DISTRIBUTIONS[framework], version, Path(tmp))
+        wheel_name = distribution(framework)
+        if source is None and wheel_name is not None:
+            source = download(wheel_name, version, Path(tmp))
         new = make_snapshot(framework, version, source)
         assert source is not None  # make_snapshot refuses a framework without a wheel and no source
         release = _release(framework, version, source)
         against_release = None
         if against_source is not None:
             against_release = _release(framework, base, against_source)
-        elif framework in DISTRIBUTIONS:
+        elif wheel_name is not None:
             try:
-                wheel = download(DISTRIBUTIONS[framework], base, Path(tmp) / "against")
+                wheel = download(wheel_name, base, Path(tmp) / "against")
             except RladaptError as exc:
                 notes.append(f"entrypoints not compared: {exc.message}")
             else:

@@ -17,19 +17,13 @@ from typing import Any
 
 from packaging.version import InvalidVersion, Version
 
+from rladapt.plugins import get_registry
 from rladapt.primitives.errors import RladaptError, UsageError
 
 __all__ = ["DEFAULT_INDEX", "INDEX_ENV", "NetworkError", "Outdated", "newer_releases", "outdated"]
 
 DEFAULT_INDEX = "https://pypi.org/pypi"
 INDEX_ENV = "RLADAPT_PYPI_URL"
-#: PyPI projects of the frameworks; NeMo-RL's PyPI name ``nemo-rl`` holds only a 0.0.0 placeholder (its releases
-#: are git tags of NVIDIA-NeMo/RL), so it is not asked.
-PROJECTS = {"verl": "verl", "openrlhf": "openrlhf"}
-NOT_ON_PYPI = {
-    "nemo-rl": "NeMo-RL publishes only a placeholder on PyPI (nemo-rl 0.0.0); its releases are the git tags of "
-    "NVIDIA-NeMo/RL: check https://github.com/NVIDIA-NeMo/RL/tags by hand"
-}
 
 
 class NetworkError(RladaptError):
@@ -101,11 +95,17 @@ def newer_releases(project: str, than: str, *, index: str | None = None, timeout
 def outdated(pinned: dict[str, str], *, index: str | None = None, timeout: float = 10.0) -> list[Outdated]:
     """For each framework -> its newest pinned version: the newer releases (or why they cannot be asked)."""
     rows = []
+    frameworks = get_registry().frameworks
     for framework, newest in pinned.items():
-        if framework in NOT_ON_PYPI:
-            rows.append(Outdated(framework, newest, note=NOT_ON_PYPI[framework]))
+        # the adapter's PyPI distribution (DISTRIBUTION); without one, where its releases are (RELEASES)
+        adapter = frameworks[framework].obj if framework in frameworks else None
+        project = framework if adapter is None else adapter.DISTRIBUTION
+        if project is None:
+            note = (
+                adapter.RELEASES if adapter is not None else None
+            ) or f"{framework} names no PyPI distribution"
+            rows.append(Outdated(framework, newest, note=note))
             continue
-        project = PROJECTS.get(framework, framework)
         rows.append(
             Outdated(framework, newest, tuple(newer_releases(project, newest, index=index, timeout=timeout)))
         )

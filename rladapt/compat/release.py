@@ -1,8 +1,9 @@
 """What a framework release ships besides its configuration surface: entrypoints and the engine pins of its metadata.
 
 Read from the release itself, never imported: a wheel (a zip file) or an unpacked package / checkout directory.
-Entrypoints are what the adapters launch or name: verl's config files under ``verl/trainer/config`` (Hydra config
-names and group options), OpenRLHF's ``openrlhf/cli`` modules, NeMo-RL's ``examples/run_*.py`` scripts. Pins come
+Entrypoints are what the adapters launch or name (``FrameworkAdapter.RELEASE_ENTRYPOINTS``): verl's config files
+under ``verl/trainer/config`` (Hydra config names and group options), OpenRLHF's ``openrlhf/cli`` modules, NeMo-RL's
+``examples/run_*.py`` scripts. Pins come
 from the wheel's ``METADATA`` ``Requires-Dist`` lines (core metadata, PEP 566/508), or a checkout's
 ``pyproject.toml`` ``[project]`` dependencies (PEP 621).
 """
@@ -19,6 +20,8 @@ from pathlib import Path
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
+from rladapt.plugins import get_registry
+
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
@@ -29,12 +32,6 @@ __all__ = ["PINNED_ENGINES", "Release", "matrix_entry", "read_release"]
 #: The engines a matrix entry's ``tested_with`` names, in its order.
 PINNED_ENGINES = ("torch", "vllm", "ray", "transformers", "deepspeed")
 
-#: Per framework: the pattern of a file path that is an entrypoint, its group 1 the entrypoint's name.
-_ENTRYPOINTS = {
-    "verl": re.compile(r"(?:^|/)verl/trainer/config/(.+)\.yaml$"),
-    "openrlhf": re.compile(r"(?:^|/)openrlhf/cli/(?!__init__)([^/]+)\.py$"),
-    "nemo-rl": re.compile(r"^examples/(run_[^/]+)\.py$"),
-}
 #: The extra whose pins a matrix entry takes first: rladapt's launches generate with vLLM.
 _PREFERRED_EXTRA = "vllm"
 
@@ -53,9 +50,11 @@ class Release:
 
 def read_release(framework: str, version: str, source: Path) -> Release:
     """The entrypoints and engine pins of ``framework`` ``version`` from ``source`` (wheel or directory)."""
-    pattern = _ENTRYPOINTS.get(framework)
-    if pattern is None:
+    found = get_registry().frameworks.get(framework)
+    text = found.obj.RELEASE_ENTRYPOINTS if found is not None else None
+    if text is None:
         raise ValueError(f"no release reader for {framework!r}")
+    pattern = re.compile(text)
     names, metadata, origin = _files(source)
     entrypoints = sorted({m.group(1) for n in names if (m := pattern.search(n))})
     if metadata is not None:

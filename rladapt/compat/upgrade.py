@@ -209,7 +209,8 @@ def _render(spec: str | Path, overrides: Any, framework: str, registry: Registry
 def _diff(report: UpgradeReport, before: Rendered, after: Rendered) -> UpgradeReport:
     from dataclasses import replace
 
-    from .schema import find_snapshot
+    from rladapt.plugins.snapshots import find_snapshot
+
     from .schema_diff import diff_snapshots
 
     a, b = settings(before.native), settings(after.native)

@@ -8,13 +8,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from rladapt.plugins.effective import ADJUSTED, CONFIG_FILE, INTERPOLATED, Effective, derived, same
 from rladapt.primitives import UsageError, load_job_text
 from rladapt.primitives.errors import one_line, quote
 
-from .effective import ADJUSTED, CONFIG_FILE, INTERPOLATED, Effective, derived, read_back_only, same
-from .importer import at_line, framework_module, launch_effective, read_native
-
-_FRAMEWORKS = ("verl", "openrlhf", "nemo-rl")
+from .importer import at_line, framework_importer, importers, launch_effective, read_back_only, read_native
 
 
 @dataclass(frozen=True)
@@ -69,7 +67,7 @@ def side(path: str, framework: str | None, version: str | None, sets: dict[str, 
             raise UsageError(
                 f"{quote(path)} is an RLJob spec: name the framework to render it on with -f NAME[==VERSION]"
             )
-        fw = framework_module(framework)
+        fw = framework_importer(framework, registry)
         job = load_job_text(text, [], path)
         target = f"{framework}=={version}" if version else framework
         native = render_native(job, target, registry).native
@@ -86,9 +84,9 @@ def side(path: str, framework: str | None, version: str | None, sets: dict[str, 
             else:
                 sources[key] = native.origins.get(key, "rladapt")
         return Side(path, eff, sources)
-    names = [framework] if framework else list(_FRAMEWORKS)
-    for name in names:
-        fw = framework_module(name)
+    readers = {framework: framework_importer(framework, registry)} if framework else importers(registry)
+    names = list(readers)
+    for name, fw in readers.items():
         resolved = version or registry.framework(name).resolve_version(None).version
         try:
             launch = read_native(fw, text, path, sets, resolved)
@@ -102,9 +100,7 @@ def side(path: str, framework: str | None, version: str | None, sets: dict[str, 
             raise at_line(exc, launch) from None
         line = f"{path}:{launch.line}"
         return Side(path, eff, {k: _launch_source(s, line) for k, s in eff.sources.items()})
-    raise UsageError(
-        f"{quote(path)}: neither an RLJob spec nor a verl, OpenRLHF or NeMo-RL launch; give -f NAME"
-    )
+    raise UsageError(f"{quote(path)}: neither an RLJob spec nor a {' or '.join(names)} launch; give -f NAME")
 
 
 def _launch_source(source: str, line: str) -> str:

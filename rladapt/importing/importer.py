@@ -3,7 +3,8 @@
 One mechanism for every framework:
 
 1. the launch's *effective* configuration (``effective``) is the target;
-2. the framework module maps it to spec fields (``fields``); a field whose value equals the rladapt default is
+2. the framework's importer (``FrameworkAdapter.launch_importer``, e.g. ``rladapt/adapters/verl/importer.py``)
+   maps it to spec fields (``fields``); a field whose value equals the rladapt default is
    left out, so the spec stays short, and every other one is written, including framework defaults that differ
    from rladapt's (the import changes nothing);
 3. the spec is rendered; every launch item the render does not reproduce goes to ``spec.native.<framework>``
@@ -21,17 +22,18 @@ import copy
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from rladapt.plugins import BUILTIN_PLUGINS, Registry, get_registry
+from rladapt.plugins.effective import Effective, same
+from rladapt.plugins.effective import read_back_only as keys_read_back_only
 from rladapt.primitives import Problem, RLJob, SpecError, UsageError, load_job_text, validate_data
 from rladapt.primitives.errors import one_line, quote
 
-from .effective import Effective, read_back_only, same
-
 if TYPE_CHECKING:
+    from rladapt.plugins.adapter import LaunchImporter
     from rladapt.plugins.native import NativeLaunch
 
     from .script import Launch
@@ -52,33 +54,47 @@ class Imported:
     notes: tuple[str, ...]
 
 
-def framework_module(name: str) -> ModuleType:
-    """The import module of framework ``name``: verl, OpenRLHF or NeMo-RL."""
-    from . import verl
-
-    if name == "verl":
-        return verl
-    if name == "nemo-rl":
-        from . import nemo_rl
-
-        return nemo_rl
-    if name == "openrlhf":
-        from . import openrlhf
-
-        return openrlhf
-    raise UsageError(f"--framework {quote(name)}: import and diff read verl, openrlhf and nemo-rl launches")
+def framework_importer(name: str, registry: Registry | None = None) -> LaunchImporter:
+    """The launch importer of framework ``name`` (``FrameworkAdapter.launch_importer``); a framework whose adapter
+    has none cannot be imported or diffed as a launch (a usage error, exit 2)."""
+    found = (registry or get_registry()).framework(name).launch_importer()
+    if found is None:
+        raise UsageError(f"--framework {quote(name)}: framework {name!r} cannot import launches")
+    return found
 
 
-def launch_effective(fw: ModuleType, native: NativeLaunch) -> Effective:
+def importers(registry: Registry | None = None) -> dict[str, LaunchImporter]:
+    """Every registered framework that can import launches, in registration order."""
+    found_in = (registry or get_registry()).frameworks
+    # the built-in ones first, in their order (a launch is tried on each in turn), then the plugins' by name
+    order = list(BUILTIN_PLUGINS)
+    out = {}
+    for name in sorted(found_in, key=lambda n: (order.index(n) if n in order else len(order), n)):
+        found = found_in[name].obj.launch_importer()
+        if found is not None:
+            out[name] = found
+    return out
+
+
+def read_back_only(framework: str, key: str, a: Any, b: Any) -> bool:
+    """Whether ``a`` and ``b`` of ``key`` differ only in where rladapt reads the metrics back from, by the
+    adapter's ``READ_BACK_KEYS`` (``rladapt.plugins.effective.read_back_only``)."""
+    found = get_registry().frameworks.get(framework)
+    keys = found.obj.READ_BACK_KEYS if found is not None else ()
+    return keys_read_back_only(keys, key, a, b)
+
+
+def launch_effective(fw: LaunchImporter, native: NativeLaunch) -> Effective:
     """The effective config of a rendered launch; a framework whose launch reads the files rladapt generates
     (NeMo-RL's ``--config``) gets them too."""
     if getattr(fw, "READS_FILES", False):
-        return fw.effective(list(native.argv), native.version, files=native.files)
+        found: Effective = fw.effective(list(native.argv), native.version, files=native.files)  # type: ignore[call-arg]
+        return found
     return fw.effective(list(native.argv), native.version)
 
 
 def read_native(
-    fw: ModuleType,
+    fw: LaunchImporter,
     text: str,
     source: str,
     sets: Mapping[str, str],
@@ -89,8 +105,10 @@ def read_native(
     the config file ``source`` itself with ``overrides`` after it. Overrides go with a config file only."""
     from .script import Launch, read_launch
 
+    # optional: a framework whose config file is itself a launch (NeMo-RL)
     as_config = getattr(fw, "config_launch", None)
-    if as_config is not None and fw.is_config(text):
+    is_config = getattr(fw, "is_config", None)
+    if as_config is not None and is_config is not None and is_config(text):
         argv = as_config(source, version, list(overrides))
         return Launch(source=source, line=1, argv=tuple(argv), start=fw.match(argv) or len(argv))
     if overrides:
@@ -198,7 +216,7 @@ def _placement(data: dict[str, Any], fields: Mapping[str, Any]) -> None:
 
 
 def build(
-    fw: ModuleType,
+    fw: LaunchImporter,
     version: str,
     argv: list[str],
     *,
@@ -276,7 +294,7 @@ def _shown(values: Mapping[str, Any], key: str) -> str:
     return quote(values[key]) if key in values else "absent"
 
 
-def launch_prefix(fw: ModuleType, argv: list[str]) -> tuple[dict[str, Any], list[str]]:
+def launch_prefix(fw: LaunchImporter, argv: list[str]) -> tuple[dict[str, Any], list[str]]:
     """Spec fields (and notes) from the words before the framework's arguments: the module's optional
     ``prefix(argv)`` (OpenRLHF: ``ray job submit``'s runtime env), else the interpreter when it is not python3."""
     prefix = getattr(fw, "prefix", None)
@@ -295,8 +313,10 @@ def _parent(path: str) -> str:
     return path.rsplit(".", 1)[0] if path.count(".") > 1 else path
 
 
-def adopt_read_back(fw: ModuleType, target: Effective, rendered: Effective, notes: list[str]) -> Effective:
-    """``target`` with the keys rladapt sets so that it can read the run's metrics back (``effective.READ_BACK``:
+def adopt_read_back(
+    fw: LaunchImporter, target: Effective, rendered: Effective, notes: list[str]
+) -> Effective:
+    """``target`` with the keys rladapt sets so that it can read the run's metrics back (``FrameworkAdapter.READ_BACK_KEYS``:
     the TensorBoard backend and its directory) taken from ``rendered``: they change where a run logs, not what it
     trains, and the imported spec renders them like any other launch of rladapt (DESIGN.md)."""
     values = dict(target.values)

@@ -1825,15 +1825,6 @@ def _usage(source: str, line: int, exc: _Unresolved) -> UsageError:
     )
 
 
-def interpreter(argv: Sequence[str], start: int) -> str:
-    """The interpreter of a ``<python> [options] -m <module> ...`` command whose module arguments start at
-    ``start`` (the word before ``-m``, past the interpreter's own options)."""
-    i = start - 3
-    while i > 0 and argv[i].startswith("-"):
-        i -= 1
-    return argv[max(i, 0)]
-
-
 class ShellSets(dict[str, str]):
     """The ``--set VAR=VALUE`` values by name, and the ``--unset VAR`` names (``unset``), for ``read_launch``."""
 

@@ -4,9 +4,9 @@ metrics read back per step (``rladapt metrics``, ``compare``, ``status``, ``watc
 from __future__ import annotations
 
 from .mapping import Absent, Logged, MetricMap
-from .names import BY_NAME, NAMES, NEUTRAL, Neutral
+from .names import BY_NAME, METRICS_DIR, NAMES, NEUTRAL, Neutral, metrics_dir
 from .series import RunMetrics
-from .store import METRICS_DIR, metrics_dir, read_metrics_dir, read_run_metrics, run_metrics_dir
+from .store import read_metrics_dir, read_run_metrics, run_metrics_dir
 
 __all__ = [
     "BY_NAME",

@@ -8,6 +8,7 @@ re-exported here for existing imports.
 
 from __future__ import annotations
 
+import posixpath
 from collections.abc import Iterable
 
 from rladapt.plugins.metrics import BY_NAME, NAMES, NEUTRAL, Neutral
@@ -22,3 +23,25 @@ def no_such_metric(name: str, logged: Iterable[str], whose: str) -> str:
         f"--metric {name}: no such metric; expected a neutral name ({', '.join(n.name for n in NEUTRAL)})"
         + (f" or one {whose} logged ({', '.join(native)})" if native else "")
     )
+
+
+# --- where a rendered launch logs for rladapt to read back (the adapters add it; rladapt.metrics.store reads it) --
+
+#: The directory, inside the checkpoint directory, the rendered launch writes TensorBoard events to.
+METRICS_DIR = "rladapt-metrics"
+#: The origin of the native settings an adapter adds for it (``render --explain`` shows it).
+READ_BACK = f"rladapt metrics: TensorBoard events in <checkpoint.dir>/{METRICS_DIR}, read back"
+#: The backend name every adapter adds beside the user's (``spec.logging.backends`` spells it the same).
+TENSORBOARD = "tensorboard"
+
+
+def with_tensorboard(backends: list[str], field: str = "spec.logging.backends") -> tuple[list[str], str]:
+    """``backends`` with TensorBoard added when the user did not list it, and the origin to record."""
+    if TENSORBOARD in backends:
+        return list(backends), field
+    return [*backends, TENSORBOARD], f"{READ_BACK}, beside {field}"
+
+
+def metrics_dir(checkpoint_dir: str) -> str:
+    """The metrics directory of a launch whose checkpoint directory is ``checkpoint_dir`` (as the spec gives it)."""
+    return posixpath.join(checkpoint_dir, METRICS_DIR)

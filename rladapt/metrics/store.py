@@ -10,35 +10,16 @@ that directory is on a file system this machine sees.
 from __future__ import annotations
 
 import dataclasses
-import posixpath
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .mapping import MetricMap, neutral_series
+from .names import METRICS_DIR
 from .series import RunMetrics
 
 if TYPE_CHECKING:
     from rladapt.runs import Run
-
-#: The directory, inside the checkpoint directory, the rendered launch writes TensorBoard events to.
-METRICS_DIR = "rladapt-metrics"
-#: The origin of the native settings an adapter adds for it (``render --explain`` shows it).
-READ_BACK = f"rladapt metrics: TensorBoard events in <checkpoint.dir>/{METRICS_DIR}, read back"
-#: The backend name every adapter adds beside the user's (``spec.logging.backends`` spells it the same).
-TENSORBOARD = "tensorboard"
-
-
-def with_tensorboard(backends: list[str], field: str = "spec.logging.backends") -> tuple[list[str], str]:
-    """``backends`` with TensorBoard added when the user did not list it, and the origin to record."""
-    if TENSORBOARD in backends:
-        return list(backends), field
-    return [*backends, TENSORBOARD], f"{READ_BACK}, beside {field}"
-
-
-def metrics_dir(checkpoint_dir: str) -> str:
-    """The metrics directory of a launch whose checkpoint directory is ``checkpoint_dir`` (as the spec gives it)."""
-    return posixpath.join(checkpoint_dir, METRICS_DIR)
 
 
 def metric_names(framework: str, version: str | None) -> MetricMap | None:

@@ -53,6 +53,7 @@ from .registry import (
     trace_hooks,
 )
 from .signature import Detail, Found, Signature
+from .translation import TranslationBuilder
 
 __all__ = [
     "BLOCK_ENV",
@@ -100,6 +101,7 @@ __all__ = [
     "SecretRef",
     "SecretSourceRef",
     "Signature",
+    "TranslationBuilder",
     "VolumeSpec",
     "get_registry",
     "hookimpl",

@@ -3,26 +3,29 @@
 from __future__ import annotations
 
 import importlib
+import warnings
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import TYPE_CHECKING, ClassVar, Literal, cast
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, Protocol, cast
 
 from packaging.version import InvalidVersion, Version
 
+from rladapt.compat.schema._format import Snapshot
 from rladapt.primitives.errors import PluginError, Problem, UnsupportedError, UsageError, one_line, quote
 
 from ._matrix import read_matrix
 from .capabilities import job_requirements
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterable, Mapping, Sequence
     from importlib.resources.abc import Traversable
     from pathlib import Path
 
     from rladapt.primitives import RLJob
 
     from .checkpoints import Checkpoint, CheckpointScan, ResumePlan
+    from .effective import Effective
     from .metrics import MetricMap
     from .native import NativeLaunch
 
@@ -86,6 +89,55 @@ class CheckpointLayout:
     notes: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True)
+class NativeSetting:
+    """One native key a launch sets, as the framework reads it (``FrameworkAdapter.native_settings``).
+
+    .. versionadded:: 0.3
+    """
+
+    key: str
+    value: Any
+    #: the spec field, ``spec.native.<fw>[i]`` entry or patch that produced it
+    where: str
+    #: the framework config it lands in (verl: the Hydra config name), None when the framework has one
+    scope: str | None = None
+
+
+class LaunchImporter(Protocol):
+    """What ``rladapt import`` and ``rladapt diff`` need of a framework (``FrameworkAdapter.launch_importer``).
+
+    The built-in adapters' ``importer`` modules implement it (e.g. ``rladapt/adapters/verl/importer.py``).
+    Optional module-level extras the importer reads when present: ``READS_FILES`` (the launch reads the files a
+    render generates), ``INTERPRETER`` (None: the framework picks the interpreter itself), ``prefix(argv)`` (spec
+    fields from the words before the framework's arguments), ``config_launch``/``is_config`` (a config file is a
+    launch).
+
+    .. versionadded:: 0.3
+    """
+
+    FRAMEWORK: str
+    EXAMPLE: str
+
+    def match(self, argv: list[str]) -> int | None:
+        """Where the framework's own arguments start in ``argv``; None: not this framework's launch."""
+
+    def effective(self, argv: list[str], version: str) -> Effective:
+        """The effective configuration of the launch ``argv`` on ``version``."""
+
+    def fields(self, t: dict[str, Any], version: str) -> dict[str, Any]:
+        """Spec fields (``spec.a.b`` -> value) that express the effective values ``t``."""
+
+    def reward_standin(self, values: dict[str, Any]) -> dict[str, Any]:
+        """A ``spec.reward`` that renders when the launch names none rladapt can express."""
+
+    def unconsumed(self, argv: list[str], target: Effective, derived: Effective) -> list[str]:
+        """The launch items a render of the spec does not reproduce (they become ``spec.native`` items)."""
+
+    def fixups(self, target: Effective, got: Effective) -> list[str]:
+        """Native items that set every key whose value still differs between ``target`` and ``got``."""
+
+
 class FrameworkAdapter(ABC):
     """Translates an RLJob into one framework's native launch.
 
@@ -102,9 +154,36 @@ class FrameworkAdapter(ABC):
     WHY_NOT: ClassVar[dict[str, str]] = {}
     #: The PyPI distribution that installs the framework (``rladapt pin`` pins it); None when there is none.
     DISTRIBUTION: ClassVar[str | None] = None
+    #: Where the framework's releases are when there is no ``DISTRIBUTION`` to ask PyPI about, for people
+    #: (``rladapt matrix outdated`` prints it instead).
+    #:
+    #: .. versionadded:: 0.3
+    RELEASES: ClassVar[str | None] = None
     #: The compatibility matrix file the default ``versions`` reads (format: ``rladapt/compat/matrix/*.toml``).
     MATRIX: ClassVar[Traversable | None] = None
+    #: The folder of schema snapshots, one ``<version>.json`` per version (format: ``rladapt.compat.schema``,
+    #: written by ``generate_snapshot`` through ``rladapt matrix snapshot``); None: no snapshots. ``check_native``,
+    #: ``render --explain`` (the framework's own defaults) and ``rladapt import`` read them.
+    #:
+    #: .. versionadded:: 0.3
+    SNAPSHOTS: ClassVar[Traversable | None] = None
+    #: What ``generate_snapshot`` reads, for people (``rladapt matrix snapshot --help``, its errors).
+    #:
+    #: .. versionadded:: 0.3
+    SNAPSHOT_SOURCE: ClassVar[str | None] = None
+    #: The path of a file of a release (wheel or checkout) that is an entrypoint the adapter launches or names, as a
+    #: regular expression whose group 1 is the entrypoint's name (``rladapt matrix onboard`` compares them between
+    #: releases); None: no entrypoints to compare.
+    #:
+    #: .. versionadded:: 0.3
+    RELEASE_ENTRYPOINTS: ClassVar[str | None] = None
+    #: The native keys a render sets only so that rladapt reads the run's metrics back (the TensorBoard backend
+    #: and its directory): two launches that differ only there are the same run (``rladapt diff``, ``import``).
+    #:
+    #: .. versionadded:: 0.3
+    READ_BACK_KEYS: ClassVar[tuple[str, ...]] = ()
     _matrix_versions: list[FrameworkVersion] | None = None
+    _snapshots: dict[str, Snapshot | None] | None = None
 
     def versions(self) -> list[FrameworkVersion]:
         """Every supported version, oldest first: by default the rows of ``MATRIX`` with ``capabilities``.
@@ -164,24 +243,31 @@ class FrameworkAdapter(ABC):
 
     # --- checkpoints and resume: read by `rladapt checkpoints`, `rladapt resume` and the job's bootstrap ---------
     #
-    # By default these come from the adapter package's ``checkpoints`` module (``<package of the class>.checkpoints``,
-    # e.g. ``rladapt/adapters/verl/checkpoints.py``), which defines ``scan(root, version)``,
-    # ``plan_resume(argv, version, scan, chosen)`` and ``CAN_RESHARD``; an adapter without one has no checkpoints
-    # rladapt knows (nothing resumes). A plugin may override the methods instead.
+    # An adapter overrides these methods (the built-in ones call their ``checkpoints`` module). Until 0.4, an
+    # adapter that does not is still served from a sibling ``<package of the class>.checkpoints`` module defining
+    # ``scan(root, version)``, ``plan_resume(argv, version, scan, chosen)`` and ``CAN_RESHARD``, with a
+    # DeprecationWarning: a convention that silently meant "nothing resumes" for an adapter in a plain module.
 
-    def _checkpoints_module(self) -> ModuleType | None:
+    def _legacy_module(self, name: str) -> ModuleType | None:
         package = type(self).__module__
         try:
-            return importlib.import_module(f"{package}.checkpoints")
+            module = importlib.import_module(f"{package}.{name}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"{package}.checkpoints":
+            if exc.name != f"{package}.{name}":
                 raise
             return None
+        warnings.warn(
+            f"framework {self.PLUGIN_NAME!r}: finding {name} in the sibling module {package}.{name} is "
+            f"deprecated and goes in rladapt 0.4; override the FrameworkAdapter methods instead",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+        return module
 
     @property
     def can_reshard(self) -> bool:
         """Whether a checkpoint loads on another world size: ``rladapt resume`` refuses a changed one otherwise."""
-        module = self._checkpoints_module()
+        module = self._legacy_module("checkpoints")
         return bool(getattr(module, "CAN_RESHARD", False))
 
     def scan_checkpoints(self, root: Path, version: str) -> CheckpointScan | None:
@@ -192,7 +278,7 @@ class FrameworkAdapter(ABC):
         ``reason`` names what is missing. ``native_pick`` is what the framework's own resume would load. Pure
         (reads only). None: this adapter does not know its framework's checkpoints, and nothing resumes.
         """
-        module = self._checkpoints_module()
+        module = self._legacy_module("checkpoints")
         return None if module is None else cast("CheckpointScan", module.scan(root, version))
 
     def plan_resume(
@@ -203,7 +289,7 @@ class FrameworkAdapter(ABC):
         Called in the job, by the bootstrap, before each attempt (``rladapt.resume``). Pure: the plan says which
         steps to move aside and which markers to rewrite, and the bootstrap does it.
         """
-        module = self._checkpoints_module()
+        module = self._legacy_module("checkpoints")
         if module is None:
             raise UnsupportedError(
                 [
@@ -218,24 +304,123 @@ class FrameworkAdapter(ABC):
     # --- metrics: read by `rladapt metrics`, `status`, `runs` ---------------------------------------------------
 
     def metric_names(self, version: str) -> MetricMap | None:
-        """What ``version`` logs each neutral metric as (``rladapt.metrics.mapping.MetricMap``); None: no mapping,
+        """What ``version`` logs each neutral metric as (``rladapt.plugins.MetricMap``); None: no mapping,
         every metric keeps its native name.
 
-        By default the ``names(version)`` function of the adapter package's ``metrics`` module
-        (``<package of the class>.metrics``, e.g. ``rladapt/adapters/trl/metrics.py``); a plugin may override this
-        method instead. Each ``Logged`` entry cites the file of the framework's source that logs it, and a quantity
-        the version does not have is ``Absent`` with the reason.
+        Each ``Logged`` entry cites the file of the framework's source that logs it, and a quantity the version
+        does not have is ``Absent`` with the reason. (Until 0.4, an adapter that does not override it is still
+        served from a sibling ``<package of the class>.metrics`` module's ``names(version)``, with a
+        DeprecationWarning.)
 
         .. versionadded:: 0.2
         """
-        package = type(self).__module__
-        try:
-            module = importlib.import_module(f"{package}.metrics")
-        except ModuleNotFoundError as exc:
-            if exc.name != f"{package}.metrics":
-                raise
-            return None
-        return cast("MetricMap", module.names(version))
+        module = self._legacy_module("metrics")
+        return None if module is None else cast("MetricMap", module.names(version))
+
+    # --- schema snapshots: read by every render's check, `render --explain`, `import`, `upgrade` -----------------
+
+    def snapshot_versions(self) -> list[str]:
+        """The versions that have a snapshot in ``SNAPSHOTS`` (file names, not loaded).
+
+        .. versionadded:: 0.3
+        """
+        folder = self.SNAPSHOTS
+        if folder is None or not folder.is_dir():
+            return []
+        return sorted(e.name.removesuffix(".json") for e in folder.iterdir() if e.name.endswith(".json"))
+
+    def find_snapshot(self, version: str) -> Snapshot | None:
+        """The snapshot of ``version`` in ``SNAPSHOTS``, or None when there is none (each file loaded once); a
+        damaged one is a ``PluginError`` naming it.
+
+        .. versionadded:: 0.3
+        """
+        cache = self._snapshots
+        if cache is None:
+            cache = self._snapshots = {}
+        if version in cache:
+            return cache[version]
+        found = None
+        folder = self.SNAPSHOTS
+        ref = folder.joinpath(f"{version}.json") if folder is not None else None
+        if folder is not None and ref is not None and ref.is_file():
+            origin = f"{_shown_folder(folder)}/{version}.json"
+            try:
+                found = Snapshot.from_text(ref.read_text(encoding="utf-8"), origin)
+            except (ValueError, KeyError, TypeError) as exc:
+                raise PluginError(
+                    f"{origin} is damaged ({exc}); reinstall the package that ships it"
+                ) from None
+        cache[version] = found
+        return found
+
+    def snapshot(self, version: str) -> Snapshot:
+        """The snapshot of ``version``; its ``default(key)`` is that version's own default. None is an error.
+
+        .. versionadded:: 0.3
+        """
+        found = self.find_snapshot(version)
+        if found is None:
+            have = ", ".join(self.snapshot_versions()) or "none"
+            raise PluginError(f"no schema snapshot of {self.PLUGIN_NAME} {version} (bundled: {have})")
+        return found
+
+    def versions_having(self, key: str, exclude: str) -> list[str]:
+        """The other versions with a snapshot that has ``key`` (loads them: only call it on an error).
+
+        .. versionadded:: 0.3
+        """
+        found = []
+        for version in sorted(self.snapshot_versions(), key=Version):
+            snap = self.find_snapshot(version) if version != exclude else None
+            if snap is not None and snap.has(key):
+                found.append(version)
+        return found
+
+    # --- optional: what the framework-neutral verbs ask of a framework. None: "this adapter cannot" ------------
+
+    def generate_snapshot(self, version: str, source: Path) -> Snapshot | None:
+        """The snapshot of ``version`` built from ``source`` (the release, as ``SNAPSHOT_SOURCE`` says), for
+        ``rladapt matrix snapshot``; raise ``ValueError`` for a source that is not one. None: this adapter cannot
+        generate snapshots.
+
+        .. versionadded:: 0.3
+        """
+        return None
+
+    def framework_default_keys(self, job: RLJob, version: str) -> Mapping[str, tuple[str, ...]] | None:
+        """Spec field -> the native keys an unset (null-default) field leaves to the framework, for
+        ``render --explain``: it lists each such key with the version's own default (from its snapshot). A label
+        with a space names a setting the framework defines and is always listed. None: nothing is left.
+
+        .. versionadded:: 0.3
+        """
+        return None
+
+    def explain_entries(self, native: NativeLaunch) -> Iterable[tuple[str, Any, str]] | None:
+        """(native key, value, origin) of every key ``native`` sets, in launch order, for ``render --explain``;
+        origin is the spec field, ``patch X`` or ``spec.native.<fw>[i]`` item. None: explain lists
+        ``native.origins`` without values.
+
+        .. versionadded:: 0.3
+        """
+        return None
+
+    def native_settings(self, native: NativeLaunch) -> list[NativeSetting] | None:
+        """Every native key ``native`` sets, as the framework reads it, for ``rladapt upgrade`` and ``onboard``
+        (later settings of a key win). None: this adapter cannot list them.
+
+        .. versionadded:: 0.3
+        """
+        return None
+
+    def launch_importer(self) -> LaunchImporter | None:
+        """What reads a native launch of this framework back into a spec (``rladapt import``, ``rladapt diff``).
+        None: this adapter cannot import launches.
+
+        .. versionadded:: 0.3
+        """
+        return None
 
     # --- shared machinery --------------------------------------------------------------------------------
 
@@ -309,3 +494,13 @@ class FrameworkAdapter(ABC):
             )
         if problems:
             raise UnsupportedError(problems)
+
+
+def _shown_folder(folder: Traversable) -> str:
+    # a bundled folder is named from the package root (rladapt/compat/matrix/snapshots/verl), never this machine's path
+    parts = str(folder).replace("\\", "/").split("/")
+    for root in ("rladapt", "site-packages"):
+        if root in parts:
+            at = len(parts) - 1 - parts[::-1].index(root)
+            return "/".join(parts[at + (root == "site-packages") :])
+    return str(folder)

@@ -13,10 +13,10 @@ from dataclasses import dataclass
 
 from packaging.version import InvalidVersion, Version
 
-from rladapt.compat.schema import find_snapshot, snapshot_versions, versions_having
 from rladapt.compat.schema._check import suggest
 from rladapt.compat.schema_diff import diff_snapshots
 from rladapt.plugins import Detail, Found
+from rladapt.plugins.snapshots import find_snapshot, snapshot_versions, versions_having
 
 __all__ = ["KeyFate", "key_fate", "missing_column", "oom_where", "renamed_key"]
 

@@ -53,7 +53,7 @@ NOT_AT_START = (
     "rladapt.cli.runs",
     "rladapt.cli.compat",
     "rladapt.cli.inspect",
-    "rladapt.compat.schema._generate",
+    "rladapt.compat.generate",
     "rladapt.launch",  # the runner: render_spec lives in rladapt.pipeline
     "rladapt.runs",  # the run store: built-in launchers import it once a run exists
     "rladapt.launchers.kubernetes.cluster",  # the kubernetes launcher's client and renderer: on first use

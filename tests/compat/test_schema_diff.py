@@ -10,8 +10,9 @@ import zipfile
 from pathlib import Path
 
 from rladapt.compat.release import read_release
-from rladapt.compat.schema import KeySpec, Snapshot, snapshot
+from rladapt.compat.schema import KeySpec, Snapshot
 from rladapt.compat.schema_diff import collapse, diff_snapshots
+from rladapt.plugins.snapshots import snapshot
 
 
 def snap(version: str, keys: dict[str, KeySpec]) -> Snapshot:

@@ -18,9 +18,9 @@ from rladapt import compat
 from rladapt.adapters.nemo_rl import validate as nemo_validate
 from rladapt.adapters.openrlhf import validate as openrlhf_validate
 from rladapt.adapters.verl import validate as verl_validate
-from rladapt.compat.schema import find_snapshot, snapshot, snapshot_versions
 from rladapt.pipeline import DEEP_CHECK_ENV, render_native
 from rladapt.plugins import NativeLaunch, load_registry
+from rladapt.plugins.snapshots import find_snapshot, snapshot, snapshot_versions
 from rladapt.primitives import Problem, SpecError, load_job
 from tests.conftest import REPO
 
@@ -196,13 +196,13 @@ def test_render_imports_no_framework_and_loads_only_the_requested_snapshot() -> 
     code = textwrap.dedent(
         """
         import sys
-        from rladapt.compat.schema import find_snapshot
         from rladapt.pipeline import render_native
         from rladapt.plugins import get_registry
         from rladapt.primitives import load_job
         render_native(load_job("examples/grpo-gsm8k.yaml"), "verl==0.9.1", get_registry())
         heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("verl", "hydra", "openrlhf", "torch"))
-        print(heavy, find_snapshot.cache_info().currsize)
+        adapters = [r.obj for r in get_registry().frameworks.values()]
+        print(heavy, sum(len(a._snapshots or {}) for a in adapters))
         """
     )
     out = subprocess.run(

@@ -15,8 +15,9 @@ from pathlib import Path
 import pytest
 
 from rladapt import compat
-from rladapt.compat.schema import generate, snapshot, snapshot_versions
+from rladapt.compat.generate import generate
 from rladapt.compat.schema._format import Snapshot
+from rladapt.plugins.snapshots import snapshot, snapshot_versions
 from tests.support.wheels import REPO, download_wheel
 
 BUNDLED = REPO / "rladapt" / "compat" / "matrix" / "snapshots"

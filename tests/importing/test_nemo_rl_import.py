@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import yaml
 
-from rladapt.importing import nemo_rl as fw
+from rladapt.adapters.nemo_rl import importer as fw
+from rladapt.adapters.nemo_rl.effective import nemo_rl_effective
 from rladapt.importing.diff import compare, side
-from rladapt.importing.effective import nemo_rl_effective
 from rladapt.importing.importer import Imported, build, differences, launch_effective, read_native
 from rladapt.importing.script import read_launch
 from rladapt.pipeline import render_native

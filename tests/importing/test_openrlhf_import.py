@@ -17,13 +17,13 @@ import pytest
 from packaging.version import Version
 
 from rladapt import compat
+from rladapt.adapters.openrlhf import importer as fw
 from rladapt.adapters.openrlhf.versions import has_flag, option
-from rladapt.importing import openrlhf as fw
-from rladapt.importing.effective import read_back_only, same
-from rladapt.importing.importer import Imported, build, differences
+from rladapt.importing.importer import Imported, build, differences, read_back_only
 from rladapt.importing.script import Launch, read_launch
 from rladapt.pipeline import render_native
 from rladapt.plugins import Registry, load_registry
+from rladapt.plugins.effective import same
 from rladapt.primitives import UsageError, load_job_text
 from tests.importing.test_migrate_cli import rladapt
 from tests.support.openrlhf_namespace import namespace
@@ -347,7 +347,7 @@ def _args(argv: tuple[str, ...] | list[str]) -> list[str]:
 
 def _unequal(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """The keys that differ, except the TensorBoard directory rladapt reads the metrics back from (no setting of
-    the run: rladapt.importing.effective.READ_BACK)."""
+    the run: FrameworkAdapter.READ_BACK_KEYS)."""
     return {
         k: (a.get(k), b.get(k))
         for k in {*a, *b}

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from rladapt.importing import verl as fw
-from rladapt.importing.effective import read_back_only, verl_effective
-from rladapt.importing.importer import Imported, build, differences
+from rladapt.adapters.verl import importer as fw
+from rladapt.adapters.verl.effective import verl_effective
+from rladapt.importing.importer import Imported, build, differences, read_back_only
 from rladapt.importing.script import Launch, read_launch
 from rladapt.pipeline import render_native
 from rladapt.plugins import Registry, load_registry

@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
+from rladapt.adapters.verl import importer as fw
 from rladapt.adapters.verl.entrypoints import FULLY_ASYNC_MODULE, MAIN_MODULE, ONE_STEP_OFF_MODULE
 from rladapt.adapters.verl.translate import CONFIG_NAMES
-from rladapt.importing import verl as fw
-from rladapt.importing.effective import same
 from rladapt.importing.importer import Imported, build, differences
 from rladapt.importing.script import read_launch
 from rladapt.pipeline import render_native
 from rladapt.plugins import Registry, load_registry
+from rladapt.plugins.effective import same
 from rladapt.primitives import RLJob, load_job_text
 from tests.adapters.verl.conftest import verl_package
 

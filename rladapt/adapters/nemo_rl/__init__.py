@@ -10,15 +10,22 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
-from rladapt.compat import bundled
+from rladapt.compat import bundled, bundled_snapshots
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
 
 from .patches import PATCHES
 from .versions import capabilities
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+
+    from rladapt.compat.schema import Snapshot
+    from rladapt.plugins import MetricMap
+    from rladapt.plugins.adapter import LaunchImporter, NativeSetting
+    from rladapt.plugins.checkpoints import Checkpoint, CheckpointScan, ResumePlan
     from rladapt.plugins.native import NativeLaunch
     from rladapt.primitives import Problem, RLJob
 
@@ -46,7 +53,18 @@ class NemoRLAdapter(FrameworkAdapter):
         "NeMo-RL (NVIDIA-NeMo/RL): uv run python examples/run_grpo*.py --config <file> <Hydra overrides>"
     )
 
+    #: NeMo-RL's PyPI name ``nemo-rl`` holds only a 0.0.0 placeholder: its releases are git tags
+    RELEASES = (
+        "NeMo-RL publishes only a placeholder on PyPI (nemo-rl 0.0.0); its releases are the git tags of "
+        "NVIDIA-NeMo/RL: check https://github.com/NVIDIA-NeMo/RL/tags by hand"
+    )
     MATRIX = bundled("nemo-rl")
+    SNAPSHOTS = bundled_snapshots("nemo-rl")
+    SNAPSHOT_SOURCE = "a checkout of the NeMo-RL tag (git worktree add DIR v<version>)"
+    #: entrypoints of a release: the examples/run_*.py scripts
+    RELEASE_ENTRYPOINTS = r"^examples/(run_[^/]+)\.py$"
+    #: the TensorBoard backend and its directory rladapt adds (translate.py, rladapt.metrics.names)
+    READ_BACK_KEYS = ("logger.tensorboard_enabled", "logger.log_dir")
     #: ENV_REGISTRY (nemo_rl/environments/utils.py, 0.5.0 to 0.7.0; 0.2.1 and 0.4.0 wire the environment in the
     #: script) has no environment for these: one environment scores a whole dataset, and none checks GSM8K's format.
     WHY_NOT = {
@@ -123,6 +141,57 @@ class NemoRLAdapter(FrameworkAdapter):
                 "writes go to tmp_step_N and are renamed when complete; keep_top_k prunes the oldest",
             ),
         )
+
+    # --- checkpoints, metrics, snapshots, explain, import: each in its own module of this folder, loaded on first
+    # use (a render of another framework never needs them)
+
+    @property
+    def can_reshard(self) -> bool:
+        from . import checkpoints
+
+        return checkpoints.CAN_RESHARD
+
+    def scan_checkpoints(self, root: Path, version: str) -> CheckpointScan:
+        from . import checkpoints
+
+        return checkpoints.scan(root, version)
+
+    def plan_resume(
+        self, argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
+    ) -> ResumePlan:
+        from . import checkpoints
+
+        return checkpoints.plan_resume(argv, version, scan, chosen)
+
+    def metric_names(self, version: str) -> MetricMap:
+        from . import metrics
+
+        return metrics.names(version)
+
+    def generate_snapshot(self, version: str, source: Path) -> Snapshot:
+        from . import snapshot
+
+        return snapshot.generate(source, version)
+
+    def explain_entries(self, native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
+        from . import explain
+
+        return explain.entries(native)
+
+    def framework_default_keys(self, job: RLJob, version: str) -> dict[str, tuple[str, ...]]:
+        from . import translate as _translate
+
+        return _translate.framework_default_keys(job, version)
+
+    def native_settings(self, native: NativeLaunch) -> list[NativeSetting]:
+        from . import settings
+
+        return settings.native_settings(native)
+
+    def launch_importer(self) -> LaunchImporter:
+        from . import importer
+
+        return cast("LaunchImporter", importer)
 
 
 @hookimpl

@@ -13,7 +13,6 @@ What the capability sets cannot see (a field a version lacks, a placement NeMo-R
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -21,10 +20,10 @@ import yaml
 from packaging.version import Version
 
 from rladapt.adapters.common import WEIGHT_EXCLUDES, hydra_passthrough, placement, working_dir_runtime_env
-from rladapt.metrics.store import READ_BACK, metrics_dir, with_tensorboard
-from rladapt.plugins.adapter import unsupported
+from rladapt.metrics.names import READ_BACK, metrics_dir, with_tensorboard
 from rladapt.plugins.native import NativeLaunch
-from rladapt.primitives.errors import Problem, UnsupportedError
+from rladapt.plugins.translation import TranslationBuilder
+from rladapt.primitives.errors import UnsupportedError
 from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
 
 from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, V0_7_0, Keys, capabilities, keys
@@ -60,35 +59,8 @@ EXCLUDES: tuple[str, ...] = (
 )
 
 
-@dataclass
-class _Builder:
-    job: RLJob
-    version: Version
-    k: Keys
-    values: dict[str, Any] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    origins: dict[str, str] = field(default_factory=dict)
-
-    def set(self, key: str, value: Any, source: str) -> None:
-        """Set config ``key``; ``source`` is the spec field it comes from (native validation blames it)."""
-        self.values[key] = value
-        self.origins[key] = source
-
-    def unsupported(self, path: str, what: str, first: str | None = None, found: object = None) -> None:
-        self.problems.append(
-            unsupported(path, FRAMEWORK, self.version, what, first=first or None, nowhere="any", found=found)
-        )
-
-    def nested(self) -> dict[str, Any]:
-        root: dict[str, Any] = {}
-        for dotted, value in self.values.items():
-            node = root
-            *parents, leaf = dotted.split(".")
-            for part in parents:
-                node = node.setdefault(part, {})
-            node[leaf] = value
-        return root
+#: NeMo-RL's settings are keys of one YAML config file (``nested`` writes it).
+_Builder = TranslationBuilder[Keys]
 
 
 def config_path(job: RLJob, text: str) -> str:
@@ -99,7 +71,7 @@ def config_path(job: RLJob, text: str) -> str:
 
 
 def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
-    b = _Builder(job=job, version=fv.parsed, k=keys(fv.version))
+    b = _Builder(framework=FRAMEWORK, job=job, version=fv.parsed, k=keys(fv.version))
     _placement(b)
     _model(b)
     _algorithm(b)

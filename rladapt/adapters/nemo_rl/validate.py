@@ -65,8 +65,9 @@ def _get(values: dict[str, Any], key: str) -> Any:
 
 
 def validate_native(native: NativeLaunch) -> list[Problem]:
-    from rladapt.compat.schema import NativeItem, Op, check, snapshot, versions_having
+    from rladapt.compat.schema import NativeItem, Op, check
     from rladapt.compat.schema._values import UNKNOWN, hydra_value
+    from rladapt.plugins.snapshots import snapshot, versions_having
 
     version = native.version
     snap = snapshot(FRAMEWORK, version)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.version import Version
 
 from rladapt.adapters import common
-from rladapt.metrics.store import metrics_dir, with_tensorboard
+from rladapt.metrics.names import metrics_dir, with_tensorboard
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
 from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS

@@ -62,7 +62,8 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
     The argv is read the way argparse reads it (a flag takes as many values as its ``nargs``/action says), each
     value converted by the flag's type; nothing of openrlhf is imported and no parser is built.
     """
-    from rladapt.compat.schema import NativeItem, check, find_snapshot, versions_having
+    from rladapt.compat.schema import NativeItem, check
+    from rladapt.plugins.snapshots import find_snapshot, versions_having
 
     snap = find_snapshot("openrlhf", native.version)
     if snap is None:

@@ -149,7 +149,7 @@ DOTTED: dict[str, str] = {
 }
 
 #: Flat -> dotted names of flags rladapt never emits but reads: the post-parse rules (``checks``, ``adjust``)
-#: and the import of a launch (``rladapt.importing.openrlhf``). A flag in neither table keeps its flat name.
+#: and the import of a launch (``rladapt.adapters.openrlhf.importer``). A flag in neither table keeps its flat name.
 READ_DOTTED: dict[str, str] = {
     "ds_tensor_parallel_size": "ds.tensor_parallel_size",
     "vllm_generate_batch_size": "rollout.vllm_generate_batch_size",

@@ -19,12 +19,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import yaml
-from packaging.version import Version
 
 from rladapt.adapters.common import WEIGHT_EXCLUDES, working_dir_runtime_env
-from rladapt.metrics.store import READ_BACK, metrics_dir, with_tensorboard
-from rladapt.plugins.adapter import unsupported
+from rladapt.metrics.names import READ_BACK, metrics_dir, with_tensorboard
 from rladapt.plugins.native import NativeLaunch
+from rladapt.plugins.translation import TranslationBuilder
 from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
 
 from .versions import Keys, keys
@@ -64,44 +63,12 @@ REPORT_TO: dict[str, str] = {"wandb": "wandb", "tensorboard": "tensorboard", "ml
 EXCLUDES: tuple[str, ...] = ("/.git/", "/.venv/", "/wandb/", "/runs/", *WEIGHT_EXCLUDES)
 
 
-@dataclass
-class _Builder:
-    job: RLJob
-    version: Version
-    k: Keys
+@dataclass(kw_only=True)
+class _Builder(TranslationBuilder[Keys]):
+    """TRL's settings are ``<trainer>Config`` fields (``values``) and the driver's data settings (``data``)."""
+
     trainer: str
-    values: dict[str, Any] = field(default_factory=dict)
-    origins: dict[str, str] = field(default_factory=dict)
-    notes: list[str] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
     data: dict[str, Any] = field(default_factory=dict)
-
-    def set(self, key: str, value: Any, source: str) -> None:
-        """Set trainer config ``key``; ``source`` is the spec field it comes from (native validation blames it)."""
-        self.values[key] = value
-        self.origins[key] = source
-
-    def unsupported(
-        self,
-        path: str,
-        what: str,
-        *,
-        first: str | None = None,
-        found: object = None,
-        expected: str | None = None,
-    ) -> None:
-        self.problems.append(
-            unsupported(
-                path,
-                FRAMEWORK,
-                self.version,
-                what,
-                first=first,
-                nowhere=None if first else "any",
-                found=found,
-                expected=expected,
-            )
-        )
 
 
 def config_path(job: RLJob, text: str) -> str:
@@ -112,7 +79,9 @@ def config_path(job: RLJob, text: str) -> str:
 
 
 def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
-    b = _Builder(job=job, version=fv.parsed, k=keys(fv.version), trainer=job.spec.algorithm.name)
+    b = _Builder(
+        framework=FRAMEWORK, job=job, version=fv.parsed, k=keys(fv.version), trainer=job.spec.algorithm.name
+    )
     _placement(b)
     _model(b)
     _algorithm(b)

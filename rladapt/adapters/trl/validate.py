@@ -41,7 +41,8 @@ def driver_config(native: NativeLaunch) -> tuple[str, dict[str, Any]] | Problem:
 
 
 def check_native(native: NativeLaunch) -> list[Problem]:
-    from rladapt.compat.schema import NativeItem, check, find_snapshot, versions_having
+    from rladapt.compat.schema import NativeItem, check
+    from rladapt.plugins.snapshots import find_snapshot, versions_having
 
     snap = find_snapshot(FRAMEWORK, native.version)
     if snap is None:

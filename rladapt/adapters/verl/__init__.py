@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
-from rladapt.compat import bundled
+from rladapt.compat import bundled, bundled_snapshots
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
 
 from .patches import PATCHES
 from .versions import capabilities
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+    from pathlib import Path
+
+    from rladapt.compat.schema import Snapshot
+    from rladapt.plugins import MetricMap
+    from rladapt.plugins.adapter import LaunchImporter, NativeSetting
+    from rladapt.plugins.checkpoints import Checkpoint, CheckpointScan, ResumePlan
     from rladapt.plugins.native import NativeLaunch
     from rladapt.primitives import Problem, RLJob
 
@@ -33,6 +40,12 @@ class VerlAdapter(FrameworkAdapter):
     DESCRIPTION = "verl (volcengine): python3 -m verl.trainer.main_ppo with Hydra overrides"
 
     MATRIX = bundled("verl")
+    SNAPSHOTS = bundled_snapshots("verl")
+    SNAPSHOT_SOURCE = "the verl wheel (or an unpacked verl package directory)"
+    #: entrypoints of a release: config files under verl/trainer/config (Hydra config names and group options)
+    RELEASE_ENTRYPOINTS = r"(?:^|/)verl/trainer/config/(.+)\.yaml$"
+    #: the TensorBoard backend and its directory rladapt adds (translate.py, rladapt.metrics.names)
+    READ_BACK_KEYS = ("trainer.logger",)
     WHY_NOT = {
         # trainer/ppo/rollout_corr_helper.py compute_rollout_correction_weights, 0.6.1 to 0.9.1
         "off_policy_correction.truncate_min": "verl cuts IS weights from above only (rollout_is_threshold); a "
@@ -86,6 +99,57 @@ class VerlAdapter(FrameworkAdapter):
                 "--local_dir <root>/global_step_N/actor --target_dir <out>",
             ),
         )
+
+    # --- checkpoints, metrics, snapshots, explain, import: each in its own module of this folder, loaded on first
+    # use (a render of another framework never needs them)
+
+    @property
+    def can_reshard(self) -> bool:
+        from . import checkpoints
+
+        return checkpoints.CAN_RESHARD
+
+    def scan_checkpoints(self, root: Path, version: str) -> CheckpointScan:
+        from . import checkpoints
+
+        return checkpoints.scan(root, version)
+
+    def plan_resume(
+        self, argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
+    ) -> ResumePlan:
+        from . import checkpoints
+
+        return checkpoints.plan_resume(argv, version, scan, chosen)
+
+    def metric_names(self, version: str) -> MetricMap:
+        from . import metrics
+
+        return metrics.names(version)
+
+    def generate_snapshot(self, version: str, source: Path) -> Snapshot:
+        from . import snapshot
+
+        return snapshot.generate(source, version)
+
+    def explain_entries(self, native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
+        from . import explain
+
+        return explain.entries(native)
+
+    def framework_default_keys(self, job: RLJob, version: str) -> dict[str, tuple[str, ...]]:
+        from . import translate as _translate
+
+        return _translate.framework_default_keys(job, version)
+
+    def native_settings(self, native: NativeLaunch) -> list[NativeSetting]:
+        from . import settings
+
+        return settings.native_settings(native)
+
+    def launch_importer(self) -> LaunchImporter:
+        from . import importer
+
+        return cast("LaunchImporter", importer)
 
 
 @hookimpl

@@ -20,9 +20,9 @@ from rladapt.adapters.common import (
     placement,
     working_dir_runtime_env,
 )
-from rladapt.metrics.store import metrics_dir, with_tensorboard
-from rladapt.plugins.adapter import unsupported
+from rladapt.metrics.names import metrics_dir, with_tensorboard
 from rladapt.plugins.native import NativeLaunch
+from rladapt.plugins.translation import TranslationBuilder
 from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import CRITIC_ALGORITHMS, GRPO_ADVANTAGE_ALGORITHMS
 
@@ -68,15 +68,11 @@ ADV_ESTIMATOR: dict[str, str] = {
 KL_TYPE: dict[str, str] = {"k1": "kl", "k2": "mse", "k3": "k3", "low_var_kl": "low_var_kl"}
 
 
-@dataclass
-class _Builder:
-    job: RLJob
-    version: Version
-    k: Keys
+@dataclass(kw_only=True)
+class _Builder(TranslationBuilder[Keys]):
+    """verl's settings are Hydra overrides, written in the order they are set (``values`` stays empty)."""
+
     overrides: list[str] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    origins: dict[str, str] = field(default_factory=dict)
     files: dict[str, str] = field(default_factory=dict)
 
     def set(self, key: str, value: Any, source: str) -> None:
@@ -88,11 +84,6 @@ class _Builder:
         """Add ``key``, which the version's config does not declare (Hydra's ``+key=value``)."""
         self.overrides.append(f"+{key}={hydra_value(value)}")
         self.origins[key] = source
-
-    def unsupported(self, path: str, what: str, first: str | None = None, found: object = None) -> None:
-        self.problems.append(
-            unsupported(path, "verl", self.version, what, first=first or None, nowhere="pinned", found=found)
-        )
 
 
 def entrypoint(job: RLJob) -> str:
@@ -109,7 +100,7 @@ def config_name(job: RLJob) -> str:
 
 
 def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
-    b = _Builder(job=job, version=fv.parsed, k=keys(fv.version))
+    b = _Builder(framework="verl", job=job, version=fv.parsed, k=keys(fv.version), nowhere="pinned")
     module = entrypoint(job)
     _placement(b, module)
     _data(b)

@@ -215,8 +215,9 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
     their values are judged; ``~key`` must name an existing key. Overrides of Hydra itself (``hydra.*``) and of
     config groups (``group/option``) are not config keys and are left to the deep check.
     """
-    from rladapt.compat.schema import NativeItem, Op, check, find_snapshot, versions_having
+    from rladapt.compat.schema import NativeItem, Op, check
     from rladapt.compat.schema._values import UNKNOWN, hydra_value
+    from rladapt.plugins.snapshots import find_snapshot, versions_having
 
     snap = find_snapshot("verl", native.version)
     if snap is None:

@@ -128,7 +128,7 @@ def test_dynamic_sampling_on_grpo(registry: Registry) -> None:
 
 @pytest.mark.parametrize("version", ["0.5.0", "0.9.1"])
 def test_import_maps_the_variants_to_spec_fields(registry: Registry, version: str) -> None:
-    from rladapt.importing import verl as fw
+    from rladapt.adapters.verl import importer as fw
     from rladapt.importing.importer import build
     from rladapt.importing.script import read_launch
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from rladapt.importing import verl as fw
+from rladapt.adapters.verl import importer as fw
 from rladapt.importing.importer import build
 from rladapt.importing.script import read_launch
 from rladapt.plugins import Registry

@@ -22,9 +22,9 @@ from rladapt.adapters.verl import patches as verl_patches
 from rladapt.adapters.verl import validate as verl_validate
 from rladapt.adapters.verl.entrypoints import FULLY_ASYNC_MODULE
 from rladapt.adapters.verl.translate import entrypoint, translate
-from rladapt.compat.schema import snapshot
 from rladapt.pipeline import render_native
 from rladapt.plugins import NativeLaunch, Registry
+from rladapt.plugins.snapshots import snapshot
 from rladapt.primitives import RLJob, SpecError, UnsupportedError, load_job, load_job_text
 from tests.conftest import GPU_EXAMPLES
 from tests.support.wheels import REPO

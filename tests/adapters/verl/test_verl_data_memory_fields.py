@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
+from rladapt.adapters.verl import importer as fw
 from rladapt.adapters.verl.versions import keys
-from rladapt.importing import verl as fw
 from rladapt.importing.importer import build
 from rladapt.importing.script import read_launch
 from rladapt.plugins import Registry

@@ -150,7 +150,7 @@ def test_partial_rollout_on_policy_is_a_spec_error(registry: Registry) -> None:
 
 
 def _import(registry: Registry, version: str, text: str) -> Any:
-    from rladapt.importing import verl as fw
+    from rladapt.adapters.verl import importer as fw
     from rladapt.importing.importer import build
     from rladapt.importing.script import read_launch
 

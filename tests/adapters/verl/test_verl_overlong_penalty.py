@@ -263,7 +263,7 @@ def test_multi_turn_is_refused_with_the_reason(registry: Registry, version: str)
 
 @pytest.mark.parametrize("version", ["0.5.0", "0.6.1", "0.9.1"])
 def test_import_maps_the_overlong_buffer_back(registry: Registry, version: str) -> None:
-    from rladapt.importing import verl as fw
+    from rladapt.adapters.verl import importer as fw
     from rladapt.importing.importer import build
     from rladapt.importing.script import read_launch
 

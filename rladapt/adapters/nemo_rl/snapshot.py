@@ -17,8 +17,8 @@ from typing import Any
 
 import yaml
 
-from ._format import KeySpec, Snapshot
-from ._values import type_of
+from rladapt.compat.schema._format import KeySpec, Snapshot
+from rladapt.compat.schema._values import type_of
 
 ROOT = ("nemo_rl/algorithms/grpo.py", "MasterConfig")
 BASE_EXAMPLE = "grpo_math_1B.yaml"

@@ -2,7 +2,7 @@
 
 A NeMo-RL launch is ``uv run python examples/run_grpo*.py [--config FILE] [Hydra overrides]`` run from a checkout
 of the tag; its effective configuration is the config file with its ``defaults:`` chain, then the overrides
-(``rladapt.importing.effective.nemo_rl_effective``). ``fields`` reads that effective config (the tag's
+(``rladapt.adapters.nemo_rl.effective.nemo_rl_effective``). ``fields`` reads that effective config (the tag's
 ``grpo_math_1B.yaml`` values included), so a spec field whose rladapt default differs from NeMo-RL's gets NeMo-RL's
 value written out; everything else is left to the residual pass of ``rladapt.importing.importer`` (it goes to
 ``spec.native.nemo-rl`` as Hydra overrides on the rendered config).
@@ -16,22 +16,14 @@ from typing import Any
 
 from packaging.version import Version
 
-from rladapt.adapters.common import hydra_value
-from rladapt.adapters.nemo_rl.translate import MATH_VERIFY_IMPL, UNLIMITED
-from rladapt.adapters.nemo_rl.versions import V0_4_0, V0_5_0, V0_6_0, keys
+from rladapt.adapters.common import hydra_item, hydra_value
+from rladapt.plugins.effective import CONFIG_FILE, DEFAULT, INTERPOLATED, Effective, same
 from rladapt.primitives.errors import UsageError, quote
 from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, GRPO_ADVANTAGE_ALGORITHMS
 
-from .effective import (
-    CONFIG_FILE,
-    DEFAULT,
-    INTERPOLATED,
-    NEMO_DEFAULT_CONFIG,
-    Effective,
-    hydra_item,
-    nemo_rl_effective,
-    same,
-)
+from .effective import NEMO_DEFAULT_CONFIG, nemo_rl_effective
+from .translate import MATH_VERIFY_IMPL, UNLIMITED
+from .versions import V0_4_0, V0_5_0, V0_6_0, keys
 
 FRAMEWORK = "nemo-rl"
 EXAMPLE = "uv run python examples/run_grpo.py --config FILE KEY=VALUE ..."
@@ -459,7 +451,7 @@ def _budget_ckpt_engine(t: Mapping[str, Any], out: dict[str, Any], version: str)
 def _written(t: Mapping[str, Any], key: str, version: str) -> bool:
     """Whether the launch's value of ``key`` differs from the tag's own (its snapshot's ``grpo_math_1B.yaml``
     default): a null-default spec field ("what NeMo-RL does by itself") is written only then."""
-    from rladapt.compat.schema import snapshot
+    from rladapt.plugins.snapshots import snapshot
 
     spec = snapshot(FRAMEWORK, version).get(key)
     return key in t and (spec is None or not same(spec.default, t[key]))

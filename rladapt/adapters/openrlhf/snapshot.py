@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ._format import KeySpec, Snapshot
-from ._values import COMPUTED
+from rladapt.compat.schema._format import KeySpec, Snapshot
+from rladapt.compat.schema._values import COMPUTED
 
 _ACTIONS = {
     argparse._StoreAction: "store",
@@ -29,7 +29,7 @@ _TYPES: dict[object, str] = {int: "int", float: "float", str: "str", None: "str"
 
 def generate(source: Path, version: str) -> Snapshot:
     """The snapshot of openrlhf ``version`` from ``source``: its wheel, a ``train_ppo_ray.py`` or a checkout."""
-    from rladapt.adapters.openrlhf.parser import ENTRY_FILE, _from_path, build_parser
+    from .parser import ENTRY_FILE, _from_path, build_parser
 
     text = _from_path(source, version)
     if text is None:

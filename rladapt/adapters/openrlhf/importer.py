@@ -2,7 +2,7 @@
 
 A launch is ``python3 -m openrlhf.cli.train_ppo_ray <flags>``, alone or after ``ray job submit ... --``. Its
 effective configuration is OpenRLHF's namespace after that version's own post-parse rules
-(``rladapt.importing.effective.openrlhf_effective``), keyed by the version's option strings (``--pretrain`` up to
+(``rladapt.adapters.openrlhf.effective.openrlhf_effective``), keyed by the version's option strings (``--pretrain`` up to
 0.10.1.post2, ``--actor.model_name_or_path`` from 0.10.2). ``fields`` reads it defaults included, so a spec field
 whose rladapt default differs from OpenRLHF's own gets OpenRLHF's value written out; every flag the spec cannot
 hold goes to ``spec.native.openrlhf`` in the residual pass of ``rladapt.importing.importer``.
@@ -12,20 +12,21 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Sequence
 from typing import Any
 
 from packaging.version import Version
 
-from rladapt.adapters.openrlhf.args import flag_text
-from rladapt.adapters.openrlhf.translate import ENTRY_MODULE, REWARD_FUNC_NAME
-from rladapt.adapters.openrlhf.versions import ALGORITHMS, DOTTED, READ_DOTTED, has_flag, option
 from rladapt.compat.schema import Snapshot
 from rladapt.compat.schema._values import COMPUTED
+from rladapt.plugins.effective import Effective, derived, same
 from rladapt.primitives.errors import UsageError, quote
 from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
 
-from .effective import Effective, derived, item_text, negations, openrlhf_effective, same
-from .script import interpreter
+from .args import flag_text
+from .effective import item_text, negations, openrlhf_effective
+from .translate import ENTRY_MODULE, REWARD_FUNC_NAME
+from .versions import ALGORITHMS, DOTTED, READ_DOTTED, has_flag, option
 
 FRAMEWORK = "openrlhf"
 EXAMPLE = f"python3 -m {ENTRY_MODULE} --flag value ..."
@@ -61,7 +62,7 @@ def effective(argv: list[str], version: str) -> Effective:
 
     A flag this version does not have is an error, as it is for OpenRLHF's own parser (``unrecognized
     arguments``), naming the versions that have it."""
-    from rladapt.compat.schema import snapshot
+    from rladapt.plugins.snapshots import snapshot
 
     eff = openrlhf_effective(version, argv[_start(argv) :])
     snap = snapshot("openrlhf", version)
@@ -77,7 +78,7 @@ def effective(argv: list[str], version: str) -> Effective:
 
 def _unknown(key: str, version: str, snap: Snapshot) -> str:
     """``key`` with its spelling in ``version`` (the 0.10.2 renames) or a close flag, and the versions having it."""
-    from rladapt.compat.schema import versions_having
+    from rladapt.plugins.snapshots import versions_having
 
     names = {**DOTTED, **READ_DOTTED}
     flat = {dotted: flat for flat, dotted in names.items()}.get(key[2:], key[2:])
@@ -142,8 +143,9 @@ def _runtime_env(text: str, out: dict[str, Any]) -> list[str]:
 
 def unconsumed(argv: list[str], target: Effective, derived_eff: Effective) -> list[str]:
     """The launch's flag items a rendered spec does not reproduce, verbatim and in order."""
-    from rladapt.adapters.openrlhf.validate import read_flags
-    from rladapt.compat.schema import snapshot
+    from rladapt.plugins.snapshots import snapshot
+
+    from .validate import read_flags
 
     args = argv[_start(argv) :]
     out = []
@@ -163,7 +165,7 @@ def unconsumed(argv: list[str], target: Effective, derived_eff: Effective) -> li
 def fixups(target: Effective, got: Effective) -> list[str]:
     """Flag items that turn the namespace ``got`` into ``target``; a value no flag can give back (a switch
     rladapt turned on, a flag set to None) has none, and the import's final check names it."""
-    from rladapt.compat.schema import snapshot
+    from rladapt.plugins.snapshots import snapshot
 
     snap = snapshot("openrlhf", target.version)
     negation = {flag: off for off, flag in negations(snap).items()}
@@ -197,7 +199,7 @@ def reward_standin(values: dict[str, Any]) -> dict[str, Any]:
 
 def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     """Spec field path -> value, from the namespace ``t`` (flags of this version only)."""
-    from rladapt.compat.schema import snapshot
+    from rladapt.plugins.snapshots import snapshot
 
     v = Version(version)
     snap = snapshot("openrlhf", version)
@@ -556,3 +558,12 @@ def _pool(name: str, total: int, per_node: int, roles: list[str]) -> dict[str, A
     if total % per_node == 0 and total >= per_node:
         return {"name": name, "nodes": total // per_node, "gpus_per_node": per_node, "roles": roles}
     return {"name": name, "nodes": 1, "gpus_per_node": total, "roles": roles}
+
+
+def interpreter(argv: Sequence[str], start: int) -> str:
+    """The interpreter of a ``<python> [options] -m <module> ...`` command whose module arguments start at
+    ``start`` (the word before ``-m``, past the interpreter's own options)."""
+    i = start - 3
+    while i > 0 and argv[i].startswith("-"):
+        i -= 1
+    return argv[max(i, 0)]

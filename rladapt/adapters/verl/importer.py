@@ -2,7 +2,7 @@
 
 ``fields`` reads the *effective* config (defaults included), so a spec field whose rladapt default differs from
 verl's own default gets verl's value written out. Anything the spec cannot hold is left to the residual pass of
-``rladapt.importing.core`` (it goes to ``spec.native.verl``).
+``rladapt.importing.importer`` (it goes to ``spec.native.verl``).
 """
 
 from __future__ import annotations
@@ -10,9 +10,15 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rladapt.adapters.verl.entrypoints import FULLY_ASYNC_MODULE, ONE_STEP_OFF_MODULE
-from rladapt.adapters.verl.patches import TRAINER_SEARCHPATH as PATCHED_SEARCHPATH
-from rladapt.adapters.verl.translate import (
+from rladapt.adapters.common import hydra_item
+from rladapt.plugins.effective import DEFAULT, INTERPOLATED, Effective, same
+from rladapt.plugins.snapshots import snapshot
+from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, GRPO_ADVANTAGE_ALGORITHMS
+
+from .effective import verl_effective
+from .entrypoints import FULLY_ASYNC_MODULE, ONE_STEP_OFF_MODULE
+from .patches import TRAINER_SEARCHPATH as PATCHED_SEARCHPATH
+from .translate import (
     ADV_ESTIMATOR,
     ARR,
     CONFIG_NAMES,
@@ -20,12 +26,8 @@ from rladapt.adapters.verl.translate import (
     TRUNCATION,
     hydra_value,
 )
-from rladapt.adapters.verl.validate import parse_argv
-from rladapt.adapters.verl.versions import keys
-from rladapt.compat.schema import snapshot
-from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, GRPO_ADVANTAGE_ALGORITHMS
-
-from .effective import DEFAULT, INTERPOLATED, Effective, hydra_item, same, verl_effective
+from .validate import parse_argv
+from .versions import keys
 
 FRAMEWORK = "verl"
 EXAMPLE = "python3 -m verl.trainer.main_ppo KEY=VALUE ..."

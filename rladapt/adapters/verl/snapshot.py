@@ -15,8 +15,8 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from ._format import KeySpec, Snapshot, merge_scopes
-from ._values import type_of
+from rladapt.compat.schema._format import KeySpec, Snapshot, merge_scopes
+from rladapt.compat.schema._values import type_of
 
 #: The experimental configs extend ppo_trainer through ``hydra.searchpath: [file://verl/trainer/config]``, a path
 #: relative to the working directory (verl 0.9.1 experimental/one_step_off_policy/config/one_step_off_ppo_trainer.yaml);
@@ -38,8 +38,8 @@ def generate(source: Path, version: str) -> Snapshot:
 def _generate(package: Path, version: str, origin: str) -> Snapshot:
     from omegaconf import OmegaConf
 
-    from rladapt.adapters.verl.translate import CONFIG_DIRS, CONFIG_NAMES
-    from rladapt.adapters.verl.validate import Invocation, compose, package_version
+    from .translate import CONFIG_DIRS, CONFIG_NAMES
+    from .validate import Invocation, compose, package_version
 
     found = package_version(package)
     if found is not None and found != version:

@@ -18,7 +18,7 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
-from ._format import KeySpec, Snapshot, merge_scopes
+from rladapt.compat.schema._format import KeySpec, Snapshot, merge_scopes
 
 SCOPES = ("GRPOConfig", "RLOOConfig")
 
