@@ -19,11 +19,20 @@ The host reaches the loaded plugins through the registry, imported from here too
 
 from __future__ import annotations
 
+from rladapt.compat.schema import KeySpec, NativeItem, Snapshot
 from rladapt.primitives import Problem, RLJob
 
-from .adapter import CheckpointLayout, FrameworkAdapter, FrameworkVersion, unsupported
+from .adapter import (
+    CheckpointLayout,
+    FrameworkAdapter,
+    FrameworkVersion,
+    LaunchImporter,
+    NativeSetting,
+    unsupported,
+)
 from .capabilities import KNOWN_CAPABILITIES, Requirement, job_requirements
 from .checkpoints import Checkpoint, CheckpointScan, ResumePlan
+from .effective import Effective, derived, same
 from .hookspecs import hookimpl, hookspec
 from .launcher import TERMINAL_STATES, Artifacts, Command, Launcher, Option, RunState, RunStatus
 from .metrics import BY_NAME, NAMES, NEUTRAL, Absent, Entry, Logged, MetricMap, Neutral
@@ -74,14 +83,19 @@ __all__ = [
     "CheckpointScan",
     "Command",
     "Detail",
+    "Effective",
     "Entry",
     "Found",
     "FrameworkAdapter",
     "FrameworkVersion",
+    "KeySpec",
+    "LaunchImporter",
     "Launcher",
     "Logged",
     "MetricMap",
+    "NativeItem",
     "NativeLaunch",
+    "NativeSetting",
     "Neutral",
     "Option",
     "Patch",
@@ -101,13 +115,16 @@ __all__ = [
     "SecretRef",
     "SecretSourceRef",
     "Signature",
+    "Snapshot",
     "TranslationBuilder",
     "VolumeSpec",
+    "derived",
     "get_registry",
     "hookimpl",
     "hookspec",
     "job_requirements",
     "load_registry",
+    "same",
     "trace_hooks",
     "unsupported",
 ]
