@@ -121,7 +121,10 @@ def _dcp(folder: Path, world: int) -> None:
     import torch.distributed.checkpoint as dcp
 
     folder.mkdir(parents=True, exist_ok=True)
-    dcp.save({"w": torch.arange(16, dtype=torch.float32)}, checkpoint_id=str(folder))
+    # one tensor per rank at least, so that every rank's file holds an item
+    dcp.save(
+        {f"layer{i}": torch.arange(16, dtype=torch.float32) + i for i in range(4)}, checkpoint_id=str(folder)
+    )
     if world == 1:
         return
     meta = pickle.loads((folder / ".metadata").read_bytes())

@@ -76,8 +76,9 @@ def _role_problems(role_dir: Path, role: str) -> list[str]:
         found = _SHARD.fullmatch(entry.name)
         if found:  # an empty or cut shard is named by its content check below
             shards.setdefault(found.group(1), set()).add((int(found.group(2)), int(found.group(3))))
-    if "model" not in shards:
+    if not shards:
         return [f"{role}/model_world_size_W_rank_R.pt"]
+    shards.setdefault("model", set())  # every rank's model shard is needed, whatever else was saved
     sizes = {w for kind in shards.values() for w, _ in kind}
     if len(sizes) != 1:
         return [f"{role}/ shards of one world size (found {sorted(sizes)})"]
