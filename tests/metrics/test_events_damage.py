@@ -83,3 +83,13 @@ def test_an_intact_file_has_no_warning(tmp_path: Path) -> None:
     found = read_events(tmp_path)
     assert found.damage == () and found.warnings == []
     assert len(found.scalars["train/kl"]) == STEPS
+
+
+def test_the_run_metrics_carry_the_warning_for_metrics_and_status(tmp_path: Path) -> None:
+    from rladapt.metrics import read_metrics_dir
+
+    path = _write(tmp_path / "exp")
+    offset = _flip(path, 1 + 3 * 9, "data")
+    read = read_metrics_dir(tmp_path, "trl", None, "r1")
+    assert len(read.warnings) == 1 and f"{path}: damaged record at byte {offset}" in read.warnings[0]
+    assert read.last_step() == STEPS
