@@ -78,6 +78,18 @@ def verl_step(root: Path, step: int, world: int = 2, *, critic: bool = False, ma
     return step_dir
 
 
+def verl_megatron_step(root: Path, step: int, world: int = 2, *, marker: bool = True) -> Path:
+    """``MegatronCheckpointManager.save_checkpoint``: ``actor/dist_ckpt`` in Megatron's torch_dist format (a torch
+    distributed checkpoint) and ``actor/huggingface``."""
+    step_dir = root / f"global_step_{step}"
+    dcp_folder(step_dir / "actor" / "dist_ckpt", world)
+    write_json(step_dir / "actor" / "huggingface" / "config.json", {"model_type": "qwen2"})
+    write_torch(step_dir / "data.pt", {"dataloader": {"_num_yielded": step}})
+    if marker:
+        (root / "latest_checkpointed_iteration.txt").write_text(str(step))
+    return step_dir
+
+
 # --- OpenRLHF: strategy.save_ckpt -> DeepSpeed engine.save_checkpoint (DeepSpeed 0.16.3 / 0.18.9) ---------------
 
 
@@ -112,7 +124,7 @@ def deepspeed_tag(
 # --- NeMo-RL: CheckpointManager.init_tmp_checkpoint / finalize_checkpoint, grpo_train (v0.2.1 .. v0.7.0) ---------
 
 
-def _dcp(folder: Path, world: int) -> None:
+def dcp_folder(folder: Path, world: int) -> None:
     """A torch distributed checkpoint of ``world`` ranks as ``FileSystemWriter`` lays it out: a ``.distcp`` per
     rank and a ``.metadata`` naming each rank's file, offset and length (built from a real one-rank save, whose
     metadata is re-pointed at one file per rank)."""
@@ -143,8 +155,8 @@ def nemo_step(root: Path, step: int, *, tmp: bool = False, world: int = 1) -> Pa
     step_dir = root / (f"tmp_step_{step}" if tmp else f"step_{step}")
     write_json(step_dir / "training_info.json", {"step": step})
     _dir(step_dir / "config.yaml").write_text("policy: {}\n")
-    _dcp(step_dir / "policy" / "weights", world)
-    _dcp(step_dir / "policy" / "optimizer", world)
+    dcp_folder(step_dir / "policy" / "weights", world)
+    dcp_folder(step_dir / "policy" / "optimizer", world)
     write_json(step_dir / "policy" / "tokenizer" / "tokenizer_config.json", {})
     write_torch(step_dir / "train_dataloader.pt", {"_num_yielded": step})
     return step_dir

@@ -29,6 +29,7 @@ from .checkpoint_builders import (
     nemo_step,
     overwrite_random,
     trl_step,
+    verl_megatron_step,
     verl_step,
 )
 
@@ -174,6 +175,21 @@ def test_verl_fsdp_config_records_more_ranks_than_the_names(tmp_path: Path) -> N
         2,
         "actor/fsdp_config.json: world_size 4, shards of world size 3",
     )
+
+
+@pytest.mark.parametrize("world", WORLDS)
+def test_verl_megatron_dist_ckpt_missing_a_ranks_file(tmp_path: Path, world: int) -> None:
+    verl_megatron_step(tmp_path, 2, world)
+    step = verl_megatron_step(tmp_path, 4, world)
+    assert _scan(VerlAdapter(), tmp_path, "0.9.1").resume_from is not None
+    shard = step / "actor" / "dist_ckpt" / f"__{world - 1}_0.distcp"
+    if world == 1:
+        cut_in_half(shard)
+        reason = "actor/dist_ckpt/__0_0.distcp: "
+    else:
+        shard.unlink()
+        reason = f"actor/dist_ckpt/__{world - 1}_0.distcp missing (named by .metadata)"
+    _falls_back(_scan(VerlAdapter(), tmp_path, "0.9.1"), 4, 2, reason)
 
 
 # --- OpenRLHF / DeepSpeed ---------------------------------------------------------------------------------------

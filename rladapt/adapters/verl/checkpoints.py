@@ -54,6 +54,10 @@ STEP_DIR = r"global_step_(\d+)"
 _SHARD = re.compile(r"(model|optim|extra_state)_world_size_(\d+)_rank_(\d+)\.pt")
 
 
+def _is_dcp(folder: Path) -> bool:
+    return (folder / ".metadata").exists() or any(folder.glob("*.distcp"))
+
+
 def _recorded_world(role_dir: Path) -> int | None:
     """``world_size`` of ``fsdp_config.json``, which rank 0 writes beside the shards (``FSDPCheckpointManager``)."""
     try:
@@ -68,7 +72,8 @@ def _role_problems(role_dir: Path, role: str) -> list[str]:
     if (role_dir / "dist_ckpt").exists():  # Megatron
         return [
             *(f"{role}/{name}" for name in missing(role_dir, ["dist_ckpt", "huggingface"])),
-            *dcp_problems(role_dir / "dist_ckpt", f"{role}/dist_ckpt/"),
+            # the torch_dist format (a torch distributed checkpoint); another Megatron format is checked by presence
+            *(dcp_problems(dist, f"{role}/dist_ckpt/") if _is_dcp(dist := role_dir / "dist_ckpt") else ()),
             *tree_problems(role_dir / "huggingface", f"{role}/huggingface/"),
         ]
     shards: dict[str, set[tuple[int, int]]] = {}
