@@ -19,8 +19,8 @@ tested_with of every pinned TRL version; 4.56.1 reads the same):
 - with ``save_only_model`` there are no optimizer, scheduler or RNG files: such a step cannot resume training
   exactly and is reported partial.
 - per process: ``_save_rng_state`` writes ``rng_state.pth`` when ``args.world_size <= 1`` and
-  ``rng_state_<process_index>.pth`` otherwise (transformers 4.56.1 and 4.57.6 ``trainer.py``); ``_load_rng_state``
-  reads its own process's file. Nothing in the step records the world size, so it is decided from the files: the
+  ``rng_state_<process_index>.pth`` otherwise (transformers 4.57.6 ``trainer.py`` line 3372; 4.56.1 the same);
+  ``_load_rng_state`` (line 3231) reads its own process's file, and only logs when it is absent. Nothing in the step records the world size, so it is decided from the files: the
   highest rank present + 1, and every rank below it must have its file (a missing *last* rank cannot be seen from
   the files alone). A step holding both forms mixes two runs' files.
 - content: every file must load (``rladapt.plugins.loadable``): ``optimizer.pt``, ``scheduler.pt``,
