@@ -75,13 +75,13 @@ class Damage:
             return f"{where}, nothing valid after it: {lost} (file cut or overwritten)"
         skipped = f"{self.resumed_at - self.offset} bytes skipped, read on from byte {self.resumed_at}"
         if self.step_before is None and self.step_after is None:
-            return f"{where} ({skipped}): steps in it may be missing"
-        around = f"steps between {self.step_before} and {self.step_after}"
+            return f"{where} ({skipped}): the values in it are lost"
+        around = f"between step {self.step_before} and step {self.step_after}"
         if self.step_before is None:
-            around = f"steps before {self.step_after}"
+            around = f"before step {self.step_after}"
         elif self.step_after is None:
-            around = f"steps after {self.step_before}"
-        return f"{where} ({skipped}): {around} may be missing"
+            around = f"after step {self.step_before}"
+        return f"{where} ({skipped}): values logged {around} are lost"
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ def test_a_flipped_byte_is_skipped_the_rest_is_read_and_the_damage_named(tmp_pat
     assert (damage.step_before, damage.step_after) == (9, 10)
     assert found.warnings == [
         f"{path}: damaged record at byte {offset} ({damage.resumed_at - offset} bytes skipped, read on from "
-        f"byte {damage.resumed_at}): steps between 9 and 10 may be missing"
+        f"byte {damage.resumed_at}): values logged between step 9 and step 10 are lost"
     ]
     # every step after the damage is still read; only the damaged record's value is gone
     assert sorted(found.scalars["train/loss"]) == list(range(1, STEPS + 1))
