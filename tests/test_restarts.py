@@ -20,7 +20,7 @@ from rladapt.resume import ATTEMPTS_ENV, SETTINGS_ENV, Settings, read_attempts
 #: Resumes from the highest step_N (as NeMo-RL does), trains to step 4, checkpoints every step; the first attempt
 #: leaves a half-written tmp_step_3 and kills itself with SIGKILL.
 FAKE_TRAINER = r"""
-import json, os, signal, sys
+import json, os, pickle, signal, sys
 from pathlib import Path
 root = Path("ckpt")
 done = sorted(int(p.name[5:]) for p in root.glob("step_*")) if root.exists() else []
@@ -34,9 +34,14 @@ for step in range(start + 1, 5):
         Path("killed-once").write_text("")
         os.kill(os.getpid(), signal.SIGKILL)
     (tmp / "config.yaml").write_text("a: 1\n")
-    for sub in ("policy/weights/w.safetensors", "policy/tokenizer/t.json", "train_dataloader.pt"):
+    # files that pass the scan's content checks: an empty safetensors (8-byte header length, "{}"), JSON, a pickle
+    for sub, data in (
+        ("policy/weights/w.safetensors", b"\x02" + bytes(7) + b"{}"),
+        ("policy/tokenizer/t.json", b"{}"),
+        ("train_dataloader.pt", pickle.dumps({"step": step})),
+    ):
         (tmp / sub).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / sub).write_text("x")
+        (tmp / sub).write_bytes(data)
     tmp.rename(root / f"step_{step}")
 print("trainer: done", flush=True)
 """

@@ -60,6 +60,8 @@ def metrics(
         _follow(runner, run, mapping, list(wanted), fmt, interval, timeout)
         return
     data = _read(run)
+    for warning in data.warnings:  # damaged event records were skipped: the read-back may be short
+        click.echo(f"warning: {warning}", err=True)
     if not data.series:
         ended = runner.status(run).terminal
         raise UsageError(_no_metrics(run, ended))

@@ -196,6 +196,8 @@ def status(run_id: str | None, fmt: str) -> None:
         click.echo(f"validation: {found.summary()}")
     for line in _progress_lines(run, current, metrics):
         click.echo(line)
+    for warning in metrics.warnings if metrics is not None else ():  # a read-back that may be short says so
+        click.echo(f"metrics:   warning: {warning}")
     click.echo(f"directory: {run.dir}")
 
 

@@ -26,6 +26,9 @@ class RunMetrics:
     native: Mapping[str, str] = field(default_factory=dict)
     wall_time: Mapping[int, float] = field(default_factory=dict)
     started: float | None = None
+    #: damaged event-file records skipped while reading (``rladapt.metrics.events.Damage.message``): a read-back
+    #: that may be short says so
+    warnings: tuple[str, ...] = ()
 
     def steps(self) -> list[int]:
         """Every step at which any metric was logged, ascending."""

@@ -39,12 +39,18 @@ def read_metrics_dir(path: str | Path, framework: str, version: str | None, run_
     ``RunMetrics.native``); every other tag keeps its own name. An empty or missing directory gives a
     ``RunMetrics`` without series.
     """
-    from .events import read_timed_scalars
+    from .events import read_events
 
-    raw, wall = read_timed_scalars(Path(path))
-    series, chosen = neutral_series(raw, metric_names(framework, version))
+    found = read_events(Path(path))
+    series, chosen = neutral_series(found.scalars, metric_names(framework, version))
     return RunMetrics(
-        run_id=run_id, framework=framework, version=version, series=series, native=chosen, wall_time=wall
+        run_id=run_id,
+        framework=framework,
+        version=version,
+        series=series,
+        native=chosen,
+        wall_time=found.wall,
+        warnings=tuple(found.warnings),
     )
 
 

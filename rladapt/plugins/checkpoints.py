@@ -152,3 +152,17 @@ def partial_after(scan: CheckpointScan, chosen: Checkpoint | None) -> list[Path]
     """
     floor = -1 if chosen is None else chosen.step
     return [c.path for c in scan.checkpoints if not c.complete and c.step > floor and c.path.exists()]
+
+
+def problems_reason(problems: Iterable[str]) -> str | None:
+    """One reason from a step's problems: ``missing a, b`` for absent files, then each content problem as it is
+    (``"optimizer.pt: zip central directory missing (file cut?)"``), separated by ``; ``."""
+    absent: list[str] = []
+    broken: list[str] = []
+    for item in problems:
+        (broken if ": " in item else absent).append(item)
+    # a file already named missing or empty is not named again for its content
+    named = {a.removesuffix(" (empty)") for a in absent}
+    broken = [b for b in broken if b.split(": ", 1)[0] not in named]
+    parts = ([missing_reason(absent) or ""] if absent else []) + broken
+    return "; ".join(parts) if parts else None

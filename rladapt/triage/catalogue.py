@@ -307,7 +307,8 @@ _DISK_FULL = Signature(
     patterns=(
         # glibc's strerror(ENOSPC), as every layer prints it: CPython "[Errno 28] No space left on device",
         # Rust's std::io::Error (safetensors 0.8.0 save_file, seen here on a full tmpfs): "Error while
-        # serializing: I/O error: No space left on device (os error 28)"
+        # serializing: I/O error: No space left on device (os error 28)"; torch.save's legacy format, torch
+        # 2.13.0 (StorageImpl's write, captured here): "write(): fd 3 failed with No space left on device"
         r"No space left on device",
         # torch.save's zip writer, caffe2/serialize/inline_container.cc (torch 2.13.0, libtorch_cpu.so):
         # "PytorchStreamWriter failed writing file data/0: file write failed"
@@ -319,6 +320,39 @@ _DISK_FULL = Signature(
         "(spec.checkpoint.keep_last) or save less often (spec.checkpoint.every_steps)."
     ),
     source="glibc strerror(ENOSPC); safetensors 0.8.0 (Rust std::io::Error); caffe2/serialize/inline_container.cc (torch 2.13.0)",
+)
+
+_TORCH_SAVE_FAILED = Signature(
+    id="torch-save-write-failed",
+    patterns=(
+        # torch.save's zip writer on a full disk, torch 2.13.0 (output captured here on a 64 KiB tmpfs:
+        # tests/triage/fixtures/torch_2.13_save_enospc*.txt). PyTorchStreamWriter's std::ofstream throws on the
+        # failed write (caffe2/serialize/inline_container.cc, libtorch_cpu.so), and libstdc++ words it without the
+        # errno: "RuntimeError: basic_ios::clear: iostream error" (from zip_file.write_record or
+        # write_end_of_file in torch/serialization.py)
+        r"basic_ios::clear: iostream error",
+        # then, while the `with` block closes the writer, inline_container.cc's position check (line 672 in
+        # 2.13.0): "[enforce fail at inline_container.cc:672] . unexpected pos 704 vs 598"
+        r"\[enforce fail at inline_container\.cc:\d+\] \. unexpected pos \d+ vs \d+",
+    ),
+    # libstdc++'s message is not torch's alone: only beside torch.save's own frames or file
+    near=(r"torch/serialization\.py|inline_container\.cc|write_end_of_file|write_record",),
+    cause=(
+        "torch.save could not write a checkpoint file (an optimizer, RNG or dataloader state). torch's zip writer "
+        "drops the operating system's error: on a save this is a full disk or an exhausted quota (ENOSPC, "
+        "EDQUOT) almost always, a network file system that went away otherwise. The file it left is cut; "
+        "rladapt's checkpoint scan reports that step partial and resumes from the one before."
+    ),
+    fix=(
+        "Check the free space and quota of spec.checkpoint.dir (`df -h`, `quota`); free space or point "
+        "spec.checkpoint.dir at a larger volume, keep fewer checkpoints (spec.checkpoint.keep_last) or save less "
+        "often (spec.checkpoint.every_steps)."
+    ),
+    source=(
+        "torch 2.13.0 torch/serialization.py (_save, _open_zipfile_writer.__exit__) and "
+        "caffe2/serialize/inline_container.cc, output of a real save into a full tmpfs "
+        "(tests/triage/fixtures/torch_2.13_save_enospc.txt)"
+    ),
 )
 
 _KILLED = Signature(
@@ -360,5 +394,6 @@ BUILTIN: tuple[Signature, ...] = (
     _PORT_IN_USE,
     _RAW_PROMPT,
     _DISK_FULL,
+    _TORCH_SAVE_FAILED,
     _KILLED,
 )

@@ -8,7 +8,6 @@ a scan reads file names and sizes only.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -20,6 +19,8 @@ from rladapt.adapters.verl import VerlAdapter
 from rladapt.plugins import FrameworkAdapter
 from rladapt.plugins.checkpoints import ASIDE_DIR, CheckpointScan
 from rladapt.resume import ResumeRefused, Settings, carry_out, decide
+
+from .checkpoint_builders import deepspeed_tag, nemo_step, verl_step
 
 
 def _scan(adapter: FrameworkAdapter, root: Path, version: str) -> CheckpointScan:
@@ -37,27 +38,13 @@ def _file(path: Path, text: str = "x") -> None:
 # --- verl: ray_trainer._save_checkpoint, fsdp_checkpoint_manager.save_checkpoint (0.5.0, 0.9.1) ---------------
 
 
-def verl_step(root: Path, step: int, world: int = 2, *, critic: bool = False, marker: bool = True) -> Path:
-    step_dir = root / f"global_step_{step}"
-    for role in ("actor", "critic") if critic else ("actor",):
-        for kind in ("model", "optim", "extra_state"):
-            for rank in range(world):
-                _file(step_dir / role / f"{kind}_world_size_{world}_rank_{rank}.pt")
-        _file(step_dir / role / "huggingface" / "config.json", "{}")
-        _file(step_dir / role / "fsdp_config.json", "{}")
-    _file(step_dir / "data.pt")
-    if marker:
-        _file(root / "latest_checkpointed_iteration.txt", str(step))
-    return step_dir
-
-
 def scan_verl(root: Path, version: str = "0.9.1") -> CheckpointScan:
     return _scan(VerlAdapter(), root, version)
 
 
 @pytest.mark.parametrize("version", ["0.5.0", "0.9.1"])
 def test_verl_complete_steps_and_the_newest_is_picked(tmp_path: Path, version: str) -> None:
-    verl_step(tmp_path, 2)
+    verl_step(tmp_path, 2, critic=True)
     verl_step(tmp_path, 4, critic=True)
     scan = scan_verl(tmp_path, version)
     assert [(c.step, c.complete) for c in scan.checkpoints] == [(2, True), (4, True)]
@@ -77,7 +64,7 @@ def test_verl_a_step_newer_than_the_marker_is_still_being_written(tmp_path: Path
 @pytest.mark.parametrize(
     ("cut", "expected"),
     [
-        ("actor/optim_world_size_2_rank_1.pt", "actor/optim_world_size_2_rank_{1}.pt"),
+        ("actor/optim_world_size_2_rank_1.pt", "rank 1 of 2: actor/optim_world_size_2_rank_1.pt missing"),
         ("data.pt", "data.pt"),
         ("actor/huggingface/config.json", "actor/huggingface/ (empty)"),
     ],
@@ -158,16 +145,6 @@ def test_resume_path_must_name_a_complete_step(tmp_path: Path) -> None:
 # --- OpenRLHF: strategy.save_ckpt -> DeepSpeed engine.save_checkpoint (OpenRLHF 0.5.9.post1 .. 0.11.2) ----------
 
 
-def deepspeed_tag(root: Path, step: int, dp: int = 2, *, role: str = "_actor", latest: bool = True) -> Path:
-    tag = root / role / f"global_step{step}"
-    _file(tag / "mp_rank_00_model_states.pt")
-    for rank in range(dp):
-        _file(tag / f"bf16_zero_pp_rank_{rank}_mp_rank_00_optim_states.pt")
-    if latest:
-        _file(root / role / "latest", f"global_step{step}")
-    return tag
-
-
 @pytest.mark.parametrize("version", ["0.5.9.post1", "0.8.11", "0.11.2"])
 def test_openrlhf_tags_committed_by_latest(tmp_path: Path, version: str) -> None:
     deepspeed_tag(tmp_path, 5)
@@ -183,7 +160,9 @@ def test_openrlhf_a_missing_optimizer_shard_and_a_latest_naming_a_missing_tag(tm
     (tag / "bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt").unlink()
     _file(tmp_path / "_actor" / "latest", "global_step15")
     scan = _scan(OpenRLHFAdapter(), tmp_path, "0.11.2")
-    assert "optimizer shards of ranks [0]" in (scan.step(5).reason or "")  # type: ignore[union-attr]
+    assert "rank 0 of 2: _actor/global_step5/bf16_zero_pp_rank_0_mp_rank_00_optim_states.pt missing" in (
+        scan.step(5).reason or ""  # type: ignore[union-attr]
+    )
     assert scan.step(15).reason == "_actor/latest names global_step15, which does not exist"  # type: ignore[union-attr]
     assert scan.resume_from is None
 
@@ -220,17 +199,6 @@ def test_openrlhf_without_a_complete_tag_does_not_ask_deepspeed_to_load(tmp_path
 
 
 # --- NeMo-RL: CheckpointManager.init_tmp_checkpoint / finalize_checkpoint, grpo_train (v0.2.1 .. v0.7.0) ---------
-
-
-def nemo_step(root: Path, step: int, *, tmp: bool = False) -> Path:
-    step_dir = root / (f"tmp_step_{step}" if tmp else f"step_{step}")
-    _file(step_dir / "training_info.json", json.dumps({"step": step}))
-    _file(step_dir / "config.yaml", "policy: {}\n")
-    _file(step_dir / "policy" / "weights" / "model.safetensors")
-    _file(step_dir / "policy" / "optimizer" / "optim.distcp")
-    _file(step_dir / "policy" / "tokenizer" / "tokenizer.json", "{}")
-    _file(step_dir / "train_dataloader.pt")
-    return step_dir
 
 
 @pytest.mark.parametrize("version", ["0.2.1", "0.4.0", "0.7.0"])

@@ -14,6 +14,15 @@ tags (v0.2.1, v0.4.0 and v0.7.0 read; the lines below hold for all three):
   another model, is loaded as it is (NVIDIA-NeMo/RL issues 345, 415). There is no resume flag, so a resume
   from another step moves the newer ones aside.
 - DTensor checkpoints are torch distributed checkpoints, which load on another world size.
+- per rank: ``policy/weights`` and ``policy/optimizer`` are written with ``torch.distributed.checkpoint.save``
+  (``nemo_rl/utils/native_checkpoint.py`` ``save_checkpoint``): one ``__<rank>_0.distcp`` per rank and, last, a
+  ``.metadata`` naming each rank's file, offset and length. That metadata is the world size: every file it names
+  must be there and reach the offsets it gives (``rladapt.plugins.loadable.dcp_problems``). A ``policy/weights``
+  saved in HF form (safetensors) is checked file by file instead.
+- roles: the policy is the only trained role in GRPO (no critic); the dataloader state (``train_dataloader*.pt``,
+  ``torch.save``) is a role of its own: a step without it cannot resume the data order.
+- content: every file must load (``rladapt.plugins.loadable``): the dataloader state is a ``torch.save`` zip file,
+  ``training_info.json`` parses, safetensors headers fit their files.
 """
 
 from __future__ import annotations
@@ -27,9 +36,10 @@ from rladapt.plugins.checkpoints import (
     CheckpointScan,
     ResumePlan,
     missing,
-    missing_reason,
     numbered_dirs,
+    problems_reason,
 )
+from rladapt.plugins.loadable import dcp_problems, tree_problems
 
 #: DTensor checkpoints are torch distributed checkpoints (torch.distributed.checkpoint), which reshard on load.
 CAN_RESHARD = True
@@ -47,6 +57,12 @@ def _problems(path: Path) -> list[str]:
             json.loads((path / "training_info.json").read_text(encoding="utf-8"))
         except (ValueError, UnicodeDecodeError):
             out.append("training_info.json (not JSON)")
+    for part in ("policy/weights", "policy/optimizer"):
+        folder = path / part
+        if any(folder.glob("*.distcp")) or (folder / ".metadata").exists():
+            out += dcp_problems(folder, f"{part}/")
+    # every other file by its format (a .distcp shard's content is checked above, through .metadata)
+    out += [p for p in tree_problems(path) if not p.startswith("training_info.json: ")]
     return out
 
 
@@ -57,7 +73,7 @@ def scan(root: Path, version: str) -> CheckpointScan:
             step, path, False, "being written or cut off: NeMo-RL renames tmp_step_N to step_N when complete"
         )
     for step, path in numbered_dirs(root, STEP_DIR):
-        reason = missing_reason(_problems(path))
+        reason = problems_reason(_problems(path))
         found[step] = Checkpoint(step, path, reason is None, reason)
     steps = sorted(found.values(), key=lambda c: c.step)
     finals = [c for c in steps if c.path.name.startswith("step_")]

@@ -20,6 +20,17 @@ From the code of the pinned releases (0.5.9.post1 and 0.8.11 tags, the 0.11.2 wh
   checkpoint is written).
 - Partial tags are moved aside to ``<ckpt_path>/.rladapt-aside``, never inside ``_actor``: ``save_ckpt``'s
   rotation would delete a directory there.
+- world size: ``_save_checkpoint`` puts ``dp_world_size`` (and ``mp_world_size``) into every model-states file
+  (DeepSpeed 0.16.3 and 0.18.9 ``engine.py``); it is read from the file's pickle without loading a tensor
+  (``rladapt.plugins.loadable.read_torch_object``), and every rank below it must have its optimizer shard
+  (``_save_zero_checkpoint``: ``{bf16_}zero_pp_rank_<r>_mp_rank_00_optim_states.pt``) and, under ZeRO-3, its
+  ``zero_pp_rank_<r>_mp_rank_00_model_states.pt``. When the model states cannot be read, the highest rank present
+  + 1 is used.
+- roles: the PPO critic is saved concurrently with the actor (``ppo_trainer.py`` calls both ``save_checkpoint``
+  remotes), each into its own save dir with its own ``latest``; DeepSpeed loads each role's ``latest`` tag, so a
+  step is complete only when ``_critic/latest`` reaches it too (the reward and reference models are not trained
+  and not saved).
+- content: every file of a tag must load (``rladapt.plugins.loadable``: ``torch.save`` zip files).
 """
 
 from __future__ import annotations
@@ -32,11 +43,12 @@ from rladapt.plugins.checkpoints import (
     Checkpoint,
     CheckpointScan,
     ResumePlan,
-    missing_reason,
     numbered_dirs,
     partial_after,
+    problems_reason,
     read_marker,
 )
+from rladapt.plugins.loadable import Stub, problem, read_torch_object
 
 from . import versions
 
@@ -49,26 +61,55 @@ _MODEL = re.compile(r"(?:zero_pp_rank_(\d+)_)?mp_rank_00_model_states\.pt")
 _OPTIM = re.compile(r"(?:bf16_)?zero_pp_rank_(\d+)_mp_rank_00_optim_states\.pt")
 
 
+def _recorded_world(tag_dir: Path, names: list[str]) -> int | None:
+    """``dp_world_size`` as DeepSpeed recorded it in the tag's first loadable model-states file."""
+    for name in names:
+        try:
+            state = read_torch_object(tag_dir / name)
+        except (ValueError, OSError):
+            continue
+        world = state.get("dp_world_size") if isinstance(state, (dict, Stub)) else None
+        if isinstance(world, int) and world > 0:
+            return world
+    return None
+
+
 def _tag_problems(tag_dir: Path, role: str) -> list[str]:
-    model: set[int] = set()
-    optim: set[int] = set()
-    for entry in tag_dir.iterdir():
-        if not entry.is_file() or entry.stat().st_size == 0:
+    where = f"{role}/{tag_dir.name}/"
+    model: dict[int, str] = {}
+    zero3 = False
+    optim: dict[int, str] = {}
+    bad: list[str] = []
+    for entry in sorted(tag_dir.iterdir()):
+        if not entry.is_file():
             continue
         if found := _MODEL.fullmatch(entry.name):
-            model.add(int(found.group(1) or 0))
+            model[int(found.group(1) or 0)] = entry.name
+            zero3 = zero3 or found.group(1) is not None
         elif found := _OPTIM.fullmatch(entry.name):
-            optim.add(int(found.group(1)))
+            optim[int(found.group(1))] = entry.name
+        else:
+            continue
+        if (reason := problem(entry)) is not None:
+            bad.append(f"{where}{entry.name}: {reason}")
     out = []
     if not model:
-        out.append(f"{role}/{tag_dir.name}/mp_rank_00_model_states.pt")
+        out.append(f"{where}mp_rank_00_model_states.pt")
     if not optim:
-        out.append(f"{role}/{tag_dir.name}/zero_pp_rank_D_mp_rank_00_optim_states.pt")
-    else:
-        lost = [r for r in range(max(optim) + 1) if r not in optim]
-        if lost:
-            out.append(f"{role}/{tag_dir.name}/ optimizer shards of ranks {lost}")
-    return out
+        out.append(f"{where}zero_pp_rank_D_mp_rank_00_optim_states.pt")
+    if model or optim:
+        world = _recorded_world(tag_dir, [model[r] for r in sorted(model)]) or max([*model, *optim]) + 1
+        prefix = next(iter(optim.values()), "zero_pp_rank_0").split("zero_pp_rank_")[0]
+        for rank in range(world):
+            if rank not in optim:
+                out.append(
+                    f"rank {rank} of {world}: {where}{prefix}zero_pp_rank_{rank}_mp_rank_00_optim_states.pt missing"
+                )
+            if zero3 and rank not in model:
+                out.append(
+                    f"rank {rank} of {world}: {where}zero_pp_rank_{rank}_mp_rank_00_model_states.pt missing"
+                )
+    return out + bad
 
 
 def data_parallel_size(step_dir: Path) -> int | None:
@@ -77,28 +118,38 @@ def data_parallel_size(step_dir: Path) -> int | None:
     return max(ranks) + 1 if ranks else None
 
 
+def _committed(role_dir: Path, notes: list[str]) -> tuple[int | None, str | None]:
+    latest = read_marker(role_dir / "latest")
+    if latest is None:
+        return None, None
+    found_tag = re.fullmatch(TAG, latest)
+    if found_tag:
+        return int(found_tag.group(1)), latest
+    notes.append(f"{role_dir.name}/latest names {latest[:40]!r}, not a global_stepN tag rladapt knows")
+    return None, latest
+
+
 def scan(root: Path, version: str) -> CheckpointScan:
     actor = root / "_actor"
-    latest = read_marker(actor / "latest")
-    committed = None
+    critic = root / "_critic"
     notes: list[str] = []
-    if latest is not None:
-        found_tag = re.fullmatch(TAG, latest)
-        if found_tag:
-            committed = int(found_tag.group(1))
-        else:
-            notes.append(f"_actor/latest names {latest[:40]!r}, not a global_stepN tag rladapt knows")
+    committed, latest = _committed(actor, notes)
+    critic_committed, critic_latest = _committed(critic, notes) if critic.is_dir() else (None, None)
     found: list[Checkpoint] = []
     for step, path in numbered_dirs(actor, TAG):
         problems = _tag_problems(path, "_actor")
-        critic = root / "_critic"
         if critic.is_dir():
             tag = critic / path.name
             problems += _tag_problems(tag, "_critic") if tag.is_dir() else [f"_critic/{path.name}/"]
-        reason = missing_reason(problems)
+        reason = problems_reason(problems)
         if reason is None and (committed is None or step > committed):
             reason = "not committed: _actor/latest " + (
                 "is absent" if committed is None else f"names {latest}"
+            )
+        if reason is None and critic.is_dir() and (critic_committed is None or step > critic_committed):
+            # the critic's save of this step did not reach its commit point (cut off, or still running)
+            reason = "not committed by the critic: _critic/latest " + (
+                "is absent" if critic_latest is None else f"names {critic_latest}, actor at global_step{step}"
             )
         found.append(Checkpoint(step, path, reason is None, reason))
     pick = None

@@ -18,11 +18,20 @@ tested_with of every pinned TRL version; 4.56.1 reads the same):
   ``get_last_checkpoint`` itself, so partial steps are moved aside first.
 - with ``save_only_model`` there are no optimizer, scheduler or RNG files: such a step cannot resume training
   exactly and is reported partial.
+- per process: ``_save_rng_state`` writes ``rng_state.pth`` when ``args.world_size <= 1`` and
+  ``rng_state_<process_index>.pth`` otherwise (transformers 4.57.6 ``trainer.py`` line 3372; 4.56.1 the same);
+  ``_load_rng_state`` (line 3231) reads its own process's file, and only logs when it is absent. Nothing in the step records the world size, so it is decided from the files: the
+  highest rank present + 1, and every rank below it must have its file (a missing *last* rank cannot be seen from
+  the files alone). A step holding both forms mixes two runs' files.
+- content: every file must load (``rladapt.plugins.loadable``): ``optimizer.pt``, ``scheduler.pt``,
+  ``rng_state*.pth`` and ``training_args.bin`` are ``torch.save`` zip files, the weights safetensors (each shard a
+  sharded ``model.safetensors.index.json`` names must be there), ``trainer_state.json`` and the config JSON.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -31,10 +40,11 @@ from rladapt.plugins.checkpoints import (
     CheckpointScan,
     ResumePlan,
     missing,
-    missing_reason,
     numbered_dirs,
     partial_after,
+    problems_reason,
 )
+from rladapt.plugins.loadable import tree_problems
 
 #: Without FSDP/DeepSpeed, optimizer.pt holds the whole optimizer state: another number of processes loads it.
 CAN_RESHARD = True
@@ -53,22 +63,53 @@ _WEIGHTS = (
 )
 
 
+_RNG = re.compile(r"rng_state_(\d+)\.pth")
+
+
+def _rng_problems(path: Path) -> list[str]:
+    ranks = {int(m.group(1)) for p in path.iterdir() if (m := _RNG.fullmatch(p.name))}
+    single = (path / "rng_state.pth").exists()
+    if not ranks:
+        return [] if single else ["rng_state.pth"]
+    if single:
+        return ["rng_state.pth: beside per-process rng_state_R.pth files (two runs' files mixed)"]
+    world = max(ranks) + 1
+    return [f"rank {r} of {world}: rng_state_{r}.pth missing" for r in range(world) if r not in ranks]
+
+
+def _index_problems(path: Path) -> list[str]:
+    """Each shard a sharded checkpoint's ``*.index.json`` names must be there (its content is checked with the rest)."""
+    out = []
+    for index in path.glob("*.index.json"):
+        try:
+            shards = set(json.loads(index.read_text(encoding="utf-8")).get("weight_map", {}).values())
+        except (ValueError, AttributeError, UnicodeDecodeError, OSError):
+            continue  # reported by the JSON check
+        out += [
+            f"{name} (named by {index.name})" for name in sorted(shards) if not (path / str(name)).is_file()
+        ]
+    return out
+
+
 def _problems(path: Path, step: int) -> list[str]:
     out = []
     if all(missing(path, [name]) for name in _WEIGHTS):
         out.append("the model weights (model.safetensors)")
     out += missing(path, ["optimizer.pt", "scheduler.pt"])
-    if missing(path, ["rng_state.pth"]) and not any(
-        p.stat().st_size > 0 for p in path.glob("rng_state_*.pth")
-    ):
-        out.append("rng_state.pth")
+    out += _rng_problems(path)
+    out += _index_problems(path)
+    out += tree_problems(path)
     state = missing(path, [STATE])
     if state:
         return [*out, *state]
     try:
         saved = json.loads((path / STATE).read_text(encoding="utf-8")).get("global_step")
     except (ValueError, AttributeError, UnicodeDecodeError):
-        return [*out, f"{STATE} (not JSON: cut off while written)"]
+        return (
+            out
+            if any(p.startswith(STATE) for p in out)
+            else [*out, f"{STATE}: not JSON (cut off while written?)"]
+        )
     if saved != step:
         out.append(f"a matching {STATE} (its global_step is {saved!r}, the directory says {step})")
     return out
@@ -79,7 +120,7 @@ def scan(root: Path, version: str) -> CheckpointScan:
     for step, path in numbered_dirs(root, STEP_DIR):
         if not path.is_dir():
             continue
-        reason = missing_reason(_problems(path, step))
+        reason = problems_reason(_problems(path, step))
         found.append(Checkpoint(step, path, reason is None, reason))
     # what train(resume_from_checkpoint=True) would take: the highest number, whatever its state
     return CheckpointScan(root, tuple(found), found[-1] if found else None)

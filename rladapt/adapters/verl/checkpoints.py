@@ -11,16 +11,26 @@ for ``verl/trainer/ppo/ray_trainer.py`` ``_save_checkpoint``/``_load_checkpoint`
 - an FSDP ``actor/`` holds, per rank r of W, ``model_world_size_W_rank_r.pt``, ``optim_world_size_W_rank_r.pt``
   and ``extra_state_world_size_W_rank_r.pt`` (``verl/utils/checkpoint/fsdp_checkpoint_manager.py``
   ``save_checkpoint``, 0.5.0 and 0.9.1; optimizer and extra only when in ``save_contents``), and
-  ``huggingface/`` (config and tokenizer, always, on rank 0). A Megatron ``actor/`` holds ``dist_ckpt/``.
+  ``huggingface/`` (config and tokenizer, always, on rank 0), and ``fsdp_config.json`` (``FSDP_version`` and
+  ``world_size``, on rank 0). A Megatron ``actor/`` holds ``dist_ckpt/``. World size: W of the file names, which
+  ``fsdp_config.json``'s ``world_size`` must match when it is there; every rank 0..W-1 must have each kind.
 - ``resume_mode=auto`` loads the step the marker names (``find_latest_ckpt_path`` in
   ``verl/utils/checkpoint/checkpoint_manager.py``; a marker naming a missing step starts from scratch);
   ``resume_mode=resume_path`` with ``resume_from_path=<dir containing global_step_>`` loads that one.
 - the FSDP files are per rank and are loaded by the rank of the same number: verl cannot reshard an FSDP
   checkpoint to another world size (the file names carry W, and ``load_checkpoint`` opens its own rank's).
+- roles: ``actor/`` always, ``critic/`` when the job trains a critic (``use_critic``). A step without ``critic/``
+  in a directory whose other steps have one was cut off (the critic is saved after the actor). A reward model is
+  not saved by verl (it is not trained).
+- content: every file must load (``rladapt.plugins.loadable``): the shards and ``data.pt`` are ``torch.save``
+  zip files (``torch.save`` in ``fsdp_checkpoint_manager.py`` and ``ray_trainer._save_checkpoint``), the
+  ``huggingface/`` JSON files parse; a Megatron ``dist_ckpt/`` is a torch distributed checkpoint whose
+  ``.metadata`` names every rank's ``.distcp`` file and how far it reaches.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -30,11 +40,12 @@ from rladapt.plugins.checkpoints import (
     CheckpointScan,
     ResumePlan,
     missing,
-    missing_reason,
     numbered_dirs,
     partial_after,
+    problems_reason,
     read_marker,
 )
+from rladapt.plugins.loadable import dcp_problems, problem, tree_problems
 
 #: FSDP shards are per rank (model_world_size_W_rank_R.pt): verl loads them only on the same world size.
 CAN_RESHARD = False
@@ -43,28 +54,53 @@ STEP_DIR = r"global_step_(\d+)"
 _SHARD = re.compile(r"(model|optim|extra_state)_world_size_(\d+)_rank_(\d+)\.pt")
 
 
+def _is_dcp(folder: Path) -> bool:
+    return (folder / ".metadata").exists() or any(folder.glob("*.distcp"))
+
+
+def _recorded_world(role_dir: Path) -> int | None:
+    """``world_size`` of ``fsdp_config.json``, which rank 0 writes beside the shards (``FSDPCheckpointManager``)."""
+    try:
+        recorded = json.loads((role_dir / "fsdp_config.json").read_text(encoding="utf-8")).get("world_size")
+    except (OSError, ValueError, AttributeError, UnicodeDecodeError):
+        return None
+    return recorded if isinstance(recorded, int) and recorded > 0 else None
+
+
 def _role_problems(role_dir: Path, role: str) -> list[str]:
     """What is missing in one role's directory (``actor``, ``critic``) of a step."""
     if (role_dir / "dist_ckpt").exists():  # Megatron
-        return missing(role_dir, ["dist_ckpt", "huggingface"])
+        return [
+            *(f"{role}/{name}" for name in missing(role_dir, ["dist_ckpt", "huggingface"])),
+            # the torch_dist format (a torch distributed checkpoint); another Megatron format is checked by presence
+            *(dcp_problems(dist, f"{role}/dist_ckpt/") if _is_dcp(dist := role_dir / "dist_ckpt") else ()),
+            *tree_problems(role_dir / "huggingface", f"{role}/huggingface/"),
+        ]
     shards: dict[str, set[tuple[int, int]]] = {}
     for entry in role_dir.iterdir() if role_dir.is_dir() else ():
         found = _SHARD.fullmatch(entry.name)
-        if found and entry.stat().st_size > 0:
+        if found:  # an empty or cut shard is named by its content check below
             shards.setdefault(found.group(1), set()).add((int(found.group(2)), int(found.group(3))))
-    if "model" not in shards:
+    if not shards:
         return [f"{role}/model_world_size_W_rank_R.pt"]
+    shards.setdefault("model", set())  # every rank's model shard is needed, whatever else was saved
     sizes = {w for kind in shards.values() for w, _ in kind}
     if len(sizes) != 1:
         return [f"{role}/ shards of one world size (found {sorted(sizes)})"]
     world = sizes.pop()
     out = []
+    recorded = _recorded_world(role_dir)
+    if recorded is not None and recorded != world:
+        out.append(f"{role}/fsdp_config.json: world_size {recorded}, shards of world size {world}")
+        world = max(world, recorded)
     for kind, have in sorted(shards.items()):
-        lost = [r for r in range(world) if (world, r) not in have]
-        if lost:
-            out.append(f"{role}/{kind}_world_size_{world}_rank_{{{','.join(map(str, lost))}}}.pt")
+        out += [
+            f"rank {r} of {world}: {role}/{kind}_world_size_{world}_rank_{r}.pt missing"
+            for r in range(world)
+            if (world, r) not in have
+        ]
     out += [f"{role}/{name}" for name in missing(role_dir, ["huggingface"])]
-    return out
+    return out + tree_problems(role_dir, f"{role}/")
 
 
 def world_size(step_dir: Path) -> int | None:
@@ -88,12 +124,21 @@ def scan(root: Path, version: str) -> CheckpointScan:
                 f"{MARKER} holds {marker_text[:40]!r}, not a step number: verl would fail to read it"
             )
     found: list[Checkpoint] = []
-    for step, path in numbered_dirs(root, STEP_DIR):
+    steps = list(numbered_dirs(root, STEP_DIR))
+    # the job trains a critic when any step saved one: every step must then have it
+    critic = any((path / "critic").exists() for _, path in steps)
+    for step, path in steps:
         problems = _role_problems(path / "actor", "actor")
-        if (path / "critic").exists():
-            problems += _role_problems(path / "critic", "critic")
+        if critic:
+            problems += (
+                _role_problems(path / "critic", "critic")
+                if (path / "critic").exists()
+                else ["critic/ (other steps of this directory saved a critic)"]
+            )
         problems += missing(path, ["data.pt"])
-        reason = missing_reason(problems)
+        if (path / "data.pt").is_file() and (bad := problem(path / "data.pt")) not in (None, "empty"):
+            problems.append(f"data.pt: {bad}")
+        reason = problems_reason(problems)
         if reason is None and (committed is None or step > committed):
             # data.pt is written before the marker: a step the marker does not reach may still be finishing.
             reason = f"not committed: {MARKER} " + (
