@@ -14,17 +14,21 @@ from pathlib import Path
 
 import pytest
 
+from rladapt.plugins import load_registry
 from tests.adapters.nemo_rl.conftest import tag
 from tests.importing import test_nemo_rl_import, test_openrlhf_import, test_verl_import
 
 pytestmark = pytest.mark.xdist_group("plain-install")  # one venv per run, not one per worker
 
-#: framework -> (a launch script, the version it is written for, where it runs from: None = anywhere)
+#: framework -> (a launch script, the version it is written for)
 LAUNCHES = {
     "verl": (test_verl_import.SCRIPT, "0.9.1"),
     "openrlhf": (test_openrlhf_import.PPO_DOTTED, "0.11.2"),
     "nemo-rl": (test_nemo_rl_import.script("0.7.0"), "0.7.0"),
 }
+
+
+OMEGACONF_24 = "omegaconf==2.4.0"
 
 
 @pytest.fixture(scope="module")
@@ -88,6 +92,14 @@ def _import_and_diff(bin_dir: Path, framework: str, tmp_path: Path, **env: str) 
     assert _own_lines_only(diffed.stderr) == []
 
 
+def test_every_framework_that_can_import_is_tried() -> None:
+    registry = load_registry(use_entry_points=False)
+    importing = {
+        name for name, entry in registry.frameworks.items() if entry.obj.launch_importer() is not None
+    }
+    assert importing == set(LAUNCHES)
+
+
 def test_the_plain_install_holds_no_extra(plain: Path) -> None:
     listed = subprocess.run(
         [str(plain / "python"), "-m", "pip", "list", "--format", "freeze"],
@@ -111,9 +123,19 @@ def test_nemo_rl_import_is_quiet_on_the_newest_omegaconf(plain: Path, tmp_path: 
     its resolvers); hydra-core 1.3 still caps OmegaConf below 2.4, so 2.4 is put in front of the venv's own
     packages (PYTHONPATH) instead of changing the venv the other tests share."""
     overlay = tmp_path / "omegaconf-2.4"
+    # the first OmegaConf release that deprecates register_new_resolver
     res = subprocess.run(
-        [str(plain / "python"), "-m", "pip", "install", "-q", "--no-deps", "--target", str(overlay)]
-        + ["omegaconf==2.4.0"],
+        [
+            str(plain / "python"),
+            "-m",
+            "pip",
+            "install",
+            "-q",
+            "--no-deps",
+            "--target",
+            str(overlay),
+            OMEGACONF_24,
+        ],
         capture_output=True,
         text=True,
         timeout=300,
