@@ -14,6 +14,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
@@ -56,7 +57,7 @@ SHIPPED_WITH = {"pydantic_core": "pydantic"}  # pydantic pins its compiled core 
 _EXTRA = re.compile(r"rladapt\[([A-Za-z0-9_.-]+)\]")
 
 
-def _project() -> dict:
+def _project() -> dict[str, Any]:
     return dict(tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"])
 
 
@@ -144,8 +145,9 @@ class _Imports(ast.NodeVisitor):
             for child in node.body:
                 self.visit(child)
             self.guards.pop()
-            for child in [*node.handlers, *node.orelse, *node.finalbody]:
-                self.visit(child)
+            after: list[ast.AST] = [*node.handlers, *node.orelse, *node.finalbody]
+            for later in after:
+                self.visit(later)
         else:
             self.generic_visit(node)
 
