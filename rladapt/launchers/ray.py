@@ -305,7 +305,9 @@ def _client(address: str, timeout: float) -> JobSubmissionClient:
 
         cls = _timed_client_class()
     except ImportError as exc:
-        raise LaunchError(f"the ray launcher needs `pip install 'ray[default]'` ({exc})") from None
+        raise LaunchError(
+            f"the ray launcher needs Ray's job client: pip install 'rladapt[ray]' (ray[default]) ({exc})"
+        ) from None
     try:
         return cls(address, timeout)
     except requests.exceptions.Timeout:

@@ -78,6 +78,45 @@ class FrameworkVersion:
         return Version(self.version)
 
 
+def nearest_pinned(wanted: Version, pinned: Sequence[Version]) -> str:
+    """The pinned versions on either side of ``wanted``, the closer release first, each saying how it differs:
+    ``0.9.1 (a newer patch), 0.8.0 (an older minor)`` for verl 0.9.0. A user who asked for an unpinned version
+    most likely wants the same minor's pinned patch, then the neighbouring minor; a bare list of every pinned
+    version leaves them to work that out."""
+    older = [v for v in pinned if v < wanted]
+    newer = [v for v in pinned if v > wanted]
+    sides = [(max(older), False)] if older else []
+    sides += [(min(newer), True)] if newer else []
+
+    def shared(version: Version) -> int:
+        """How many leading release numbers ``version`` shares with ``wanted`` (0.9.1 and 0.9.0: two)."""
+        count = 0
+        for a, b in zip(_release3(version), _release3(wanted), strict=True):
+            if a != b:
+                break
+            count += 1
+        return count
+
+    sides.sort(key=lambda side: (-shared(side[0]), not side[1]))  # closer first; at a tie the newer one
+    parts = []
+    for version, is_newer in sides:
+        step = ("major", "minor", "patch", "patch")[shared(version)]
+        if shared(version) == 3:  # the same release numbers: 0.10.1.post2 for 0.10.1
+            step = (
+                "post-release" if version.is_postrelease else "pre-release" if version.is_prerelease else step
+            )
+        what = f"{'a newer' if is_newer else 'an older'} {step}"
+        if len(sides) == 1:
+            what += ", the newest pinned" if not is_newer else ", the oldest pinned"
+        parts.append(f"{version} ({what})")
+    return ", ".join(parts)
+
+
+def _release3(version: Version) -> tuple[int, int, int]:
+    major, minor, micro = (*version.release, 0, 0)[:3]
+    return major, minor, micro
+
+
 @dataclass(frozen=True)
 class CheckpointLayout:
     """Where a framework version writes checkpoints and how a resume point is found."""
@@ -443,7 +482,8 @@ class FrameworkAdapter(ABC):
                 return entry
         listed = ", ".join(v.version for v in known)
         raise UsageError(
-            f"{self.PLUGIN_NAME}=={one_line(requested)} is outside the compatibility matrix; expected one of: {listed}"
+            f"{self.PLUGIN_NAME}=={one_line(requested)} is outside the compatibility matrix; nearest pinned: "
+            f"{nearest_pinned(wanted, [v.parsed for v in known])}; expected one of: {listed}"
         )
 
     def unsupported(

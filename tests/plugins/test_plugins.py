@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import types
+from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.version import Version
 
 from rladapt.pipeline import parse_framework, render_native
 from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, Patch, hookimpl, load_registry
+from rladapt.plugins.adapter import nearest_pinned
 from rladapt.plugins.testing import check_adapter
 from rladapt.primitives import (
     PluginError,
@@ -19,6 +22,7 @@ from rladapt.primitives import (
     UsageError,
     load_job_text,
 )
+from tests.cli.test_cli import rladapt
 from tests.primitives.test_loading import MINIMAL
 
 CAPS = frozenset(
@@ -80,9 +84,59 @@ def test_render_through_registered_adapter() -> None:
 
 def test_version_outside_matrix_is_usage_error() -> None:
     with pytest.raises(
-        UsageError, match=r"toy==3.0 is outside the compatibility matrix; expected one of: 1.0, 2.0"
+        UsageError,
+        match=r"toy==3.0 is outside the compatibility matrix; nearest pinned: 2.0 \(an older major, the newest "
+        r"pinned\); expected one of: 1.0, 2.0",
     ):
         render_native(JOB, "toy==3.0", registry())
+
+
+@pytest.mark.parametrize(
+    ("framework", "nearest"),
+    [
+        (
+            "verl==0.9.0",
+            "nearest pinned: 0.9.1 (a newer patch), 0.8.0 (an older minor); expected one of: 0.5.0",
+        ),
+        (
+            "openrlhf==0.11.0",
+            "nearest pinned: 0.11.2 (a newer patch), 0.10.2 (an older minor); expected one of",
+        ),
+    ],
+)
+def test_import_of_a_version_outside_the_matrix_names_the_nearest_pinned(
+    tmp_path: Path, framework: str, nearest: str
+) -> None:
+    launch = tmp_path / "run.sh"
+    entry = (
+        "verl.trainer.main_ppo trainer.total_epochs=1"
+        if framework.startswith("verl")
+        else "openrlhf.cli.train_ppo_ray"
+    )
+    launch.write_text(f"python3 -m {entry}\n")
+    res = rladapt("import", "-f", framework, str(launch))
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith(f"error: {framework} is outside the compatibility matrix; {nearest}"), (
+        res.stderr
+    )
+
+
+@pytest.mark.parametrize(
+    ("wanted", "nearest"),
+    [
+        # issue 22: verl 0.9.0 and OpenRLHF 0.11.0 sit between two pinned versions
+        ("0.9.0", "0.9.1 (a newer patch), 0.8.0 (an older minor)"),
+        ("0.11.0", "0.11.2 (a newer patch), 0.10.2 (an older minor)"),
+        ("0.3.0", "0.4.0 (a newer minor), 0.2.1 (an older minor)"),  # a tie: the newer first
+        ("0.10.1", "0.10.1.post2 (a newer post-release), 0.9.10 (an older minor)"),
+        ("0.10.1.post3", "0.10.1.post2 (an older post-release), 0.10.2 (a newer patch)"),
+        ("0.1", "0.2.1 (a newer minor, the oldest pinned)"),
+        ("1.0.0", "0.11.2 (an older major, the newest pinned)"),
+    ],
+)
+def test_a_version_outside_the_matrix_names_the_nearest_pinned(wanted: str, nearest: str) -> None:
+    pinned = ["0.2.1", "0.4.0", "0.8.0", "0.9.1", "0.9.10", "0.10.1.post2", "0.10.2", "0.11.2"]
+    assert nearest_pinned(Version(wanted), [Version(v) for v in pinned]) == nearest
 
 
 def test_capability_missing_names_field_version_and_first_supporting_version() -> None:

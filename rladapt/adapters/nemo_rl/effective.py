@@ -149,13 +149,30 @@ def _nemo_resolvers(version: str) -> Iterator[None]:
 
     names = ["mul", "div", "max"] if Version(version) >= Version("0.6.0") else ["mul"]
     added = [n for n in names if not OmegaConf.has_resolver(n)]
+    register = _register_resolver()
     for name in added:
-        OmegaConf.register_new_resolver(name, _NEMO_RESOLVERS[name])
+        register(name, _NEMO_RESOLVERS[name])
     try:
         yield
     finally:
         for name in added:
             OmegaConf.clear_resolver(name)
+
+
+def _register_resolver() -> Any:
+    """The installed OmegaConf's current way to register a resolver whose arguments are typed values.
+
+    OmegaConf 2.1 to 2.3 spell it ``register_new_resolver`` (their ``register_resolver`` is the legacy one, whose
+    arguments are strings, and warns); 2.4 renames it ``register_resolver`` and deprecates
+    ``register_new_resolver`` with a UserWarning printed on every import. Picking by version keeps stderr clean on
+    both without hiding any warning."""
+    import omegaconf
+    from omegaconf import OmegaConf
+    from packaging.version import Version
+
+    if Version(omegaconf.__version__) >= Version("2.4.0.dev0"):
+        return OmegaConf.register_resolver
+    return OmegaConf.register_new_resolver
 
 
 def _resolve_leaf(cfg: Any, key: str, value: Any) -> Any:

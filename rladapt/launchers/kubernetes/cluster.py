@@ -88,9 +88,9 @@ class Cluster:
         With ``kind``, the answer must be an object of that kind (and ``name``, when given) or a list of that
         kind: anything else is a LaunchError naming the server. ``missing_ok`` turns a 404 into None.
         """
-        from urllib3.exceptions import HTTPError
-
+        # the client first: it names the extra when missing, and urllib3 comes with it
         api_exception = kubernetes_module().client.exceptions.ApiException
+        from urllib3.exceptions import HTTPError
 
         kwargs.setdefault("_request_timeout", API_TIMEOUT)
         try:
