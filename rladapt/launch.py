@@ -315,12 +315,24 @@ class Runner:
         checkpoint directory, or another world size for a framework that cannot reshard. Returns the attempt
         number and the checkpoint it starts from.
         """
-        current = self.refresh(run)
+        self._check_ended(run, self.refresh(run))
+        # Decided again under the run's submission lock, held until the new attempt is submitted: two `resume`s
+        # that both saw the run ended before either took the lock must not both submit a job.
+        with run.submission():
+            self._check_ended(run, run.refresh().recorded_status())
+            return self._resume_locked(run, from_step=from_step, force=force)
+
+    @staticmethod
+    def _check_ended(run: Run, current: RunStatus) -> None:
         if not current.terminal:
             raise UsageError(
                 f"run {run.id} is {current.state}: only a run that has ended can be resumed "
                 f"(stop it first: rladapt stop {run.id})"
             )
+
+    def _resume_locked(
+        self, run: Run, *, from_step: int | None, force: bool
+    ) -> tuple[int, Checkpoint | None]:
         rec = run.record
         spec_path = rec.spec_path
         if not spec_path or spec_path.startswith("/dev/fd/"):
@@ -403,16 +415,16 @@ class Runner:
         # A stop of an earlier attempt must not keep this one from starting: the user asked for it now.
         (run.dir / STOP_REQUEST_FILE).unlink(missing_ok=True)
         run.save_attempt(artifacts, from_step=None if chosen is None else chosen.step, job=job_id)
-        with run.submission():
-            run.save_submitting(intent, this_process())
-            handle = self._submit(
-                plugin,
-                artifacts,
-                run,
-                f"submitting attempt {number} of {run.id} to {run.launcher}",
-                "resubmit",
-            )
-            run.save_handle(handle)
+        # the caller (`resume`) holds the run's submission lock
+        run.save_submitting(intent, this_process())
+        handle = self._submit(
+            plugin,
+            artifacts,
+            run,
+            f"submitting attempt {number} of {run.id} to {run.launcher}",
+            "resubmit",
+        )
+        run.save_handle(handle)
         return number
 
     # --- recorded runs ---------------------------------------------------------------------------------------
