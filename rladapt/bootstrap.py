@@ -232,7 +232,15 @@ def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str])
     """
     from rladapt.plugins import get_registry
     from rladapt.primitives.errors import RladaptError
-    from rladapt.resume import ResumeRefused, Settings, carry_out, decide, describe, record_attempt
+    from rladapt.resume import (
+        ResumeRefused,
+        Settings,
+        carry_out,
+        decide,
+        describe,
+        record_attempt,
+        restarted,
+    )
 
     try:
         settings = Settings.from_json(json.loads(settings_text))
@@ -255,13 +263,15 @@ def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str])
     restart = 0
     while True:
         try:
-            decision = decide(adapter, settings, native)
+            decision = decide(adapter, settings if restart == 0 else restarted(settings), native)
             if decision is not None:
                 carry_out(decision, _say)
                 _say(describe(decision))
         except ResumeRefused as exc:
             print(f"rladapt.bootstrap: error: {exc.message}", file=sys.stderr)
-            raise SystemExit(2) from None
+            # Refusing the first start is about the spec (exit 2); a restart exists because the job failed, so
+            # not getting it going again is that failure, not a usage error.
+            raise SystemExit(2 if restart == 0 else 1) from None
         except (RladaptError, OSError) as exc:
             message = exc.message if isinstance(exc, RladaptError) else str(exc)
             print(f"rladapt.bootstrap: cannot decide what to resume from: {message}", file=sys.stderr)

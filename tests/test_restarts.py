@@ -87,3 +87,58 @@ def test_resume_never_on_a_directory_with_steps_is_exit_2(tmp_path: Path) -> Non
     result = _bootstrap(tmp_path, Settings("verl", "0.9.1", "ckpt", resume="never"))
     assert result.returncode == 2
     assert "spec.checkpoint.resume is never" in result.stderr and "Traceback" not in result.stderr
+
+
+def _complete_step(root: Path, step: int) -> None:
+    """A step as FAKE_TRAINER commits it (NeMo-RL's layout)."""
+    tmp = root / f"step_{step}"
+    (tmp / "policy" / "weights").mkdir(parents=True, exist_ok=True)
+    (tmp / "training_info.json").write_text(json.dumps({"step": step}))
+    (tmp / "config.yaml").write_text("a: 1\n")
+    for sub in ("policy/weights/w.safetensors", "policy/tokenizer/t.json", "train_dataloader.pt"):
+        (tmp / sub).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / sub).write_text("x")
+
+
+def test_a_resume_path_applies_to_the_first_start_only_a_restart_keeps_its_progress(tmp_path: Path) -> None:
+    """`rladapt resume --from-step 1` is `resume: path` on step 1: the restart after the fault continues from
+    step 2, which the failed attempt committed, not from step 1 again."""
+    _complete_step(tmp_path / "ckpt", 1)
+    settings = Settings("nemo-rl", "0.7.0", "ckpt", resume="path", path="ckpt/step_1", max_restarts=2)
+    result = _bootstrap(tmp_path, settings)
+    assert result.returncode == 0, result.stderr
+    starts = read_attempts(tmp_path)
+    assert [(s["restart"], s["from_step"]) for s in starts] == [(0, 1), (1, 2)]
+    assert "trainer: starting at step 2" in result.stdout
+
+
+def test_max_restarts_with_resume_never_continues_the_attempts_own_checkpoints(tmp_path: Path) -> None:
+    """`resume: never` refuses steps written before the run started; the restart continues its own steps."""
+    result = _bootstrap(tmp_path, Settings("nemo-rl", "0.7.0", "ckpt", resume="never", max_restarts=1))
+    assert result.returncode == 0, result.stderr
+    assert "spec.checkpoint.resume is never" not in result.stderr
+    starts = read_attempts(tmp_path)
+    assert [(s["restart"], s["from_step"]) for s in starts] == [(0, None), (1, 2)]
+
+
+def test_a_run_whose_restarts_fail_ends_with_the_attempts_code_never_the_usage_code(tmp_path: Path) -> None:
+    """A fault in every attempt of a `resume: never` run is an infrastructure failure: the job ends with the
+    last attempt's code (137, SIGKILL), not with 2 from the never-check refusing its own steps."""
+    # each attempt leaves a step behind and dies
+    trainer = (
+        "import os, pathlib, signal; p = pathlib.Path('ckpt'); p.mkdir(exist_ok=True); "
+        "(p / 'step_1').write_text('not a directory'); os.kill(os.getpid(), signal.SIGKILL)"
+    )
+    env = {
+        **os.environ,
+        SETTINGS_ENV: json.dumps(
+            Settings("nemo-rl", "0.7.0", "ckpt", resume="never", max_restarts=1).to_json()
+        ),
+        ATTEMPTS_ENV: str(tmp_path / "attempts.jsonl"),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "rladapt.bootstrap", "--", sys.executable, "-c", trainer],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 137, result.stderr
+    assert "no restart left" in result.stderr and "Traceback" not in result.stderr
