@@ -298,7 +298,7 @@ def test_a_second_run_into_a_held_checkpoint_directory_is_refused_before_submit(
     holder; `--take-over` starts it anyway; a resume of the first run may take its own directory back."""
     from rladapt.runs.owner import HEARTBEAT_ENV, DirectoryHeld, read_owner
 
-    monkeypatch.setenv(HEARTBEAT_ENV, "0.2")
+    monkeypatch.setenv(HEARTBEAT_ENV, "1")
     sleeping = write_spec(spec.parent, env={"STUB_EXIT": "0", "STUB_SLEEP": "60"})
     first = runner.launch(sleeping, framework="verl")
     assert first.handle is not None

@@ -236,7 +236,8 @@ def test_the_job_refuses_a_checkpoint_directory_another_run_holds_and_takes_a_st
         env={
             **os.environ,
             SETTINGS_ENV: json.dumps(Settings("nemo-rl", "0.7.0", "ckpt").to_json()),
-            HEARTBEAT_ENV: "0.2",
+            # stale after 4 s: long enough that a loaded machine does not free it while the test looks
+            HEARTBEAT_ENV: "1",
             RUN_ID_ENV: "run-a-00000000",
         },
         stderr=subprocess.PIPE,
@@ -244,9 +245,10 @@ def test_the_job_refuses_a_checkpoint_directory_another_run_holds_and_takes_a_st
     )
     try:
         owner = _wait_for_owner(tmp_path / "ckpt", "run-a-00000000")
-        time.sleep(0.6)
-        beaten = read_owner(tmp_path / "ckpt")
-        assert beaten is not None and beaten.heartbeat > owner.heartbeat  # the heartbeat goes on
+        deadline = time.monotonic() + 30
+        while (beaten := read_owner(tmp_path / "ckpt")) is not None and beaten.heartbeat == owner.heartbeat:
+            assert time.monotonic() < deadline, "the heartbeat never came"
+            time.sleep(0.05)
         other = {RUN_ID_ENV: "run-b-11111111"}
         refused = _start(tmp_path, Settings("nemo-rl", "0.7.0", "ckpt"), **other)
         assert refused.returncode == 2, refused.stderr
