@@ -76,7 +76,11 @@ def checkpoints(target: str, framework: str | None, fmt: str) -> None:
 @click.command(short_help="Start a run again from a checkpoint.")
 @run_argument()
 @click.option(
-    "--from-step", type=int, default=None, help="Resume from this step instead of the newest complete."
+    "--from-step",
+    type=int,
+    default=None,
+    help="Resume from this step instead of the newest complete (this start only: a restart after a fault "
+    "continues from the newest complete step).",
 )
 @click.option(
     "--force", is_flag=True, help="Resume even when the spec changed in a way the checkpoint may not survive."
