@@ -26,7 +26,7 @@ import shutil
 import signal
 import subprocess
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
@@ -35,8 +35,11 @@ from rladapt.plugins.job import (
     FILES_ENV,
     LITERAL_ENV,
     PATCHES_ENV,
+    RUN_ATTEMPT_ENV,
+    RUN_ID_ENV,
     SECRET_FILES_ENV,
     SETTINGS_ENV,
+    TAKE_OVER_ENV,
     WORKER_SETUP_HOOK,
     bootstrap_argv,
     is_python,
@@ -224,6 +227,40 @@ def _say(message: str) -> None:
     print(f"rladapt.bootstrap: {message}", file=sys.stderr, flush=True)
 
 
+def _hold_checkpoint_dir(directory: str) -> tuple[bool, Callable[[], None]]:
+    """Hold the checkpoint directory for this job's run (``rladapt.runs.owner``) and keep its heartbeat going;
+    True when this start is a restart of the attempt that held it last (a Slurm requeue, a pod retry), and what
+    lets the directory go again when this start is refused.
+
+    Without ``$RLADAPT_RUN_ID`` (a job started by hand, or by an older rladapt) nothing is held. Another run
+    holding the directory is exit 2, as the runner's own check before submitting would have said.
+    """
+    from rladapt.runs.owner import DirectoryHeld, release, start_heartbeat, take
+
+    run_id = os.environ.get(RUN_ID_ENV)
+    if not run_id:
+        return False, lambda: None
+    attempt = os.environ.get(RUN_ATTEMPT_ENV) or run_id
+    root = Path.cwd() / directory
+    try:
+        mine, before = take(root, run_id, attempt, take_over=os.environ.get(TAKE_OVER_ENV) == "1")
+        start_heartbeat(root, mine)
+    except DirectoryHeld as exc:
+        print(f"rladapt.bootstrap: error: {exc.message}", file=sys.stderr)
+        raise SystemExit(2) from None
+    except OSError as exc:
+        print(
+            f"rladapt.bootstrap: cannot hold the checkpoint directory {str(root)!r}: {exc}", file=sys.stderr
+        )
+        raise SystemExit(1) from None
+    if before is not None and before.run != run_id:
+        _say(f"took the checkpoint directory {root} over from {before.describe()}")
+    requeued = before is not None and before.run == run_id and before.attempt == attempt
+    if requeued:
+        _say(f"a restart of {attempt}: continuing from the newest complete step of its own checkpoints")
+    return requeued, lambda: release(root, mine)
+
+
 def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str]) -> list[str]:
     """Decide the resume point; without restarts return the command to run here, else supervise the attempts.
 
@@ -232,7 +269,15 @@ def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str])
     """
     from rladapt.plugins import get_registry
     from rladapt.primitives.errors import RladaptError
-    from rladapt.resume import ResumeRefused, Settings, carry_out, decide, describe, record_attempt
+    from rladapt.resume import (
+        ResumeRefused,
+        Settings,
+        carry_out,
+        decide,
+        describe,
+        record_attempt,
+        restarted,
+    )
 
     try:
         settings = Settings.from_json(json.loads(settings_text))
@@ -244,6 +289,7 @@ def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str])
     except RladaptError as exc:
         print(f"rladapt.bootstrap: {exc.message}", file=sys.stderr)
         raise SystemExit(2) from None
+    requeued, let_go = _hold_checkpoint_dir(settings.dir)
     stopping: list[int] = []
     child: list[subprocess.Popen[bytes]] = []
 
@@ -255,13 +301,19 @@ def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str])
     restart = 0
     while True:
         try:
-            decision = decide(adapter, settings, native)
+            first = restart == 0 and not requeued
+            decision = decide(adapter, settings if first else restarted(settings), native)
             if decision is not None:
                 carry_out(decision, _say)
                 _say(describe(decision))
         except ResumeRefused as exc:
             print(f"rladapt.bootstrap: error: {exc.message}", file=sys.stderr)
-            raise SystemExit(2) from None
+            # Refusing the first start is about the spec (exit 2); a restart exists because the job failed, so
+            # not getting it going again is that failure, not a usage error.
+            if first:
+                # a refused start wrote nothing: a requeue must not take the directory for a restart of its own
+                let_go()
+            raise SystemExit(2 if first else 1) from None
         except (RladaptError, OSError) as exc:
             message = exc.message if isinstance(exc, RladaptError) else str(exc)
             print(f"rladapt.bootstrap: cannot decide what to resume from: {message}", file=sys.stderr)

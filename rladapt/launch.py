@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rladapt.pipeline import render_spec
-from rladapt.plugins.job import resume_settings
+from rladapt.plugins.job import resume_settings, run_env
 from rladapt.plugins.launcher import (
     RUN_ID_OPTION,
     STOP_REQUEST_FILE,
@@ -46,6 +46,7 @@ from rladapt.primitives.errors import LaunchError, OutputError, RladaptError, Us
 from rladapt.processes import alive, this_process
 from rladapt.resume import decide
 from rladapt.runs import CheckpointFacts, Run, RunStore, new_run_id, spec_hash
+from rladapt.runs.owner import check_free
 
 if TYPE_CHECKING:
     from rladapt.pipeline import Rendered
@@ -166,7 +167,7 @@ class Runner:
             options=merged,
         )
 
-    def schedule(self, planned: Planned) -> Run:
+    def schedule(self, planned: Planned, *, take_over: bool = False) -> Run:
         """Make a run id, render with it, record the run, submit it and save the launcher's handle.
 
         The record exists before the submission, and says ``SUBMITTING`` with the launcher's ``intent`` (what
@@ -176,13 +177,16 @@ class Runner:
         is not called) and after it (the job is stopped at once); either way this raises a ``LaunchError``.
         A submission that fails leaves a run marked FAILED with the reason (and no handle). A launcher's own
         ``RladaptError`` is raised as it is; anything else becomes a ``LaunchError`` naming the launcher and
-        the run id.
+        the run id. A checkpoint directory held by another run is refused before anything is recorded, unless
+        ``take_over`` (``rladapt.runs.owner``).
         """
         native = planned.native
         name = planned.launcher_name
         plugin = planned.launcher
         self._check_resume_rule(planned)
+        self._check_owner(planned, None, take_over)
         run_id = new_run_id(native.job_name)
+        planned = _for_job(planned, run_id, run_id, take_over)
         artifacts = planned.render(run_id)
         intent = plugin.intent(artifacts, run_id)
         run = self.store.create(
@@ -250,6 +254,15 @@ class Runner:
             return
         decide(planned.rendered.adapter, settings, planned.native.argv, base=base)
 
+    @staticmethod
+    def _check_owner(planned: Planned, run_id: str | None, take_over: bool) -> None:
+        """Refuse a checkpoint directory that another run holds, as seen from here (the job takes it at its start,
+        where it runs, and refuses it there too)."""
+        ck = planned.native.checkpoint_dir
+        if not ck:
+            return
+        check_free(Path.cwd() / planned.native.working_dir / ck, run_id, take_over=take_over)
+
     def _submit(
         self,
         plugin: Launcher,
@@ -296,31 +309,46 @@ class Runner:
         framework: str,
         launcher: str = "local",
         options: Mapping[str, str] | None = None,
+        take_over: bool = False,
     ) -> Run:
         """``schedule(dryrun(...))``: the recorded, submitted run."""
         return self.schedule(
-            self.dryrun(spec, overrides, framework=framework, launcher=launcher, options=options)
+            self.dryrun(spec, overrides, framework=framework, launcher=launcher, options=options),
+            take_over=take_over,
         )
 
     # --- resuming ------------------------------------------------------------------------------------------
 
     def resume(
-        self, run: Run, *, from_step: int | None = None, force: bool = False
+        self, run: Run, *, from_step: int | None = None, force: bool = False, take_over: bool = False
     ) -> tuple[int, Checkpoint | None]:
         """Submit ``run`` again, from its newest complete checkpoint (or ``from_step``), as its next attempt.
 
         The recorded spec file, overrides, framework version, launcher and options are rendered again; the
         job's bootstrap then resumes with the framework's own arguments (``rladapt.resume``). Refused (a
         ``UsageError``, unless ``force``) when the run has not ended, when the spec now names another model or
-        checkpoint directory, or another world size for a framework that cannot reshard. Returns the attempt
-        number and the checkpoint it starts from.
+        checkpoint directory, or another world size for a framework that cannot reshard, and when another run
+        holds its checkpoint directory (unless ``take_over``). Returns the attempt number and the checkpoint it
+        starts from.
         """
-        current = self.refresh(run)
+        self._check_ended(run, self.refresh(run))
+        # Decided again under the run's submission lock, held until the new attempt is submitted: two `resume`s
+        # that both saw the run ended before either took the lock must not both submit a job.
+        with run.submission():
+            self._check_ended(run, run.refresh().recorded_status())
+            return self._resume_locked(run, from_step=from_step, force=force, take_over=take_over)
+
+    @staticmethod
+    def _check_ended(run: Run, current: RunStatus) -> None:
         if not current.terminal:
             raise UsageError(
                 f"run {run.id} is {current.state}: only a run that has ended can be resumed "
                 f"(stop it first: rladapt stop {run.id})"
             )
+
+    def _resume_locked(
+        self, run: Run, *, from_step: int | None, force: bool, take_over: bool
+    ) -> tuple[int, Checkpoint | None]:
         rec = run.record
         spec_path = rec.spec_path
         if not spec_path or spec_path.startswith("/dev/fd/"):
@@ -340,6 +368,7 @@ class Runner:
         adapter = planned.rendered.adapter
         root = rec.checkpoint_root()
         self._check_survives(run, planned, adapter.can_reshard, force)
+        check_free(root, run.id, take_over=take_over)
         scan = adapter.scan_checkpoints(root, planned.native.version)
         if scan is None:
             raise UsageError(
@@ -365,7 +394,7 @@ class Runner:
         native = planned.native.model_copy(update={"resume": resume_to})
         # a new Planned: its command and artifacts are those of the resumed launch, built when first needed
         planned = dataclasses.replace(planned, rendered=dataclasses.replace(planned.rendered, native=native))
-        return self._resubmit(run, planned, chosen), chosen
+        return self._resubmit(run, planned, chosen, take_over), chosen
 
     def _check_survives(self, run: Run, planned: Planned, can_reshard: bool, force: bool) -> None:
         before = run.record.checkpoint
@@ -391,28 +420,29 @@ class Runner:
                 + " (--force to try anyway)"
             )
 
-    def _resubmit(self, run: Run, planned: Planned, chosen: Checkpoint | None) -> int:
+    def _resubmit(self, run: Run, planned: Planned, chosen: Checkpoint | None, take_over: bool) -> int:
         """Submit ``planned`` into ``run``'s directory as its next attempt, recording it first."""
         plugin = planned.launcher
         number = len(run.record.attempts) + 1
         # Launchers name the job after this id (the Ray submission id, the RayJob, the Slurm job): a new attempt
         # needs a name of its own, since the old job may still be known to the engine. At most 49 + 4 characters.
         job_id = f"{run.id}-a{number}"
+        planned = _for_job(planned, run.id, job_id, take_over)
         artifacts = planned.render(job_id)
         intent = plugin.intent(artifacts, job_id)
         # A stop of an earlier attempt must not keep this one from starting: the user asked for it now.
         (run.dir / STOP_REQUEST_FILE).unlink(missing_ok=True)
         run.save_attempt(artifacts, from_step=None if chosen is None else chosen.step, job=job_id)
-        with run.submission():
-            run.save_submitting(intent, this_process())
-            handle = self._submit(
-                plugin,
-                artifacts,
-                run,
-                f"submitting attempt {number} of {run.id} to {run.launcher}",
-                "resubmit",
-            )
-            run.save_handle(handle)
+        # the caller (`resume`) holds the run's submission lock
+        run.save_submitting(intent, this_process())
+        handle = self._submit(
+            plugin,
+            artifacts,
+            run,
+            f"submitting attempt {number} of {run.id} to {run.launcher}",
+            "resubmit",
+        )
+        run.save_handle(handle)
         return number
 
     # --- recorded runs ---------------------------------------------------------------------------------------
@@ -596,6 +626,18 @@ class Runner:
             result = self.launcher_for(run).stop(handle, run.dir)
         run.save_status(result)
         return result
+
+
+def _for_job(planned: Planned, run_id: str, attempt: str, take_over: bool) -> Planned:
+    """``planned`` with the job told its run and attempt, so that its bootstrap holds the checkpoint directory
+    for them (``rladapt.runs.owner``); unchanged without a checkpoint directory."""
+    native = planned.native
+    if not native.checkpoint_dir:
+        return planned
+    env = {**native.env, **run_env(run_id, attempt, take_over=take_over)}
+    native = native.model_copy(update={"env": env})
+    # a new Planned: its command and artifacts are built from this native when first needed
+    return dataclasses.replace(planned, rendered=dataclasses.replace(planned.rendered, native=native))
 
 
 def _describe(status: RunStatus) -> str:

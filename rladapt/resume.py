@@ -13,6 +13,7 @@ into the run directory, so ``rladapt status`` shows each attempt and the step it
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import time
@@ -96,6 +97,19 @@ def decide(
     return Decision(scan, chosen, adapter.plan_resume(argv, settings.version, scan, chosen))
 
 
+def restarted(settings: Settings) -> Settings:
+    """The settings a restart of the same attempt decides with: the newest complete step, whatever the first start
+    was told.
+
+    ``resume: path`` (``rladapt resume --from-step N``) chose where this attempt began; going back there after a
+    fault would throw away every step the attempt committed since. ``resume: never`` refuses steps written before
+    the run started; the steps a restart finds are the failed attempt's own, which it must continue.
+    """
+    if settings.resume == "auto":
+        return settings
+    return dataclasses.replace(settings, resume="auto", path=None)
+
+
 def _same(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve()
@@ -176,5 +190,6 @@ __all__ = [
     "Settings",
     "carry_out",
     "decide",
+    "restarted",
     "settings_for",
 ]

@@ -223,3 +223,119 @@ def test_get_without_runs_is_a_usage_error(runner: Runner, store: RunStore) -> N
         runner.get()
     with pytest.raises(UsageError, match="no run 'nope'"):
         runner.get("nope")
+
+
+def test_concurrent_resumes_of_one_run_submit_one_job(
+    registry: Registry, store: RunStore, spec: Path, cleanup: list[dict[str, Any]]
+) -> None:
+    """Two `resume`s of an ended run meet at a barrier once each has rendered the run again, then one goes on
+    at once and the other after 0 to 3 s (longer than a local submission takes): each time the run gets exactly one new attempt and the other resume is refused,
+    since whether the run has ended is decided under its submission lock, which the winner holds until its
+    job is submitted."""
+    import threading
+    import time
+
+    meet: list[threading.Barrier] = []
+    local = threading.local()
+
+    class Racing(Runner):
+        def dryrun(self, *args: Any, **kwargs: Any) -> Planned:
+            planned = super().dryrun(*args, **kwargs)
+            if not meet:  # the launch
+                return planned
+            with contextlib.suppress(threading.BrokenBarrierError):
+                # the other resume may have been refused already: then there is no one to meet
+                meet[-1].wait(timeout=3)
+            time.sleep(getattr(local, "delay", 0.0))
+            return planned
+
+    runner = Racing(registry, store)
+    failing = write_spec(spec.parent, env={"STUB_EXIT": "3"})
+    run = runner.launch(failing, framework="verl")
+    assert run.handle is not None
+    cleanup.append(run.handle)
+    assert runner.wait(run, interval=0.1, timeout=60).state == "FAILED"
+    for attempt, stagger in enumerate([0.0, 0.05, 0.1, 0.2, 0.4, 0.8, 1.6, 3.0]):
+        meet.append(threading.Barrier(2))
+        results: list[object] = []
+
+        def one(delay: float, results: list[object] = results) -> None:
+            mine = store.get(run.id)  # each `rladapt resume` reads the record itself
+            local.delay = delay
+            try:
+                results.append(runner.resume(mine, force=True))
+            except UsageError as exc:
+                results.append(exc)
+
+        threads = [threading.Thread(target=one, args=(d,)) for d in (0.0, stagger)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        current = store.get(run.id)
+        assert current.handle is not None
+        cleanup.append(current.handle)
+        submitted = [r for r in results if isinstance(r, tuple)]
+        assert len(submitted) == 1, (stagger, results)
+        refused = [r for r in results if isinstance(r, UsageError)]
+        assert len(refused) == 1 and (
+            "only a run that has ended can be resumed" in refused[0].message
+            or "already being submitted" in refused[0].message
+        ), refused
+        assert len(current.record.attempts) == attempt + 2
+        assert runner.wait(current, interval=0.1, timeout=60).state == "FAILED"
+
+
+def test_a_second_run_into_a_held_checkpoint_directory_is_refused_before_submit(
+    runner: Runner,
+    store: RunStore,
+    spec: Path,
+    cleanup: list[dict[str, Any]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Two launches of one spec (one checkpoint directory), on the local launcher with real processes: the
+    first run's job holds the directory; the second launch is refused before anything is recorded, naming the
+    holder; `--take-over` starts it anyway; a resume of the first run may take its own directory back."""
+    from rladapt.runs.owner import HEARTBEAT_ENV, DirectoryHeld, read_owner
+
+    monkeypatch.setenv(HEARTBEAT_ENV, "1")
+    sleeping = write_spec(spec.parent, env={"STUB_EXIT": "0", "STUB_SLEEP": "60"})
+    first = runner.launch(sleeping, framework="verl")
+    assert first.handle is not None
+    cleanup.append(first.handle)
+    root = Path(first.checkpoint_root())
+    holder = wait_for(lambda: read_owner(root), "the job to hold its checkpoint directory", timeout=60)
+    assert (holder.run, holder.attempt) == (first.id, first.id) and holder.holds()
+    with pytest.raises(DirectoryHeld) as refused:
+        runner.launch(sleeping, framework="verl")
+    message = refused.value.message
+    assert f"held by run {first.id}" in message and f"pid {holder.pid}" in message
+    assert "last heartbeat" in message and "--take-over" in message
+    assert [r.id for r in store.list()] == [first.id]  # nothing recorded for the refused launch
+
+    second = runner.launch(sleeping, framework="verl", take_over=True)
+    assert second.handle is not None
+    cleanup.append(second.handle)
+    taken = wait_for(
+        lambda: (o := read_owner(root)) is not None and o.run == second.id and o, "the take-over", timeout=60
+    )
+    assert taken.holds()
+    ended = runner.stop(second)
+    assert ended is not None and ended.state == "STOPPED"
+    runner.stop(first)
+    # the holder's heartbeat stops with its job (said ended, or stale STALE_AFTER beats later): free again
+    wait_for(lambda: (o := read_owner(root)) is not None and not o.holds(), "the directory to be free")
+    # the first run resumes (a run may take its own directory back from a holder that is still alive)
+    number, _ = runner.resume(store.get(first.id), force=True)
+    resumed = store.get(first.id)
+    assert resumed.handle is not None
+    cleanup.append(resumed.handle)
+    again = wait_for(
+        lambda: (o := read_owner(root)) is not None and o.run == first.id and o.ended is None and o,
+        "the resumed job to hold the directory",
+        timeout=60,
+    )
+    assert again.attempt == f"{first.id}-a{number}"
+    with pytest.raises(DirectoryHeld, match=f"held by run {first.id}"):
+        runner.resume(store.get(second.id), force=True)  # another run's resume is refused too
+    runner.stop(resumed)

@@ -8,14 +8,29 @@ because NeMo-RL cannot run on this machine. Everything else is real: ``python -m
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import pytest
+
 from rladapt.plugins.checkpoints import ASIDE_DIR
+from rladapt.plugins.job import RUN_ATTEMPT_ENV, RUN_ID_ENV
 from rladapt.resume import ATTEMPTS_ENV, SETTINGS_ENV, Settings, read_attempts
+from rladapt.runs.owner import (
+    HEARTBEAT_ENV,
+    OWNER_FILE,
+    STALE_AFTER,
+    DirectoryHeld,
+    Owner,
+    check_free,
+    read_owner,
+    take,
+)
 
 #: Resumes from the highest step_N (as NeMo-RL does), trains to step 4, checkpoints every step; the first attempt
 #: leaves a half-written tmp_step_3 and kills itself with SIGKILL.
@@ -92,3 +107,183 @@ def test_resume_never_on_a_directory_with_steps_is_exit_2(tmp_path: Path) -> Non
     result = _bootstrap(tmp_path, Settings("verl", "0.9.1", "ckpt", resume="never"))
     assert result.returncode == 2
     assert "spec.checkpoint.resume is never" in result.stderr and "Traceback" not in result.stderr
+
+
+def _complete_step(root: Path, step: int) -> None:
+    """A step as FAKE_TRAINER commits it (NeMo-RL's layout)."""
+    tmp = root / f"step_{step}"
+    (tmp / "policy" / "weights").mkdir(parents=True, exist_ok=True)
+    (tmp / "training_info.json").write_text(json.dumps({"step": step}))
+    (tmp / "config.yaml").write_text("a: 1\n")
+    for sub in ("policy/weights/w.safetensors", "policy/tokenizer/t.json", "train_dataloader.pt"):
+        (tmp / sub).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / sub).write_text("x")
+
+
+def test_a_resume_path_applies_to_the_first_start_only_a_restart_keeps_its_progress(tmp_path: Path) -> None:
+    """`rladapt resume --from-step 1` is `resume: path` on step 1: the restart after the fault continues from
+    step 2, which the failed attempt committed, not from step 1 again."""
+    _complete_step(tmp_path / "ckpt", 1)
+    settings = Settings("nemo-rl", "0.7.0", "ckpt", resume="path", path="ckpt/step_1", max_restarts=2)
+    result = _bootstrap(tmp_path, settings)
+    assert result.returncode == 0, result.stderr
+    starts = read_attempts(tmp_path)
+    assert [(s["restart"], s["from_step"]) for s in starts] == [(0, 1), (1, 2)]
+    assert "trainer: starting at step 2" in result.stdout
+
+
+def test_max_restarts_with_resume_never_continues_the_attempts_own_checkpoints(tmp_path: Path) -> None:
+    """`resume: never` refuses steps written before the run started; the restart continues its own steps."""
+    result = _bootstrap(tmp_path, Settings("nemo-rl", "0.7.0", "ckpt", resume="never", max_restarts=1))
+    assert result.returncode == 0, result.stderr
+    assert "spec.checkpoint.resume is never" not in result.stderr
+    starts = read_attempts(tmp_path)
+    assert [(s["restart"], s["from_step"]) for s in starts] == [(0, None), (1, 2)]
+
+
+def test_a_run_whose_restarts_fail_ends_with_the_attempts_code_never_the_usage_code(tmp_path: Path) -> None:
+    """A fault in every attempt of a `resume: never` run is an infrastructure failure: the job ends with the
+    last attempt's code (137, SIGKILL), not with 2 from the never-check refusing its own steps."""
+    # each attempt leaves a step behind and dies
+    trainer = (
+        "import os, pathlib, signal; p = pathlib.Path('ckpt'); p.mkdir(exist_ok=True); "
+        "(p / 'step_1').write_text('not a directory'); os.kill(os.getpid(), signal.SIGKILL)"
+    )
+    env = {
+        **os.environ,
+        SETTINGS_ENV: json.dumps(
+            Settings("nemo-rl", "0.7.0", "ckpt", resume="never", max_restarts=1).to_json()
+        ),
+        ATTEMPTS_ENV: str(tmp_path / "attempts.jsonl"),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "rladapt.bootstrap", "--", sys.executable, "-c", trainer],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 137, result.stderr
+    assert "no restart left" in result.stderr and "Traceback" not in result.stderr
+
+
+def _start(tmp_path: Path, settings: Settings, **env: str) -> subprocess.CompletedProcess[str]:
+    """One start of the job as a launcher that restarts by itself makes it (the Slurm script's loop, a pod retry):
+    a new bootstrap each time, told its run and attempt."""
+    full = {
+        **os.environ,
+        SETTINGS_ENV: json.dumps(settings.to_json()),
+        ATTEMPTS_ENV: str(tmp_path / "attempts.jsonl"),
+        HEARTBEAT_ENV: "0.2",
+        **env,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "rladapt.bootstrap", "--", sys.executable, "-c", FAKE_TRAINER],
+        cwd=tmp_path, env=full, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+JOB = {RUN_ID_ENV: "grpo-0a1b2c3d", RUN_ATTEMPT_ENV: "grpo-0a1b2c3d-a2"}
+
+
+def test_a_requeue_of_an_attempt_continues_its_own_progress_not_the_step_it_was_told(tmp_path: Path) -> None:
+    """`rladapt resume --from-step 1` on a launcher that restarts by itself: the requeue after the fault
+    continues from step 2, which the attempt committed, because the directory's owner file says the last start
+    was this very attempt."""
+    _complete_step(tmp_path / "ckpt", 1)
+    settings = Settings("nemo-rl", "0.7.0", "ckpt", resume="path", path="ckpt/step_1")
+    first = _start(tmp_path, settings, **JOB)
+    assert first.returncode == -9, first.stderr
+    again = _start(tmp_path, settings, **JOB)
+    assert again.returncode == 0, again.stderr
+    assert [s["from_step"] for s in read_attempts(tmp_path)] == [1, 2]
+    assert "a restart of grpo-0a1b2c3d-a2" in again.stderr
+
+
+def test_a_requeue_of_a_resume_never_run_continues_its_own_steps(tmp_path: Path) -> None:
+    settings = Settings("nemo-rl", "0.7.0", "ckpt", resume="never")
+    first = _start(tmp_path, settings, **JOB)
+    assert first.returncode == -9, first.stderr
+    again = _start(tmp_path, settings, **JOB)
+    assert again.returncode == 0, again.stderr
+    assert [s["from_step"] for s in read_attempts(tmp_path)] == [None, 2]
+    # a new attempt of the run (a resume), or another run, is a first start: its own rule applies
+    (tmp_path / "ckpt" / OWNER_FILE).unlink()
+    refused = _start(tmp_path, settings, **JOB)
+    assert refused.returncode == 2 and "spec.checkpoint.resume is never" in refused.stderr
+    assert not (tmp_path / "ckpt" / OWNER_FILE).exists()  # a refused start holds nothing
+
+
+def _wait_for_owner(root: Path, run: str, timeout: float = 30.0) -> Owner:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        owner = read_owner(root)
+        if owner is not None and owner.run == run:
+            return owner
+        time.sleep(0.05)
+    raise AssertionError(f"no owner file for {run} in {root}")
+
+
+def test_the_job_refuses_a_checkpoint_directory_another_run_holds_and_takes_a_stale_one(
+    tmp_path: Path,
+) -> None:
+    """The bootstrap's own check (a requeue never passes through the runner), with real processes: a job of
+    run A holds the directory with its heartbeat; a job of run B is refused, exit 2, naming A; once A's job is
+    gone its file says so, and B starts."""
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "rladapt.bootstrap",
+            "--",
+            sys.executable,
+            "-c",
+            "import time; time.sleep(60)",
+        ],
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            SETTINGS_ENV: json.dumps(Settings("nemo-rl", "0.7.0", "ckpt").to_json()),
+            # stale after 4 s: long enough that a loaded machine does not free it while the test looks
+            HEARTBEAT_ENV: "1",
+            RUN_ID_ENV: "run-a-00000000",
+        },
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        owner = _wait_for_owner(tmp_path / "ckpt", "run-a-00000000")
+        deadline = time.monotonic() + 30
+        while (beaten := read_owner(tmp_path / "ckpt")) is not None and beaten.heartbeat == owner.heartbeat:
+            assert time.monotonic() < deadline, "the heartbeat never came"
+            time.sleep(0.05)
+        other = {RUN_ID_ENV: "run-b-11111111"}
+        refused = _start(tmp_path, Settings("nemo-rl", "0.7.0", "ckpt"), **other)
+        assert refused.returncode == 2, refused.stderr
+        assert "Traceback" not in refused.stderr
+        for part in ("held by run run-a-00000000", f"pid {holder.pid}", "last heartbeat", "--take-over"):
+            assert part in refused.stderr, refused.stderr
+        assert not (tmp_path / "killed-once").exists()  # the trainer never ran
+    finally:
+        holder.kill()
+        holder.wait()
+    ended = time.monotonic() + 10
+    while (o := read_owner(tmp_path / "ckpt")) is not None and o.ended is None and time.monotonic() < ended:
+        time.sleep(0.05)
+    assert o is not None and o.ended is not None  # the heartbeat process saw its job die and said so
+    started = _start(tmp_path, Settings("nemo-rl", "0.7.0", "ckpt", max_restarts=1), **other)
+    assert started.returncode == 0, started.stderr
+    assert "took the checkpoint directory" in started.stderr
+
+
+def test_a_stale_heartbeat_holds_nothing_and_take_over_takes_a_fresh_one(tmp_path: Path) -> None:
+    root = tmp_path / "ckpt"
+    mine, before = take(root, "run-a-00000000", "run-a-00000000")
+    assert before is None
+    with pytest.raises(DirectoryHeld, match="held by run run-a-00000000"):
+        take(root, "run-b-11111111", "run-b-11111111")
+    taken, before = take(root, "run-b-11111111", "run-b-11111111", take_over=True)
+    assert before is not None and before.token == mine.token
+    # B's job died without a word (SIGKILL of its whole group): STALE_AFTER intervals later it holds nothing
+    old = dataclasses.replace(taken, heartbeat=time.time() - STALE_AFTER * taken.interval - 1)
+    (root / OWNER_FILE).write_text(old.to_json())
+    check_free(root, "run-c-22222222")
+    _, before = take(root, "run-c-22222222", "run-c-22222222")
+    assert before is not None and before.run == "run-b-11111111"

@@ -76,18 +76,27 @@ def checkpoints(target: str, framework: str | None, fmt: str) -> None:
 @click.command(short_help="Start a run again from a checkpoint.")
 @run_argument()
 @click.option(
-    "--from-step", type=int, default=None, help="Resume from this step instead of the newest complete."
+    "--from-step",
+    type=int,
+    default=None,
+    help="Resume from this step instead of the newest complete (this start only: a restart after a fault "
+    "continues from the newest complete step).",
 )
 @click.option(
     "--force", is_flag=True, help="Resume even when the spec changed in a way the checkpoint may not survive."
 )
-def resume(run_id: str, from_step: int | None, force: bool) -> None:
+@click.option(
+    "--take-over",
+    is_flag=True,
+    help="Resume even though another run holds the checkpoint directory (only once you know it is gone).",
+)
+def resume(run_id: str, from_step: int | None, force: bool, take_over: bool) -> None:
     """Start RUN again from its newest complete checkpoint (or --from-step), as a new attempt of the same run."""
     from rladapt.launch import Runner
 
     runner = Runner()
     run = runner.get(run_id)
-    attempt, chosen = runner.resume(run, from_step=from_step, force=force)
+    attempt, chosen = runner.resume(run, from_step=from_step, force=force, take_over=take_over)
     click.echo(run.id)
     where = f"step {chosen.step}" if chosen is not None else "the start (no complete checkpoint)"
     click.echo(f"attempt {attempt} submitted from {where}; follow with `rladapt logs -f {run.id}`", err=True)

@@ -119,6 +119,11 @@ def _echo_raw(line: str) -> None:
     show_default=True,
     help="Stream the logs until the run ends; the exit status is then the run's.",
 )
+@click.option(
+    "--take-over",
+    is_flag=True,
+    help="Start even though another run holds the checkpoint directory (only once you know it is gone).",
+)
 def launch(
     framework: str,
     spec: str,
@@ -127,6 +132,7 @@ def launch(
     launcher_opts: tuple[str, ...],
     dry_run: bool,
     follow: bool,
+    take_over: bool,
 ) -> None:
     """Launch SPEC (with OVERRIDES) on FRAMEWORK through a launcher, and record the run."""
     runner = _runner()
@@ -136,7 +142,9 @@ def launch(
         planned = runner.dryrun(spec, overrides, framework=framework, launcher=launcher_name, options=options)
         click.echo(planned.describe(), nl=False)
         return
-    run = runner.launch(spec, overrides, framework=framework, launcher=launcher_name, options=options)
+    run = runner.launch(
+        spec, overrides, framework=framework, launcher=launcher_name, options=options, take_over=take_over
+    )
     click.echo(run.id)
     if not follow:
         click.echo(

@@ -24,14 +24,18 @@ __all__ = [
     "FILES_ENV",
     "LITERAL_ENV",
     "PATCHES_ENV",
+    "RUN_ATTEMPT_ENV",
+    "RUN_ID_ENV",
     "SECRET_FILES_ENV",
     "SETTINGS_ENV",
+    "TAKE_OVER_ENV",
     "WORKER_SETUP_HOOK",
     "ResumeSettings",
     "bootstrap_argv",
     "is_python",
     "json_env_value",
     "resume_settings",
+    "run_env",
 ]
 
 #: The module a job is started through: ``python -m rladapt.bootstrap [--patch HOOK]... -- <native argv>``.
@@ -54,6 +58,13 @@ SETTINGS_ENV = "RLADAPT_CHECKPOINTS"
 #: The file (in the run directory) each start of the job appends a line to: when, which restart, from which step.
 ATTEMPTS_ENV = "RLADAPT_ATTEMPTS"
 ATTEMPTS_FILE = "attempts.jsonl"
+#: The run and the attempt (the job name: ``<run id>`` for the launch, ``<run id>-aN`` for a resume) the job belongs
+#: to: its bootstrap holds the checkpoint directory for them (``rladapt.runs.owner``) and tells a restart of the
+#: same attempt (a Slurm requeue, a pod retry) from its first start.
+RUN_ID_ENV = "RLADAPT_RUN_ID"
+RUN_ATTEMPT_ENV = "RLADAPT_RUN_ATTEMPT"
+#: ``1``: the job takes its checkpoint directory over from another run (``--take-over``).
+TAKE_OVER_ENV = "RLADAPT_TAKE_OVER"
 
 _PYTHON_NAME = re.compile(r"^python(\d+(\.\d+)?)?\Z")
 
@@ -130,3 +141,11 @@ def resume_settings(native: NativeLaunch, *, restarts_in_job: bool) -> ResumeSet
         path=native.resume.path,
         max_restarts=restarts,
     )
+
+
+def run_env(run_id: str, attempt: str, *, take_over: bool = False) -> dict[str, str]:
+    """The variables that tell a job which run and attempt it is (see ``RUN_ID_ENV``)."""
+    env = {RUN_ID_ENV: run_id, RUN_ATTEMPT_ENV: attempt}
+    if take_over:
+        env[TAKE_OVER_ENV] = "1"
+    return env

@@ -185,3 +185,26 @@ def test_launch_with_resume_never_on_a_directory_with_steps_is_refused_before_an
     code, _, err = cli(*args, f"spec.checkpoint.resume_path={step}", capsys=capsys)
     assert code == 2 and "is a partial checkpoint: missing data.pt" in err
     assert RunStore().list() == []
+
+
+def test_launch_and_resume_into_a_directory_another_run_holds_are_exit_2_naming_the_holder(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from rladapt.runs.owner import take
+
+    monkeypatch.chdir(REPO)
+    verl_step(tmp_path, 2)
+    holder, _ = take(tmp_path, "other-run-99999999", "other-run-99999999")  # a job of that run, still beating
+    spec = str(REPO / "examples" / "grpo-gsm8k.yaml")
+    code, out, err = cli(
+        "launch", "-f", "verl==0.9.1", spec, f"spec.checkpoint.dir={tmp_path}", capsys=capsys
+    )
+    assert code == 2 and out == "" and "Traceback" not in err
+    for part in ("held by run other-run-99999999", f"pid {holder.pid}", "last heartbeat", "--take-over"):
+        assert part in err
+    assert RunStore().list() == []
+    facts = {"dir": str(tmp_path), "model": "Qwen/Qwen2.5-3B-Instruct", "world_size": 8}
+    run_id = ended_run("job-00000004", framework="verl", version="0.9.1", spec=spec, checkpoint=facts)
+    code, _, err = cli("resume", run_id, "--force", capsys=capsys)
+    assert code == 2 and "held by run other-run-99999999" in err and "Traceback" not in err
+    assert len(RunStore().get(run_id).record.attempts) == 1  # nothing submitted
