@@ -10,22 +10,16 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING
 
 from rladapt.compat import bundled, bundled_snapshots
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
 
+from ..folder import ImportingFolderAdapter
 from .patches import PATCHES
 from .versions import capabilities
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
-    from pathlib import Path
-
-    from rladapt.compat.schema import Snapshot
-    from rladapt.plugins import MetricMap
-    from rladapt.plugins.adapter import LaunchImporter, NativeSetting
-    from rladapt.plugins.checkpoints import Checkpoint, CheckpointScan, ResumePlan
     from rladapt.plugins.native import NativeLaunch
     from rladapt.primitives import Problem, RLJob
 
@@ -47,7 +41,7 @@ _NEMO_PRODUCT = (
 )
 
 
-class NemoRLAdapter(FrameworkAdapter):
+class NemoRLAdapter(ImportingFolderAdapter):
     PLUGIN_NAME = "nemo-rl"
     DESCRIPTION = (
         "NeMo-RL (NVIDIA-NeMo/RL): uv run python examples/run_grpo*.py --config <file> <Hydra overrides>"
@@ -141,57 +135,6 @@ class NemoRLAdapter(FrameworkAdapter):
                 "writes go to tmp_step_N and are renamed when complete; keep_top_k prunes the oldest",
             ),
         )
-
-    # --- checkpoints, metrics, snapshots, explain, import: each in its own module of this folder, loaded on first
-    # use (a render of another framework never needs them)
-
-    @property
-    def can_reshard(self) -> bool:
-        from . import checkpoints
-
-        return checkpoints.CAN_RESHARD
-
-    def scan_checkpoints(self, root: Path, version: str) -> CheckpointScan:
-        from . import checkpoints
-
-        return checkpoints.scan(root, version)
-
-    def plan_resume(
-        self, argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
-    ) -> ResumePlan:
-        from . import checkpoints
-
-        return checkpoints.plan_resume(argv, version, scan, chosen)
-
-    def metric_names(self, version: str) -> MetricMap:
-        from . import metrics
-
-        return metrics.names(version)
-
-    def generate_snapshot(self, version: str, source: Path) -> Snapshot:
-        from . import snapshot
-
-        return snapshot.generate(source, version)
-
-    def explain_entries(self, native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
-        from . import explain
-
-        return explain.entries(native)
-
-    def framework_default_keys(self, job: RLJob, version: str) -> dict[str, tuple[str, ...]]:
-        from . import translate as _translate
-
-        return _translate.framework_default_keys(job, version)
-
-    def native_settings(self, native: NativeLaunch) -> list[NativeSetting]:
-        from . import settings
-
-        return settings.native_settings(native)
-
-    def launch_importer(self) -> LaunchImporter:
-        from . import importer
-
-        return cast("LaunchImporter", importer)
 
 
 @hookimpl

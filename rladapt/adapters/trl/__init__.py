@@ -10,21 +10,16 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rladapt.compat import bundled, bundled_snapshots
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
 
+from ..folder import FolderAdapter
 from .patches import PATCHES
 from .versions import capabilities
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
-    from pathlib import Path
-
-    from rladapt.compat.schema import Snapshot
-    from rladapt.plugins import MetricMap
-    from rladapt.plugins.checkpoints import Checkpoint, CheckpointScan, ResumePlan
     from rladapt.plugins.native import NativeLaunch
     from rladapt.primitives import Problem, RLJob
 
@@ -47,7 +42,7 @@ _CORRECTIONS = (
 )
 
 
-class TrlAdapter(FrameworkAdapter):
+class TrlAdapter(FolderAdapter):
     PLUGIN_NAME = "trl"
     DISTRIBUTION = "trl"
     DESCRIPTION = (
@@ -128,42 +123,6 @@ class TrlAdapter(FrameworkAdapter):
                 "save_steps = spec.checkpoint.every_steps (0: only at the end), save_total_limit = keep_last",
             ),
         )
-
-    # --- checkpoints, metrics, snapshots, explain, import: each in its own module of this folder, loaded on first
-    # use (a render of another framework never needs them)
-
-    @property
-    def can_reshard(self) -> bool:
-        from . import checkpoints
-
-        return checkpoints.CAN_RESHARD
-
-    def scan_checkpoints(self, root: Path, version: str) -> CheckpointScan:
-        from . import checkpoints
-
-        return checkpoints.scan(root, version)
-
-    def plan_resume(
-        self, argv: Sequence[str], version: str, scan: CheckpointScan, chosen: Checkpoint | None
-    ) -> ResumePlan:
-        from . import checkpoints
-
-        return checkpoints.plan_resume(argv, version, scan, chosen)
-
-    def metric_names(self, version: str) -> MetricMap:
-        from . import metrics
-
-        return metrics.names(version)
-
-    def generate_snapshot(self, version: str, source: Path) -> Snapshot:
-        from . import snapshot
-
-        return snapshot.generate(source, version)
-
-    def explain_entries(self, native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
-        from . import explain
-
-        return explain.entries(native)
 
 
 @hookimpl
