@@ -254,14 +254,22 @@ class Runner:
             return
         decide(planned.rendered.adapter, settings, planned.native.argv, base=base)
 
-    @staticmethod
-    def _check_owner(planned: Planned, run_id: str | None, take_over: bool) -> None:
+    def _check_owner(self, planned: Planned, run_id: str | None, take_over: bool) -> None:
         """Refuse a checkpoint directory that another run holds, as seen from here (the job takes it at its start,
         where it runs, and refuses it there too)."""
         ck = planned.native.checkpoint_dir
         if not ck:
             return
-        check_free(Path.cwd() / planned.native.working_dir / ck, run_id, take_over=take_over)
+        check_free(
+            Path.cwd() / planned.native.working_dir / ck, run_id, take_over=take_over, ended=self._run_ended
+        )
+
+    def _run_ended(self, run_id: str) -> bool:
+        """Whether this store records ``run_id`` as ended (a holder of another store, or none, is not known here)."""
+        try:
+            return self.store.get(run_id).record.state in TERMINAL_STATES
+        except RladaptError:
+            return False
 
     def _submit(
         self,
@@ -368,7 +376,7 @@ class Runner:
         adapter = planned.rendered.adapter
         root = rec.checkpoint_root()
         self._check_survives(run, planned, adapter.can_reshard, force)
-        check_free(root, run.id, take_over=take_over)
+        check_free(root, run.id, take_over=take_over, ended=self._run_ended)
         scan = adapter.scan_checkpoints(root, planned.native.version)
         if scan is None:
             raise UsageError(

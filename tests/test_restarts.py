@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import pickle
 import subprocess
 import sys
 import time
@@ -115,9 +116,14 @@ def _complete_step(root: Path, step: int) -> None:
     (tmp / "policy" / "weights").mkdir(parents=True, exist_ok=True)
     (tmp / "training_info.json").write_text(json.dumps({"step": step}))
     (tmp / "config.yaml").write_text("a: 1\n")
-    for sub in ("policy/weights/w.safetensors", "policy/tokenizer/t.json", "train_dataloader.pt"):
+    # the same files FAKE_TRAINER writes, which pass the scan's content checks
+    for sub, data in (
+        ("policy/weights/w.safetensors", b"\x02" + bytes(7) + b"{}"),
+        ("policy/tokenizer/t.json", b"{}"),
+        ("train_dataloader.pt", pickle.dumps({"step": step})),
+    ):
         (tmp / sub).parent.mkdir(parents=True, exist_ok=True)
-        (tmp / sub).write_text("x")
+        (tmp / sub).write_bytes(data)
 
 
 def test_a_resume_path_applies_to_the_first_start_only_a_restart_keeps_its_progress(tmp_path: Path) -> None:
@@ -287,3 +293,13 @@ def test_a_stale_heartbeat_holds_nothing_and_take_over_takes_a_fresh_one(tmp_pat
     check_free(root, "run-c-22222222")
     _, before = take(root, "run-c-22222222", "run-c-22222222")
     assert before is not None and before.run == "run-b-11111111"
+
+
+def test_a_holder_the_runner_records_as_ended_holds_nothing_for_the_runner(tmp_path: Path) -> None:
+    # Slurm kills a job's whole step, heartbeat process included, so the file may never say "ended"; the runner's
+    # own record of that run says it, and another run's launch must not wait STALE_AFTER intervals for it.
+    root = tmp_path / "ckpt"
+    take(root, "run-a-00000000", "run-a-00000000")
+    with pytest.raises(DirectoryHeld, match="held by run run-a-00000000"):
+        check_free(root, "run-b-11111111", ended=lambda run: False)
+    check_free(root, "run-b-11111111", ended=lambda run: run == "run-a-00000000")

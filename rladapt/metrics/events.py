@@ -132,7 +132,11 @@ def _record_at(data: bytes, offset: int, crc: Callable[[bytes], int]) -> int | N
 def _step(record: bytes) -> int | None:
     try:
         from tensorboard.compat.proto.event_pb2 import Event
-
+    except ImportError:
+        raise UsageError(
+            "reading metrics needs the tensorboard package: pip install 'rladapt[metrics]'"
+        ) from None
+    try:
         event = Event.FromString(record[_HEADER:-_FOOTER])
     except Exception:  # a proto that does not parse names no step: the warning says so
         return None

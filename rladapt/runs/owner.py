@@ -27,7 +27,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
@@ -141,10 +141,24 @@ def _refusal(root: Path, holder: Owner, flag: str) -> DirectoryHeld:
     )
 
 
-def check_free(root: Path, run_id: str | None, *, take_over: bool = False, flag: str = "--take-over") -> None:
-    """Refuse (``DirectoryHeld``) when another run than ``run_id`` holds ``root``; nothing is written."""
+def check_free(
+    root: Path,
+    run_id: str | None,
+    *,
+    take_over: bool = False,
+    flag: str = "--take-over",
+    ended: Callable[[str], bool] | None = None,
+) -> None:
+    """Refuse (``DirectoryHeld``) when another run than ``run_id`` holds ``root``; nothing is written.
+
+    ``ended(run)`` tells from the caller's own run store that the holder's run has ended: its heartbeat process
+    notices within a second, or never when the scheduler kills the job's whole step (Slurm's cgroup), and a run
+    recorded as ended must not block the directory for ``STALE_AFTER`` intervals.
+    """
     holder = read_owner(root)
     if holder is None or take_over or holder.run == run_id or not holder.holds():
+        return
+    if ended is not None and ended(holder.run):
         return
     raise _refusal(root, holder, flag)
 
