@@ -113,11 +113,11 @@ def test_a_record_of_format_1_reads_as_a_typed_record_and_is_written_back_as_the
         (2, "resume", None, "launch-test-e330dac8-a2"),
     ]
     assert record.checkpoint == CheckpointFacts(
-        dir="/home/user/project/work/checkpoints/qwen2-5-3b-grpo-gsm8k",
+        dir="/home/user/project/run/checkpoints/qwen2-5-3b-grpo-gsm8k",
         model="Qwen/Qwen2.5-3B-Instruct",
         world_size=8,
     )
-    assert record.checkpoint_root() == Path("/home/user/project/work/checkpoints/qwen2-5-3b-grpo-gsm8k")
+    assert record.checkpoint_root() == Path("/home/user/project/run/checkpoints/qwen2-5-3b-grpo-gsm8k")
     assert record.thresholds().kl_max_nats == 1.0 and record.steps_total is None
     assert (
         record.options == {"stop_grace": 3.0} and record.handle is not None and record.handle["pid"] == 5295

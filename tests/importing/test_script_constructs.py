@@ -24,7 +24,7 @@ def _verl(argv: list[str]) -> int | None:
 
 
 def read(text: str, *sets: str, unset: tuple[str, ...] = (), source: str = "run.sh") -> Launch:
-    return read_launch(text, source, _verl, parse_sets(list(sets), unset), cwd="/work")
+    return read_launch(text, source, _verl, parse_sets(list(sets), unset), cwd="/srv/job")
 
 
 def args(text: str, *sets: str, unset: tuple[str, ...] = ()) -> list[str]:
@@ -150,9 +150,9 @@ SHORT=${{MODEL##*/}}
 {LAUNCH} --config-path="$SCRIPT_DIR/config" here=$HERE p=$PROJECT_DIR n=$NAME s=${{SHORT,,}}
 """
     assert list(read(text, source="examples/sglang/run.sh").args) == [
-        "--config-path=/work/examples/sglang/config",
+        "--config-path=/srv/job/examples/sglang/config",
         "here=examples/sglang",
-        "p=/work",
+        "p=/srv/job",
         "n=Qwen2.5-7B-Instruct",
         "s=qwen2.5-7b-instruct",
     ]
@@ -311,11 +311,11 @@ def test_the_scripts_own_arguments() -> None:
 def test_a_sourced_file_is_read_where_it_is_and_one_missing_is_named(tmp_path: Path) -> None:
     (tmp_path / "env.sh").write_text("export NCCL_DEBUG=WARN\nTP=4\n")
     text = f'source "$(dirname "$0")/env.sh"\n. /opt/toolkit/set_env.sh\n{LAUNCH} tp=$TP\n'
-    launch = read_launch(text, str(tmp_path / "run.sh"), _verl, {}, cwd="/work")
+    launch = read_launch(text, str(tmp_path / "run.sh"), _verl, {}, cwd="/srv/job")
     assert launch.args == ("tp=4",) and launch.env == {"NCCL_DEBUG": "WARN"}
     with pytest.raises(UsageError) as info:
         read_launch(
-            text.replace("tp=$TP", "dev=$ASCEND_HOME"), str(tmp_path / "run.sh"), _verl, {}, cwd="/work"
+            text.replace("tp=$TP", "dev=$ASCEND_HOME"), str(tmp_path / "run.sh"), _verl, {}, cwd="/srv/job"
         )
     assert "ASCEND_HOME" in info.value.message
     assert "/opt/toolkit/set_env.sh (sourced on line 2, not read)" in info.value.message
