@@ -230,6 +230,9 @@ class RunRecord(_Value):
         """The last known state; a terminal state is never replaced by a non-terminal one."""
         if self.state in TERMINAL_STATES and not status.terminal:
             return self
+        if (self.state, self.exit_code, self.message) == (status.state, status.exit_code, status.message):
+            # Nothing new: the same record, so a status poll does not rewrite run.json (nor its ``updated``).
+            return self
         return self._next(state=status.state, exit_code=status.exit_code, message=status.message)
 
     def not_submitted(self, status: RunStatus) -> RunRecord:
