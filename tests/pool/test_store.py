@@ -54,7 +54,7 @@ def test_a_second_publish_of_the_same_step_is_the_same_version(store: VersionSto
     )  # a run's versions form a line
 
 
-def _publish_step(root: str, folder: str, queue: multiprocessing.Queue) -> None:  # type: ignore[type-arg]
+def _publish_step(root: str, folder: str, queue: multiprocessing.Queue) -> None:
     manifest, new = VersionStore(root).publish(Path(folder), source=Source(run_id="r1", step=7))
     queue.put((manifest.version, new))
 
@@ -62,7 +62,7 @@ def _publish_step(root: str, folder: str, queue: multiprocessing.Queue) -> None:
 def test_concurrent_publishes_of_one_step_yield_one_version(store: VersionStore, tmp_path: Path) -> None:
     folder = model_folder(tmp_path, "m", os.urandom(1 << 20))
     ctx = multiprocessing.get_context("fork")
-    queue: multiprocessing.Queue = ctx.Queue()  # type: ignore[type-arg]
+    queue: multiprocessing.Queue = ctx.Queue()
     procs = [ctx.Process(target=_publish_step, args=(str(store.root), str(folder), queue)) for _ in range(4)]
     for proc in procs:
         proc.start()
