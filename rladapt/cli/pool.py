@@ -79,7 +79,9 @@ def publish(target: str, framework: str | None, step: int | None, alias_name: st
         folder, source = _run_checkpoint(target, step)
     manifest, new = pool_store.publish(folder, source=source)
     if alias_name:
-        pool_store.set_alias(alias_name, manifest.version)
+        from rladapt.pool import move_alias
+
+        move_alias(pool_store, alias_name, manifest.version)
     document = {**manifest.to_json(), "new": new, "alias": alias_name}
     verb = "published" if new else "already published as"
     _emit(fmt, document, f"{verb} {manifest.version}" + (f" (alias {alias_name})" if alias_name else ""))
@@ -200,8 +202,21 @@ def verify(ref: str, store: str | None, fmt: str) -> None:
 @format_option("text", "json")
 def alias(name: str, ref: str, if_current: str | None, store: str | None, fmt: str) -> None:
     """Point NAME at VERSION; exit 1 when --if-current does not hold (someone else moved it first)."""
-    state = _open(store).set_alias(name, ref, if_current=if_current, by=os.environ.get("USER"))
-    _emit(fmt, state.to_json(), f"{name} -> {state.version}")
+    from rladapt.pool import move_alias
+
+    state, switched = move_alias(_open(store), name, ref, if_current=if_current, by=os.environ.get("USER"))
+    _emit_move(fmt, name, state, switched)
+
+
+def _emit_move(fmt: str, name: str, state: Any, switched: Any) -> None:
+    document = {**state.to_json(), "switch": switched.to_json() if switched else None}
+    text = f"{name} -> {state.version}"
+    if switched is not None:
+        if switched.committed:
+            text += " (every replica switched)"
+        else:  # staged everywhere, but a replica died before its commit: the group restarts it on the alias
+            text += f" (not committed on {'; '.join(f'{u}: {w}' for u, w in switched.failures.items())})"
+    _emit(fmt, document, text)
 
 
 @pool.command(short_help="Point an alias back at what it named before.")
@@ -210,8 +225,10 @@ def alias(name: str, ref: str, if_current: str | None, store: str | None, fmt: s
 @format_option("text", "json")
 def rollback(name: str, store: str | None, fmt: str) -> None:
     """Point NAME at the version it named before its current one."""
-    state = _open(store).rollback(name, by=os.environ.get("USER"))
-    _emit(fmt, state.to_json(), f"{name} -> {state.version}")
+    from rladapt.pool import rollback_alias
+
+    state, switched = rollback_alias(_open(store), name, by=os.environ.get("USER"))
+    _emit_move(fmt, name, state, switched)
 
 
 @pool.command(short_help="Keep a version alive for a holder for a while.")
@@ -260,3 +277,36 @@ def gc(
     lines += [f"damaged but kept {name}: {why}" for name, why in report.damaged_kept.items()]
     lines += [f"swept tmp/{name}" for name in report.swept]
     _emit(fmt, report.to_json(), "\n".join(lines) or "nothing to do")
+
+
+@pool.command(short_help="Serve an alias's version with N replicas that switch together.")
+@click.option("--alias", "alias_name", required=True, metavar="NAME", help="The alias the replicas follow.")
+@click.option("--replicas", type=int, default=1, show_default=True, help="How many replicas.")
+@click.option(
+    "--engine", default="reference", show_default=True, help="The engine (reference: transformers, CPU)."
+)
+@click.option("--port", type=int, help="The first replica's port (the others follow); default: free ports.")
+@_store_option
+def serve(alias_name: str, replicas: int, engine: str, port: int | None, store: str | None) -> None:
+    """Start REPLICAS engines on the version NAME names and follow NAME until interrupted.
+
+    While it runs, `pool alias NAME V` and `pool rollback NAME` switch every replica in two phases (each stages
+    and verifies V; only if all staged does any serve it) before the alias moves.
+    """
+    import signal
+
+    from rladapt.pool import ServeGroup
+
+    def stop_on_term(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt  # `kill` (SIGTERM) stops the replicas too, as Ctrl-C does
+
+    signal.signal(signal.SIGTERM, stop_on_term)
+    group = ServeGroup(_open(store), alias_name, replicas, engine=engine, port=port)
+    started = group.start()
+    click.echo(f"serving {alias_name} with {replicas} {engine} replica(s): {', '.join(started.replicas)}")
+    try:
+        group.follow(say=click.echo)
+    except KeyboardInterrupt:
+        click.echo("stopping the replicas")
+    finally:
+        group.stop()

@@ -5,19 +5,30 @@ where it came from. See ``docs/concepts/pool.md`` for why versions never change 
 """
 
 from .manifest import MANIFEST, DamagedManifest, FileEntry, Manifest, Source, version_name
+from .serve import ENGINES, ServeGroup
 from .store import AliasMoved, AliasState, GcReport, Lease, VersionStore, hf_weight_files
+from .switch import Group, SwitchFailed, SwitchResult, move_alias, read_group, rollback_alias, switch
 
 __all__ = [
+    "ENGINES",
     "MANIFEST",
     "AliasMoved",
     "AliasState",
     "DamagedManifest",
     "FileEntry",
     "GcReport",
+    "Group",
     "Lease",
     "Manifest",
+    "ServeGroup",
     "Source",
+    "SwitchFailed",
+    "SwitchResult",
     "VersionStore",
     "hf_weight_files",
+    "move_alias",
+    "read_group",
+    "rollback_alias",
+    "switch",
     "version_name",
 ]
