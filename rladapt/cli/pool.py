@@ -96,17 +96,19 @@ def _split_framework(framework: str | None) -> tuple[str | None, str | None]:
     return name, version
 
 
-def _run_checkpoint(run_id: str, step: int | None) -> tuple[Path, Any]:
-    """The complete checkpoint folder of a run to publish, and where it came from."""
+def _run_checkpoint(run_id: str, step: int | None) -> tuple[Any, Any]:
+    """The model files of a run's complete checkpoint (by its adapter), and where they came from."""
     from rladapt.launch import Runner
-    from rladapt.pool import Source, hf_weight_files
+    from rladapt.pool import Source
 
     runner = Runner()
     run = runner.get(run_id)
     record = run.record
-    name, version = record.framework, record.version
+    name = record.framework
     adapter = runner.registry.framework(name)
-    scan = adapter.scan_checkpoints(record.checkpoint_root(), adapter.resolve_version(version).version)
+    version = adapter.resolve_version(record.version).version
+    root = record.checkpoint_root()
+    scan = adapter.scan_checkpoints(root, version)
     if scan is None:
         raise UsageError(f"the {name} adapter does not know how {name} writes checkpoints")
     complete = [ck for ck in scan.checkpoints if ck.complete]
@@ -120,17 +122,12 @@ def _run_checkpoint(run_id: str, step: int | None) -> tuple[Path, Any]:
         if not complete:
             raise UsageError(f"run {run.id} has no complete checkpoint to publish yet")
         chosen = complete[-1]
-    try:
-        hf_weight_files(chosen.path)
-    except UsageError as exc:
-        # exporting from a framework's sharded state is the adapter's converter; until it has one, say so
-        raise UsageError(
-            f"cannot publish step {chosen.step} of run {run.id}: {name} {version} does not save Hugging Face "
-            f"weights in its checkpoint ({exc.message})"
-        ) from None
+    files = adapter.weight_files(root, chosen, version)
+    if files is None:
+        raise UsageError(f"the {name} adapter cannot export weights from its checkpoints")
     source = Source(run_id=run.id, step=chosen.step, framework=name, framework_version=version,
                     spec_hash=record.spec_hash, checkpoint=str(chosen.path))  # fmt: skip
-    return chosen.path, source
+    return files, source
 
 
 @pool.command(name="list", short_help="List the versions, their sources and aliases.")

@@ -30,7 +30,7 @@ import shutil
 import socket
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from rladapt.files import write_text
+from rladapt.plugins.weights import hf_files
 from rladapt.primitives.errors import OutputError, RladaptError, UsageError
 
 from .manifest import (
@@ -55,13 +56,6 @@ __all__ = ["AliasState", "GcReport", "Lease", "VersionStore", "hf_weight_files"]
 
 _VERSION = re.compile(r"^v(\d{8})$")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9._-]{0,63}$")
-#: The files of a Hugging Face model folder a serving engine loads: weights, config and tokenizer. Optimizer
-#: state, RNG states and trainer bookkeeping in the same folder (a TRL ``checkpoint-N``) are not the model.
-_HF_FILES = re.compile(
-    r"^(.*\.safetensors|.*\.safetensors\.index\.json|config\.json|generation_config\.json|tokenizer\.json"
-    r"|tokenizer_config\.json|special_tokens_map\.json|added_tokens\.json|vocab\.(json|txt)|merges\.txt"
-    r"|tokenizer\.model|chat_template\.(jinja|json)|preprocessor_config\.json)$"
-)
 #: A publish folder in ``tmp/`` whose process cannot be checked (another host) is swept after this long.
 _FOREIGN_TMP_AGE = 24 * 3600.0
 
@@ -71,29 +65,9 @@ def _now() -> str:
 
 
 def hf_weight_files(folder: Path) -> list[str]:
-    """The files of ``folder`` a Hugging Face loader reads; a UsageError when it is not a complete model folder.
-
-    Complete means ``config.json`` and safetensors weights, and, for sharded weights, every shard the index names.
-    """
-    if not folder.is_dir():
-        raise UsageError(f"{str(folder)!r} is not a directory")
-    names = sorted(p.name for p in folder.iterdir() if p.is_file() and _HF_FILES.match(p.name))
-    if "config.json" not in names:
-        raise UsageError(f"{str(folder)!r} holds no config.json: not a Hugging Face model folder")
-    if not any(name.endswith(".safetensors") for name in names):
-        raise UsageError(
-            f"{str(folder)!r} holds no *.safetensors weights (found: {', '.join(names) or 'nothing'}); "
-            "the pool stores safetensors only"
-        )
-    for index in (name for name in names if name.endswith(".safetensors.index.json")):
-        try:
-            shards = set(json.loads((folder / index).read_text())["weight_map"].values())
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise UsageError(f"cannot read the shard index {str(folder / index)!r}: {exc}") from None
-        missing = sorted(shards - set(names))
-        if missing:
-            raise UsageError(f"{str(folder)!r} lacks shards its {index} names: {', '.join(missing)}")
-    return names
+    """The names of ``folder``'s Hugging Face model files; a ``NoWeights`` (exit 2) when it is not a complete
+    model folder (``rladapt.plugins.weights.hf_files``)."""
+    return sorted(hf_files(folder))
 
 
 @dataclass(frozen=True)
@@ -185,26 +159,30 @@ class VersionStore:
 
     def publish(
         self,
-        folder: Path,
+        folder: Path | Mapping[str, Path],
         files: Sequence[str] | None = None,
         *,
         source: Source | None = None,
         parent: str | None = None,
     ) -> tuple[Manifest, bool]:
-        """Copy ``files`` of ``folder`` (default: its Hugging Face model files) into a new version.
+        """Copy ``files`` of ``folder`` (default: its Hugging Face model files) into a new version; ``folder`` may
+        also be a mapping of names in the version to files anywhere (what an adapter's ``weight_files`` returns).
 
         Returns the manifest and whether it is new: a second publish of the same run's same step returns the
         version the first made. The copy is hashed as it is written, verified against a re-read, fsynced, and
         renamed into ``versions/`` under the store lock; an error leaves no version and no temporary folder.
         """
         source = source or Source()
-        names = list(files) if files is not None else hf_weight_files(folder)
+        if isinstance(folder, Mapping):
+            sources = dict(folder)
+        else:
+            sources = {name: folder / name for name in (files if files is not None else hf_files(folder))}
         existing = self._by_source(source)
         if existing is not None:
             return existing, False
         tmp = self._tmp_folder()
         try:
-            entries = {name: _copy(folder / name, tmp / name) for name in names}
+            entries = {name: _copy(path, tmp / name) for name, path in sources.items()}
             for (
                 name,
                 entry,

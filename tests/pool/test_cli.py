@@ -125,3 +125,20 @@ def test_gc_dry_run_then_for_real(pool: Path, capsys: pytest.CaptureFixture[str]
     code, out, _ = rladapt(capsys, "pool", "gc", "--keep-last", "1", "--format", "json")
     assert json.loads(out)["deleted"] == ["v00000002"]
     assert sorted(p.name for p in (pool / "versions").iterdir()) == ["v00000001", "v00000003"]
+
+
+def test_publish_a_verl_run_without_hf_weights_says_which_setting_writes_them(
+    pool: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from tests.adapters.checkpoint_builders import verl_step
+
+    verl_step(tmp_path / "ckpt", 10)
+    RunStore().create(
+        run_id="verl-00000001", launcher="local", framework="verl", version="0.9.1", job_name="grpo",
+        spec_hash=spec_hash("spec"), artifacts=Artifacts(launcher="local", files={"run.sh": "true\n"}),
+        checkpoint=CheckpointFacts(dir=str(tmp_path / "ckpt")),
+    )  # fmt: skip
+    code, _, err = rladapt(capsys, "pool", "publish", "verl-00000001")
+    assert code == 2, err
+    assert "verl 0.9.1 saved step 10 without Hugging Face weights" in err and "save_contents" in err
+    assert not (pool / "versions").exists()
