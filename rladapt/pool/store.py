@@ -146,6 +146,21 @@ class VersionStore:
     def path(self, ref: str) -> Path:
         return self.root / "versions" / self.resolve(ref)
 
+    def of_run(self, run_id: str) -> list[tuple[Manifest, list[str]]]:
+        """The versions published from ``run_id``, oldest first, each with the aliases that name it."""
+        named: dict[str, list[str]] = {}
+        for alias, version in self.aliases().items():
+            named.setdefault(version, []).append(alias)
+        found = []
+        for name in self.versions():
+            try:
+                manifest = Manifest.read(self.root / "versions" / name)
+            except DamagedManifest:
+                continue
+            if manifest.source.run_id == run_id:
+                found.append((manifest, sorted(named.get(name, []))))
+        return found
+
     def verify(self, ref: str, *, hashes: bool = True) -> list[str]:
         """What is wrong with a version (empty when nothing): missing, extra, resized or changed files."""
         folder = self.path(ref)

@@ -203,3 +203,13 @@ def test_an_object_store_url_is_refused_for_now(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="only a local or mounted directory"):
         VersionStore("s3://bucket/pool")
     assert VersionStore(f"file://{tmp_path}").root == tmp_path
+
+
+def test_of_run_lists_a_runs_versions_with_their_aliases(store: VersionStore, tmp_path: Path) -> None:
+    store.publish(model_folder(tmp_path, "a", b"1"), source=Source(run_id="r1", step=2))
+    store.publish(model_folder(tmp_path, "b", b"2"), source=Source(run_id="r2", step=2))
+    store.publish(model_folder(tmp_path, "c", b"3"), source=Source(run_id="r1", step=4))
+    store.set_alias("serving", "3")
+    store.set_alias("candidate", "3")
+    found = [(m.version, m.source.step, aliases) for m, aliases in store.of_run("r1")]
+    assert found == [("v00000001", 2, []), ("v00000003", 4, ["candidate", "serving"])]
