@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from rladapt.plugins import FrameworkAdapter
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Sequence
+    from collections.abc import Iterator, Mapping, Sequence
     from pathlib import Path
     from types import ModuleType
 
@@ -51,6 +51,9 @@ class FolderAdapter(FrameworkAdapter):
 
     def metric_names(self, version: str) -> MetricMap:
         return cast("MetricMap", self._module("metrics").names(version))
+
+    def weight_files(self, root: Path, step: Checkpoint, version: str) -> Mapping[str, Path]:
+        return cast("Mapping[str, Path]", self._module("weights").files(root, step, version))
 
     def generate_snapshot(self, version: str, source: Path) -> Snapshot:
         return cast("Snapshot", self._module("snapshot").generate(source, version))

@@ -40,6 +40,9 @@ SECTIONS: dict[str, dict[str, str]] = {
         "compare": "compare",
         "triage": "triage",
     },
+    "Pool (versioned weights for serving and evaluation)": {
+        "pool": "pool",
+    },
     "Migration (from a native launch, to another framework version)": {
         "import": "migrate",
         "diff": "migrate",

@@ -356,6 +356,19 @@ class FrameworkAdapter(ABC):
         module = self._legacy_module("metrics")
         return None if module is None else cast("MetricMap", module.names(version))
 
+    # --- weights: read by `rladapt pool publish` --------------------------------------------------------------
+
+    def weight_files(self, root: Path, step: Checkpoint, version: str) -> Mapping[str, Path] | None:
+        """The Hugging Face model files (name in a pool version -> file) of the complete ``step`` that
+        ``version`` wrote under the checkpoint directory ``root``; None: this adapter cannot export weights.
+
+        Raise ``rladapt.plugins.weights.NoWeights`` when the step holds no loadable model, saying what the
+        framework must be told to write one (a save option) or which of its converters makes one.
+
+        .. versionadded:: 0.2
+        """
+        return None
+
     # --- schema snapshots: read by every render's check, `render --explain`, `import`, `upgrade` -----------------
 
     def snapshot_versions(self) -> list[str]:

@@ -90,7 +90,7 @@ def test_help_lists_every_verb_in_exactly_one_section_in_the_tables_order() -> N
 
 def test_the_sections_are_the_issues() -> None:
     names = [title.split()[0] for title in SECTIONS]
-    assert names == ["Spec", "Runs", "Results", "Migration", "Environment", "Maintainers"]
+    assert names == ["Spec", "Runs", "Results", "Pool", "Migration", "Environment", "Maintainers"]
     assert SECTIONS["Maintainers (the compatibility matrix and its snapshots)"] == {"matrix": "compat"}
 
 

@@ -1,0 +1,34 @@
+"""The active model pool: versioned weights in immutable folders, aliases, leases and garbage collection.
+
+``VersionStore`` is the store (``rladapt pool`` is its command line); ``Manifest`` says what a version holds and
+where it came from. See ``docs/concepts/pool.md`` for why versions never change and how a switch is made.
+"""
+
+from .manifest import MANIFEST, DamagedManifest, FileEntry, Manifest, Source, version_name
+from .serve import ENGINES, ServeGroup
+from .store import AliasMoved, AliasState, GcReport, Lease, VersionStore, hf_weight_files
+from .switch import Group, SwitchFailed, SwitchResult, move_alias, read_group, rollback_alias, switch
+
+__all__ = [
+    "ENGINES",
+    "MANIFEST",
+    "AliasMoved",
+    "AliasState",
+    "DamagedManifest",
+    "FileEntry",
+    "GcReport",
+    "Group",
+    "Lease",
+    "Manifest",
+    "ServeGroup",
+    "Source",
+    "SwitchFailed",
+    "SwitchResult",
+    "VersionStore",
+    "hf_weight_files",
+    "move_alias",
+    "read_group",
+    "rollback_alias",
+    "switch",
+    "version_name",
+]

@@ -1,0 +1,150 @@
+"""``rladapt pool serve``: N replicas of an engine that follow an alias.
+
+The group starts each replica on the version the alias names, registers itself (``<store>/serving/<alias>.json``)
+so that ``pool alias`` / ``pool rollback`` switch it two-phase before moving the alias, and then follows the alias:
+when the alias names another version than the replicas serve (moved by a tool that does not know the group), it
+switches them; a replica that exited is started again on the alias's version.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rladapt.primitives.errors import RladaptError, UsageError
+
+from .store import VersionStore
+from .switch import Group, get_json, group_path, switch, write_group
+
+__all__ = ["ENGINES", "ServeGroup"]
+
+#: Engines ``pool serve`` can start. vLLM and SGLang need a GPU and their own servers; their switch protocols
+#: are the next step (issue 26), so they are refused by name rather than accepted and half-done.
+ENGINES = ("reference",)
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Replica:
+    port: int
+    log: Path
+    process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+
+@dataclass
+class ServeGroup:
+    store: VersionStore
+    alias: str
+    replicas: int
+    engine: str = "reference"
+    port: int | None = None
+    log_dir: Path | None = None
+    members: list[Replica] = field(default_factory=list)
+
+    def start(self, *, timeout: float = 300.0) -> Group:
+        if self.engine not in ENGINES:
+            raise UsageError(
+                f"--engine {self.engine!r}: this rladapt serves with {', '.join(ENGINES)} "
+                "(vLLM and SGLang need a GPU and are not wired yet)"
+            )
+        if self.replicas < 1:
+            raise UsageError(f"--replicas must be at least 1, not {self.replicas}")
+        version = self.store.alias_state(self.alias).version
+        logs = self.log_dir or (self.store.root / "serving" / "logs")
+        logs.mkdir(parents=True, exist_ok=True)
+        ports = (
+            [self.port + i for i in range(self.replicas)]
+            if self.port
+            else [_free_port() for _ in range(self.replicas)]
+        )
+        self.members = [Replica(port, logs / f"{self.alias}-{port}.log") for port in ports]
+        for member in self.members:
+            self._spawn(member, version)
+        try:
+            for member in self.members:
+                self._wait(member, timeout)
+        except RladaptError:
+            self.stop()
+            raise
+        group = Group(self.alias, self.engine, tuple(m.url for m in self.members), os.getpid())
+        write_group(self.store, group)
+        return group
+
+    def _spawn(self, member: Replica, version: str) -> None:
+        argv = [sys.executable, "-m", "rladapt.pool.engine", "--store", str(self.store.root),
+                "--version", version, "--port", str(member.port)]  # fmt: skip
+        with member.log.open("ab") as log:
+            member.process = subprocess.Popen(
+                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+            )
+
+    def _wait(self, member: Replica, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if member.process is not None and member.process.poll() is not None:
+                tail = member.log.read_text(errors="replace").strip().splitlines()[-3:]
+                raise RladaptError(f"replica on port {member.port} exited: {' | '.join(tail)}")
+            try:
+                get_json(member.url, "/health", timeout=2)
+                return
+            except RladaptError:
+                time.sleep(0.2)
+        raise RladaptError(f"replica on port {member.port} did not answer within {timeout:g} s")
+
+    def follow_once(self) -> str | None:
+        """One round of following: restart exited replicas, converge them on the alias. Returns what happened."""
+        wanted = self.store.alias_state(self.alias).version
+        for member in self.members:
+            if member.process is not None and member.process.poll() is not None:
+                self._spawn(member, wanted)
+                self._wait(member, 300)
+                return f"restarted the replica on port {member.port} on {wanted}"
+        served = set()
+        for member in self.members:
+            try:
+                served.add(get_json(member.url, "/version")["version"])
+            except (RladaptError, KeyError):
+                return None  # a replica between states: look again next round
+        if served != {wanted}:
+            result = switch([m.url for m in self.members], wanted)
+            return (
+                f"switched to {wanted}"
+                if result.committed
+                else f"could not switch to {wanted}: {result.failures}"
+            )
+        return None
+
+    def follow(self, *, interval: float = 2.0, say: Callable[[str], None] = print) -> None:
+        while True:
+            event = self.follow_once()
+            if event:
+                say(event)
+            time.sleep(interval)
+
+    def stop(self) -> None:
+        for member in self.members:
+            if member.process is not None and member.process.poll() is None:
+                member.process.terminate()
+        for member in self.members:
+            if member.process is not None:
+                try:
+                    member.process.wait(10)
+                except subprocess.TimeoutExpired:
+                    member.process.kill()
+                    member.process.wait()
+        group_path(self.store, self.alias).unlink(missing_ok=True)
