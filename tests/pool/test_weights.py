@@ -42,7 +42,10 @@ def test_trl_checkpoint_is_the_model_folder_without_the_trainer_state(tmp_path: 
 @pytest.mark.parametrize("version", ["0.7.1", "0.9.1"])
 def test_verl_needs_hf_model_in_save_contents(tmp_path: Path, version: str) -> None:
     step = verl_step(tmp_path, 10)
-    with pytest.raises(NoWeights, match="add hf_model to actor_rollout_ref.actor.checkpoint.save_contents"):
+    with pytest.raises(
+        NoWeights,
+        match="set spec.checkpoint.save_hf: true .hf_model in actor_rollout_ref.actor.checkpoint.save_contents",
+    ):
         files_of("verl", version, tmp_path)
     model_into(step / "actor" / "huggingface")
     found = files_of("verl", version, tmp_path)
@@ -52,7 +55,7 @@ def test_verl_needs_hf_model_in_save_contents(tmp_path: Path, version: str) -> N
 
 def test_openrlhf_reads_the_tag_hf_folder_of_save_hf_ckpt(tmp_path: Path) -> None:
     deepspeed_tag(tmp_path, 20)
-    with pytest.raises(NoWeights, match="launch with --save_hf_ckpt"):
+    with pytest.raises(NoWeights, match="set spec.checkpoint.save_hf: true .--save_hf_ckpt."):
         files_of("openrlhf", "0.9.9", tmp_path)
     model_into(tmp_path / "global_step20_hf")
     found = files_of("openrlhf", "0.9.9", tmp_path)
@@ -61,7 +64,7 @@ def test_openrlhf_reads_the_tag_hf_folder_of_save_hf_ckpt(tmp_path: Path) -> Non
 
 def test_nemo_rl_takes_the_consolidated_bundle_and_the_tokenizer_beside_it(tmp_path: Path) -> None:
     step = nemo_step(tmp_path, 30)
-    with pytest.raises(NoWeights, match="set checkpointing.save_consolidated: true"):
+    with pytest.raises(NoWeights, match="set spec.checkpoint.save_hf: true .checkpointing.save_consolidated"):
         files_of("nemo-rl", "0.7.0", tmp_path)
     model_into(step / "policy" / "weights" / "model" / "consolidated", tokenizer=False)
     model_into(step / "policy" / "tokenizer")

@@ -22,7 +22,8 @@ def files(root: Path, step: Checkpoint, version: str) -> dict[str, Path]:
     if not bundles:
         raise NoWeights(
             f"NeMo-RL {version} saved step {step.step} without a consolidated Hugging Face bundle under "
-            f"{str(weights)!r}: set checkpointing.save_consolidated: true (with model_save_format: safetensors) "
+            f"{str(weights)!r}: set spec.checkpoint.save_hf: true (checkpointing.save_consolidated, with "
+            "model_save_format: safetensors) "
             "for the next steps"
         )
     return hf_files(bundles[0], tokenizer=step.path / "policy" / "tokenizer")

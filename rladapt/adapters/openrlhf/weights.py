@@ -21,7 +21,7 @@ def files(root: Path, step: Checkpoint, version: str) -> dict[str, Path]:
         return hf_files(folder)
     except NoWeights as exc:
         raise NoWeights(
-            f"OpenRLHF {version} saved step {step.step} without Hugging Face weights ({exc.message}): launch with "
-            "--save_hf_ckpt for the next steps, or consolidate this one with DeepSpeed's zero_to_fp32.py in "
+            f"OpenRLHF {version} saved step {step.step} without Hugging Face weights ({exc.message}): set "
+            "spec.checkpoint.save_hf: true (--save_hf_ckpt) for the next steps, or consolidate this one with DeepSpeed's zero_to_fp32.py in "
             f"{step.path} and publish the folder it writes"
         ) from None

@@ -22,8 +22,8 @@ def files(root: Path, step: Checkpoint, version: str) -> dict[str, Path]:
         return hf_files(folder)
     except NoWeights as exc:
         raise NoWeights(
-            f"verl {version} saved step {step.step} without Hugging Face weights ({exc.message}): add hf_model to "
-            "actor_rollout_ref.actor.checkpoint.save_contents for the next steps, or merge this one with verl's "
+            f"verl {version} saved step {step.step} without Hugging Face weights ({exc.message}): set spec.checkpoint.save_hf: "
+            "true (hf_model in actor_rollout_ref.actor.checkpoint.save_contents) for the next steps, or merge this one with verl's "
             f"model merger (python -m verl.model_merger merge --backend fsdp --local_dir {step.path / 'actor'} "
             "--target_dir DIR) and publish DIR"
         ) from None
