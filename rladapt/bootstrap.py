@@ -35,6 +35,7 @@ from rladapt.plugins.job import (
     FILES_ENV,
     LITERAL_ENV,
     PATCHES_ENV,
+    PUBLISH_ENV,
     RUN_ATTEMPT_ENV,
     RUN_ID_ENV,
     SECRET_FILES_ENV,
@@ -375,10 +376,67 @@ def main(args: Sequence[str] | None = None) -> None:
         # Python children (and Ray workers through worker_setup) see the same list.
         os.environ[PATCHES_ENV] = ",".join(hooks)
     settings_text = os.environ.pop(SETTINGS_ENV, None)
-    if settings_text:
-        native = _resume_and_restart(settings_text, native, hooks)
-    if is_python(native[0]) and _run_in_process(native):
-        return
+    publishing = _start_publisher(os.environ.pop(PUBLISH_ENV, None))
+    try:
+        if settings_text:
+            native = _resume_and_restart(settings_text, native, hooks)
+        if is_python(native[0]) and _run_in_process(native):
+            return
+        if publishing is not None:
+            # not exec: the last checkpoint is published after the training exits, before the job ends
+            raise SystemExit(_run_child(native))
+    finally:
+        if publishing is not None:
+            publishing()
+    _exec(native, hooks)
+
+
+def _start_publisher(text: str | None) -> Callable[[], None] | None:
+    """Start the pool publisher beside the training (``spec.pool``); returns what ends it with a last pass."""
+    if not text:
+        return None
+    from rladapt.pool.publisher import PublishSettings, publish_new
+
+    try:
+        data = json.loads(text)
+        data.setdefault("run_id", os.environ.get(RUN_ID_ENV))
+        settings = PublishSettings.from_json(data)
+    except (ValueError, TypeError) as exc:
+        print(f"rladapt.bootstrap: malformed ${PUBLISH_ENV}: {exc}", file=sys.stderr)
+        raise SystemExit(1) from None
+    sidecar = subprocess.Popen(
+        [sys.executable, "-m", "rladapt.pool.publisher", "--settings", json.dumps(settings.to_json()),
+         "--parent", str(os.getpid())],
+        stdin=subprocess.DEVNULL,
+    )  # fmt: skip
+
+    def finish() -> None:
+        sidecar.terminate()  # a copy it was making is swept by `pool gc`; the pass below publishes that step
+        try:
+            sidecar.wait(30)
+        except subprocess.TimeoutExpired:
+            sidecar.kill()
+            sidecar.wait()
+        publish_new(settings)
+
+    return finish
+
+
+def _run_child(argv: Sequence[str]) -> int:
+    """``argv`` as a child, signals forwarded; its exit code (128 + N for a signal, as a shell says)."""
+    proc = subprocess.Popen(list(argv))
+
+    def forward(signum: int, frame: object) -> None:
+        if proc.poll() is None:
+            proc.send_signal(signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    code = proc.wait()
+    return 128 - code if code < 0 else code
+
+
+def _exec(native: Sequence[str], hooks: Sequence[str]) -> None:
     if hooks:
         print(
             f"rladapt.bootstrap: warning: {native[0]} is not run in this Python process; runtime patches "
@@ -388,7 +446,7 @@ def main(args: Sequence[str] | None = None) -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     try:
-        os.execvp(native[0], native)
+        os.execvp(native[0], list(native))
     except OSError as exc:
         print(f"rladapt.bootstrap: cannot run {native[0]!r}: {exc.strerror or exc}", file=sys.stderr)
         raise SystemExit(127) from None

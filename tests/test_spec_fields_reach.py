@@ -188,6 +188,9 @@ PROBES: dict[str, Probe] = {
         FLOAT, needs={"spec.reward.overlong_penalty": {"buffer_tokens": 128}}
     ),
     "spec.checkpoint.resume": Probe("never"),
+    # a pool needs its store: the other pool fields are probed with one set
+    "spec.pool.alias": Probe("rlprobe7777", needs={"spec.pool": {"store": "pool"}}),
+    "spec.pool.every_steps": Probe(INT, needs={"spec.pool": {"store": "pool"}}),
     # never saving: the example's period and retention would do nothing, so the context drops them
     "spec.checkpoint.enabled": Probe(
         False, needs={"spec.checkpoint.every_steps": 0, "spec.checkpoint.keep_last": None}

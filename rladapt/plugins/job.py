@@ -24,6 +24,7 @@ __all__ = [
     "FILES_ENV",
     "LITERAL_ENV",
     "PATCHES_ENV",
+    "PUBLISH_ENV",
     "RUN_ATTEMPT_ENV",
     "RUN_ID_ENV",
     "SECRET_FILES_ENV",
@@ -34,6 +35,7 @@ __all__ = [
     "bootstrap_argv",
     "is_python",
     "json_env_value",
+    "publish_settings",
     "resume_settings",
     "run_env",
 ]
@@ -55,6 +57,9 @@ SECRET_FILES_ENV = "RLADAPT_SECRET_FILES"
 WORKER_SETUP_HOOK = f"{BOOTSTRAP_MODULE}.worker_setup"
 #: JSON ``ResumeSettings``: what the job resumes from is decided where it runs (``rladapt.resume``).
 SETTINGS_ENV = "RLADAPT_CHECKPOINTS"
+#: The job's model-pool publishing settings (JSON: ``rladapt.pool.publisher.PublishSettings`` without the run id,
+#: which the job reads from ``RUN_ID_ENV``), when the spec has ``spec.pool``.
+PUBLISH_ENV = "RLADAPT_POOL_PUBLISH"
 #: The file (in the run directory) each start of the job appends a line to: when, which restart, from which step.
 ATTEMPTS_ENV = "RLADAPT_ATTEMPTS"
 ATTEMPTS_FILE = "attempts.jsonl"
@@ -141,6 +146,15 @@ def resume_settings(native: NativeLaunch, *, restarts_in_job: bool) -> ResumeSet
         path=native.resume.path,
         max_restarts=restarts,
     )
+
+
+def publish_settings(native: NativeLaunch) -> dict[str, Any] | None:
+    """What the job's pool publisher needs (``rladapt.pool.publisher.PublishSettings``); None without
+    ``spec.pool`` or without a checkpoint directory to publish from."""
+    if native.publish is None or not native.checkpoint_dir:
+        return None
+    return {**native.publish, "framework": native.framework, "version": native.version,
+            "dir": native.checkpoint_dir}  # fmt: skip
 
 
 def run_env(run_id: str, attempt: str, *, take_over: bool = False) -> dict[str, str]:

@@ -28,7 +28,16 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from rladapt.primitives.errors import PluginError, UsageError
 
-from .job import PATCHES_ENV, SETTINGS_ENV, WORKER_SETUP_HOOK, bootstrap_argv, json_env_value, resume_settings
+from .job import (
+    PATCHES_ENV,
+    PUBLISH_ENV,
+    SETTINGS_ENV,
+    WORKER_SETUP_HOOK,
+    bootstrap_argv,
+    json_env_value,
+    publish_settings,
+    resume_settings,
+)
 
 if TYPE_CHECKING:
     from .native import NativeLaunch
@@ -325,6 +334,10 @@ class Launcher(ABC):
         if settings is not None:
             # The job decides what it resumes from, where it runs (rladapt.resume): the same rule on every launcher.
             env[SETTINGS_ENV] = json_env_value(settings.to_json())
+        publishing = publish_settings(native)
+        if publishing is not None:
+            # ... and publishes its complete checkpoints to the model pool from where it runs, for the same reason
+            env[PUBLISH_ENV] = json_env_value(publishing)
         if not native.runtime_patches:
             return Command(argv=tuple(bootstrap_argv(native)), env=env)
         return Command(

@@ -143,6 +143,9 @@ class NativeLaunch(_Frozen):
     labels: dict[str, str] = Field(default_factory=dict)
     launcher_options: dict[str, dict[str, Any]] = Field(default_factory=dict)
     lifecycle: dict[str, Any] = Field(default_factory=dict)
+    publish: dict[str, Any] | None = Field(
+        None, description="spec.pool: the job publishes each complete checkpoint to this model pool."
+    )
     notes: tuple[str, ...] = Field((), description="Human-readable remarks from the adapter (warnings).")
     origins: dict[str, str] = Field(
         default_factory=dict,
@@ -197,6 +200,7 @@ class NativeLaunch(_Frozen):
             labels=dict(job.metadata.labels),
             launcher_options={k: dict(v) for k, v in spec.launcher.items()},
             lifecycle=spec.lifecycle.model_dump(),
+            publish=spec.pool.model_dump() if spec.pool is not None else None,
             notes=tuple(notes),
         )
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from rladapt.plugins import get_registry
+from rladapt.plugins.job import PUBLISH_ENV
 from rladapt.plugins.weights import NoWeights
 from rladapt.primitives.errors import RladaptError
 
@@ -30,9 +31,6 @@ from .store import VersionStore
 from .switch import move_alias
 
 __all__ = ["PUBLISH_ENV", "PublishSettings", "follow", "publish_new"]
-
-#: The job's publishing settings (JSON), set by the render when ``spec.pool`` is given.
-PUBLISH_ENV = "RLADAPT_POOL_PUBLISH"
 
 
 @dataclass(frozen=True)

@@ -746,6 +746,21 @@ class Checkpoint(_Model):
         return self
 
 
+class PoolPublish(_Model):
+    """Publish the run's weights to a model pool (``rladapt pool``) as its checkpoints complete."""
+
+    store: str = Field(min_length=1, description="The pool's directory, as the job sees it (shared storage).")
+    every_steps: PositiveInt | None = Field(
+        None, description="Publish only steps that are a multiple of this; null: every complete checkpoint."
+    )
+    alias: str | None = Field(
+        None,
+        pattern=r"^[A-Za-z][A-Za-z0-9._-]{0,63}$",
+        description="Point this alias (e.g. candidate) at each new version; a serving group that follows it "
+        "switches in two phases.",
+    )
+
+
 class Eval(_Model):
     every_steps: NonNegInt = Field(0, description="0 = never during training.")
     before_training: bool | None = Field(
@@ -984,6 +999,9 @@ class Spec(_Model):
     placement: Placement | None = Field(None, description="Default: one 1x8 pool with every role colocated.")
     weight_sync: WeightSync = Field(default_factory=WeightSync)
     checkpoint: Checkpoint = Field(default_factory=Checkpoint)
+    pool: PoolPublish | None = Field(
+        None, description="Publish each complete checkpoint's weights to a model pool, from inside the job."
+    )
     eval: Eval = Field(default_factory=Eval)
     logging: Logging = Field(default_factory=Logging)
     lifecycle: Lifecycle = Field(default_factory=Lifecycle)
@@ -1007,6 +1025,12 @@ class Spec(_Model):
         if bad:
             raise ValueError(f"environment variable names ([A-Za-z_][A-Za-z0-9_]*), found {quote(bad, 200)}")
         return value
+
+    @model_validator(mode="after")
+    def _pool_needs_checkpoints(self) -> Spec:
+        if self.pool is not None and not self.checkpoint.enabled:
+            raise ValueError("pool publishes checkpoints, and checkpoint.enabled: false writes none")
+        return self
 
     @property
     def required_roles(self) -> list[str]:

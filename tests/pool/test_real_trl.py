@@ -35,23 +35,27 @@ def test_the_readme_trl_run_is_published_and_served(
             "spec.checkpoint.keep_last=3",
             f"spec.checkpoint.dir={ck}",
             f"spec.runtime.python={sys.executable}",
+            f"spec.pool.store={tmp_path / 'pool'}",
+            "spec.pool.alias=candidate",
         ],
         framework="trl==1.16.0",
     )
     final = runner.wait(run, interval=0.2, timeout=600)
     assert final.state == "SUCCEEDED", (run.dir / "output.log").read_text()[-2000:]
-
-    code, out, err = rladapt(capsys, "pool", "publish", run.id, "--step", "2", "--format", "json")
-    assert code == 0, err
-    assert json.loads(out)["source"]["step"] == 2
-    code, out, err = rladapt(capsys, "pool", "publish", run.id, "--alias", "serving", "--format", "json")
-    assert code == 0, err
-    newest = json.loads(out)
-    assert (newest["version"], newest["source"]["step"], newest["parent"]) == ("v00000002", 4, "v00000001")
-    assert newest["source"]["framework_version"] == "1.16.0" and newest["source"]["run_id"] == run.id
-    assert "optimizer.pt" not in newest["files"] and "model.safetensors" in newest["files"]
     store = VersionStore(tmp_path / "pool")
-    assert store.verify("1") == [] and store.verify("serving") == []
+    published = [(m.version, m.source.step, m.parent, aliases) for m, aliases in store.of_run(run.id)]
+    assert published == [("v00000001", 2, None, []), ("v00000002", 4, "v00000001", ["candidate"])]
+    newest = store.manifest("candidate")
+    assert newest.source.framework_version == "1.16.0" and newest.source.checkpoint == str(
+        ck / "checkpoint-4"
+    )
+    assert "optimizer.pt" not in newest.files and "model.safetensors" in newest.files
+    assert store.verify("1") == [] and store.verify("candidate") == []
+
+    code, out, err = rladapt(capsys, "pool", "publish", run.id, "--step", "2")
+    assert (code, out.strip()) == (0, "already published as v00000001"), err
+    code, out, err = rladapt(capsys, "pool", "alias", "serving", "candidate")
+    assert (code, out.strip()) == (0, "serving -> v00000002"), err
 
     expected = greedy(ck / "checkpoint-4")
     group = ServeGroup(store, "serving", replicas=1)
