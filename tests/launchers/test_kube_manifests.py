@@ -125,3 +125,10 @@ def test_launch_says_the_warnings_and_strict_refuses_them() -> None:
     local = _rladapt("launch", "-f", "verl", str(GSM8K), "--dry-run", "--strict")
     assert local.returncode == 0, local.stderr
     assert "warning:" not in local.stderr
+
+
+def test_the_readme_names_the_extra_the_kubernetes_launcher_needs() -> None:
+    """Without it, launch -l kubernetes (dry run included) is exit 2 naming the extra (tests/packaging)."""
+    lines = [line for line in (REPO / "README.md").read_text().splitlines() if "kubernetes" in line]
+    launch_lines = [line for line in lines if line.startswith("rladapt launch")]
+    assert launch_lines and all("pip install 'rladapt[kubernetes]'" in line for line in launch_lines)
