@@ -103,7 +103,12 @@ def _check(wanted: list[str], data: list[RunMetrics]) -> list[str]:
             why = []
             for m in data:
                 mapping = metric_names(m.framework, m.version)
-                reason = mapping.absent().get(name) if mapping is not None else None
+                # Absent's reason alone; a quantity logged under a condition, that condition
+                reason = (
+                    (mapping.absent().get(name) or mapping.unlogged_reason(name))
+                    if mapping is not None
+                    else ""
+                )
                 why.append(f"{m.run_id}: {reason}" if reason else f"{m.run_id}: not logged")
             problems.append(f"--metric {name}: no run logged it ({'; '.join(why)})")
         else:

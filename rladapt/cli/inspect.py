@@ -30,7 +30,7 @@ def _options_report(launcher: Any) -> dict[str, dict[str, Any]]:
 
 
 def plugins_report() -> dict[str, Any]:
-    from rladapt.plugins import get_registry
+    from rladapt.plugins import get_registry, unknown_capabilities
 
     reg = get_registry()
     frameworks = {}
@@ -48,11 +48,14 @@ def plugins_report() -> dict[str, Any]:
             error = None
         except Exception as exc:  # a plugin whose version table cannot load is shown, not fatal
             versions, error = [], f"{type(exc).__name__}: {exc}"
+        own = getattr(entry.obj, "OWN_CAPABILITIES", {})
+        unknown = unknown_capabilities((c for v in versions for c in v["capabilities"]), own)
         frameworks[name] = {
             "plugin": entry.plugin,
             "description": entry.obj.DESCRIPTION,
             "versions": versions,
             **({"error": error} if error else {}),
+            **({"unknown_capabilities": unknown} if unknown else {}),
         }
     return {
         "frameworks": frameworks,
@@ -145,6 +148,9 @@ def plugins(fmt: str, capabilities: bool) -> None:
         console.print(pt)
     for b in report["broken"]:
         console.print(f"[red]broken plugin {b['name']}: {b['error']}[/red]")
+    for name, fw in report["frameworks"].items():
+        for message in fw.get("unknown_capabilities", ()):
+            console.print(f"[red]framework {name}: {message}[/red]", markup=True, highlight=False)
     for name in report["blocked"]:
         console.print(f"blocked plugin {name} (RLADAPT_BLOCK_PLUGINS)")
     for c in report["conflicts"]:

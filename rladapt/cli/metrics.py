@@ -66,6 +66,7 @@ def metrics(
         ended = runner.status(run).terminal
         raise UsageError(_no_metrics(run, ended))
     columns = _columns(list(wanted), data, mapping, only_logged=True)
+    _refuse_unlogged(run, columns, data, mapping, ended=lambda: runner.status(run).terminal)
     if fmt == "json":
         click.echo(dump_json(_document(data, columns, mapping), what="the metrics"))
         return
@@ -111,6 +112,30 @@ def _columns(
     if problems:
         raise UsageError("; ".join(problems))
     return list(dict.fromkeys(wanted))
+
+
+def _refuse_unlogged(
+    run: Run, columns: list[str], data: RunMetrics, mapping: MetricMap | None, ended: Callable[[], bool]
+) -> None:
+    """A UsageError for each neutral ``--metric`` the run has no value of, with the reason its framework version
+    gives (a column of '-' on every step would not say why)."""
+    missing = [name for name in columns if name in NAMES and not data.series.get(name)]
+    if not missing:
+        return
+    done = ended()
+    where = f"run {run.id} ({run.state if done else 'running'}, {len(data.steps())} steps logged)"
+    problems = []
+    for name in missing:
+        reason = mapping.unlogged_reason(name) if mapping is not None else ""
+        if not reason:
+            natives = (
+                [repr(one.tag) for n, one in mapping.logged() if n == name] if mapping is not None else []
+            )
+            reason = f"{data.framework} {data.version} logs it" + (
+                f" as {' or '.join(natives)}" if natives else ""
+            )
+        problems.append(f"--metric {name}: {where} logged none of it{'' if done else ' yet'}: {reason}")
+    raise UsageError("; ".join(problems))
 
 
 def _value(value: float | None) -> float | None:

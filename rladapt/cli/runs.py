@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from rladapt.primitives.errors import LaunchError, RladaptError
+from rladapt.primitives.errors import LaunchError, RladaptError, UsageError
 from rladapt.runs import DamagedRecord, DamagedRun, Run
 
 from .options import (
@@ -124,6 +124,11 @@ def _echo_raw(line: str) -> None:
     is_flag=True,
     help="Start even though another run holds the checkpoint directory (only once you know it is gone).",
 )
+@click.option(
+    "--strict",
+    is_flag=True,
+    help="Refuse the launch (exit 2) over the launcher's warnings, e.g. checkpoints on a pod's ephemeral disk.",
+)
 def launch(
     framework: str,
     spec: str,
@@ -133,18 +138,26 @@ def launch(
     dry_run: bool,
     follow: bool,
     take_over: bool,
+    strict: bool,
 ) -> None:
     """Launch SPEC (with OVERRIDES) on FRAMEWORK through a launcher, and record the run."""
     runner = _runner()
     options = parse_launcher_opts(launcher_opts)
+    planned = runner.dryrun(spec, overrides, framework=framework, launcher=launcher_name, options=options)
+    # The dry run's artifacts: no run id, so the same bytes as `rladapt render --launcher`, run after run; the
+    # warnings are said before anything is submitted.
+    warnings = planned.artifacts.warnings
+    if strict and warnings:
+        raise UsageError(
+            f"--strict: the {launcher_name} launcher warns, nothing was submitted:\n"
+            + "\n".join(f"  - {w}" for w in warnings)
+        )
+    for warning in warnings:
+        click.echo(f"warning: {warning}", err=True)
     if dry_run:
-        # No run id: the dry run shows the same bytes as `rladapt render --launcher`, run after run.
-        planned = runner.dryrun(spec, overrides, framework=framework, launcher=launcher_name, options=options)
         click.echo(planned.describe(), nl=False)
         return
-    run = runner.launch(
-        spec, overrides, framework=framework, launcher=launcher_name, options=options, take_over=take_over
-    )
+    run = runner.schedule(planned, take_over=take_over)
     click.echo(run.id)
     if not follow:
         click.echo(

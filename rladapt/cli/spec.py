@@ -159,9 +159,12 @@ def render(
                 "launcher": artifacts.launcher,
                 "files": artifacts.files,
                 "request": artifacts.request,
+                "warnings": artifacts.warnings,
             }
             click.echo(dump_json(document, what="the render"))
         else:
+            for warning in artifacts.warnings:  # as `launch` says them (where `launch --strict` refuses)
+                click.echo(f"warning: {warning}", err=True)
             click.echo(artifacts.describe(), nl=False)
         return
     if fmt == "json":

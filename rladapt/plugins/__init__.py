@@ -30,7 +30,7 @@ from .adapter import (
     NativeSetting,
     unsupported,
 )
-from .capabilities import KNOWN_CAPABILITIES, Requirement, job_requirements
+from .capabilities import KNOWN_CAPABILITIES, Requirement, job_requirements, unknown_capabilities
 from .checkpoints import Checkpoint, CheckpointScan, ResumePlan
 from .effective import Effective, derived, same
 from .hookspecs import hookimpl, hookspec
@@ -126,5 +126,6 @@ __all__ = [
     "load_registry",
     "same",
     "trace_hooks",
+    "unknown_capabilities",
     "unsupported",
 ]

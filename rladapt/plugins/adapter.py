@@ -191,6 +191,11 @@ class FrameworkAdapter(ABC):
     DESCRIPTION: ClassVar[str] = ""
     #: capability -> why no version of this framework has it, appended to the refusal of a job that needs it.
     WHY_NOT: ClassVar[dict[str, str]] = {}
+    #: capability -> what it means: names this adapter adds to ``KNOWN_CAPABILITIES`` (the kit and ``rladapt
+    #: plugins`` refuse any other unknown name, as a typo).
+    #:
+    #: .. versionadded:: 0.4
+    OWN_CAPABILITIES: ClassVar[dict[str, str]] = {}
     #: The PyPI distribution that installs the framework (``rladapt pin`` pins it); None when there is none.
     DISTRIBUTION: ClassVar[str | None] = None
     #: Where the framework's releases are when there is no ``DISTRIBUTION`` to ask PyPI about, for people

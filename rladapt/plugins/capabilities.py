@@ -7,7 +7,8 @@ field, the version and the first version that can.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import difflib
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -99,6 +100,24 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "logging.tensorboard": "TensorBoard",
     "logging.mlflow": "MLflow",
 }
+
+
+def unknown_capabilities(declared: Iterable[str], own: Mapping[str, str] = {}) -> list[str]:
+    """A message for each of ``declared`` that is neither in ``KNOWN_CAPABILITIES`` nor in the adapter's ``own``
+    vocabulary (``FrameworkAdapter.OWN_CAPABILITIES``), with the closest known name: a typo would otherwise be
+    a capability no job ever asks for, and the one meant would refuse every job needing it."""
+    vocabulary = [*KNOWN_CAPABILITIES, *own]
+    out = []
+    for capability in sorted(set(declared)):
+        if capability in KNOWN_CAPABILITIES or capability in own:
+            continue
+        close = difflib.get_close_matches(capability, vocabulary, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        out.append(
+            f"unknown capability {capability!r}{hint} (a name of rladapt.plugins.KNOWN_CAPABILITIES, or one the "
+            "adapter declares in OWN_CAPABILITIES)"
+        )
+    return out
 
 
 @dataclass(frozen=True)

@@ -77,6 +77,11 @@ class Artifacts:
     launcher: str
     files: dict[str, str] = field(default_factory=dict)
     request: dict[str, Any] = field(default_factory=dict)
+    #: What the launcher renders but whoever submits should know first (e.g. checkpoints on a pod's ephemeral
+    #: disk): ``rladapt launch`` prints each on stderr, and ``--strict`` refuses the launch (exit 2) over them.
+    #:
+    #: .. versionadded:: 0.4
+    warnings: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         """The dry-run text: every file, verbatim, then the request as JSON."""

@@ -53,7 +53,9 @@ class Logged:
     ``tag`` is the name as read back from the TensorBoard events rladapt makes the launch write (a regular
     expression when ``pattern``, for names that carry a data set or a reward function's name); ``logged`` is
     the string literal the framework's code logs it under, in ``file`` (a path inside the distribution
-    ``dist``, the framework's own when None), so a test can prove it is still logged there.
+    ``dist``, the framework's own when None), so a test can prove it is still logged there. ``when`` is the
+    condition under which that code logs it, for a quantity not logged on every run: a run that logged none
+    of it is told this reason instead of being shown an empty column.
     """
 
     tag: str
@@ -62,6 +64,7 @@ class Logged:
     dist: str | None = None
     pattern: bool = False
     note: str = ""
+    when: str = ""
 
     def matches(self, tag: str) -> bool:
         return bool(re.fullmatch(self.tag, tag)) if self.pattern else tag == self.tag
@@ -97,6 +100,19 @@ class MetricMap:
     def absent(self) -> dict[str, str]:
         """Neutral name -> why this version does not log it."""
         return {n: e.reason for n, e in self.entries.items() if isinstance(e, Absent)}
+
+    def unlogged_reason(self, name: str) -> str:
+        """Why a run of this version may have logged none of ``name``: Absent's reason, else the conditions of
+        its ``Logged`` entries ("" when it should have been logged on every run)."""
+        entry = self.entries.get(name)
+        if isinstance(entry, Absent):
+            return f"{self.framework} {self.version} does not log it ({entry.reason})"
+        if not entry:
+            return ""
+        conditions = [f"{one.logged!r} ({one.file}) {one.when}" for one in entry if one.when]
+        if not conditions:
+            return ""
+        return f"{self.framework} {self.version} logs it " + "; or ".join(conditions)
 
     def resolve(self, tags: list[str]) -> dict[str, str]:
         """Neutral name -> the tag it is read from, among ``tags`` (for a pattern, the first match sorted)."""

@@ -55,6 +55,24 @@ def test_the_sbatch_script_asks_slurm_for_the_memory_and_the_cpus_per_gpu() -> N
     )
 
 
+def test_slurm_asks_for_the_cpus_ray_is_told_to_use() -> None:
+    """Ray starts with --num-cpus=$SLURM_CPUS_ON_NODE (or cpus_per_task): Slurm must be asked for a CPU count
+    or whole nodes. Before issue 24 a job asking no count got Slurm's default, often one CPU per task."""
+    script = render_artifacts(SlurmLauncher(), launch(), {}).files[SCRIPT]
+    lines = [line for line in script.splitlines() if line.startswith("#SBATCH")]
+    assert "#SBATCH --exclusive" in lines
+    assert "# CPUs: whole nodes (--exclusive): no CPU count is asked" in script
+    assert 'rladapt_ray_cpus="$SLURM_CPUS_ON_NODE"' in script and '--num-cpus="$rladapt_ray_cpus"' in script
+    counted = sbatch_lines(launch(*ASKED))
+    assert "#SBATCH --cpus-per-gpu=13" in counted and "#SBATCH --exclusive" not in counted
+    by_task = render_artifacts(SlurmLauncher(), launch(), {"cpus_per_task": "32"}).files[SCRIPT]
+    assert "#SBATCH --cpus-per-task=32" in by_task and "#SBATCH --exclusive" not in by_task
+    assert "rladapt_ray_cpus=32" in by_task
+    assert "#SBATCH --exclusive" not in sbatch_lines(launch(), exclusive="false")
+    assert "#SBATCH --exclusive" in sbatch_lines(launch(*ASKED), exclusive="true")
+    assert "#SBATCH --exclusive" not in sbatch_lines(launch(), gpus_per_node="0")  # a CPU-only test run
+
+
 def test_sizes_convert_to_slurm_units_and_the_largest_role_of_a_node_wins() -> None:
     native = launch("spec.roles.actor.memory=1.5Gi", "spec.roles.rollout.memory=1000M")
     assert "#SBATCH --mem=1536M" in sbatch_lines(native)  # 1.5 GiB, over 1000 MB (954 MiB)
@@ -89,7 +107,8 @@ def test_the_rayjob_worker_pods_request_the_memory_and_cpus_per_gpu_times_their_
         assert amounts == {"cpu": str(13 * gpus), "memory": "777Gi", "nvidia.com/gpu": str(gpus)}
     others = [r for group, r in resources.items() if group not in (pool, "head")]
     assert all(set(r["limits"]) == {"nvidia.com/gpu"} for r in others)  # pools of roles that ask nothing
-    assert resources["head"] is None  # the head runs the driver, not the roles
+    # the head runs the driver, not the roles: KubeRay's sample head's requests, no limit (test_kube_manifests.py)
+    assert resources["head"] == {"requests": {"cpu": "1", "memory": "2Gi"}}
     explicit, _ = manifests(
         render_artifacts(KubernetesLauncher(), native, {"image": IMAGE, "cpu": "8", "memory": "1Gi"})
     )

@@ -283,6 +283,7 @@ def test_render_follows_placement_and_options(engine_registry: Registry, workdir
         "#SBATCH --account=rl",
         "#SBATCH --qos=high",
         "#SBATCH --time=2-00:00:00",
+        "#SBATCH --exclusive",  # no CPU count asked: whole nodes, every CPU of which Ray is told (issue 24)
         "#SBATCH --output=slurm-%j.out",
     ]
     # sbatch stops reading directives at the first command: every #SBATCH line comes before it.

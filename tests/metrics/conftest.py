@@ -16,6 +16,10 @@ from rladapt.runs import Run, RunStore
 from tests.conftest import REPO
 
 SPEC = "examples/grpo-tiny-trl.yaml"
+#: Why the example's runs (beta 0) log no KL, as ``metrics`` and ``compare`` say it.
+KL_WHEN = (
+    "trl 1.16.0 logs it 'kl' (trl/trainer/grpo_trainer.py) only when beta != 0 (spec.algorithm.kl.coef > 0)"
+)
 STEPS = 4
 
 

@@ -16,7 +16,7 @@ from rladapt.metrics import read_run_metrics
 from tests.cli.test_cli import rladapt
 from tests.conftest import REPO
 
-from .conftest import SPEC, STEPS, TrlRun, overrides
+from .conftest import KL_WHEN, SPEC, STEPS, TrlRun, overrides
 
 
 def cli(trl_run: TrlRun, *args: str) -> subprocess.CompletedProcess[str]:
@@ -61,6 +61,18 @@ def test_unknown_and_absent_metrics_are_refused(trl_run: TrlRun) -> None:
     res = cli(trl_run, "--metric", "generation_time_s")
     assert res.returncode == 2
     assert "--metric generation_time_s: trl 1.16.0 does not log it (TRL times no generation" in res.stderr
+
+
+def test_a_metric_the_run_logged_none_of_is_refused_with_the_reason(trl_run: TrlRun) -> None:
+    """Issue 24: ``-m kl`` on a run with beta 0 printed a row of '-' per step, exit 0."""
+    res = cli(trl_run, "--metric", "reward_mean", "-m", "kl")
+    assert res.returncode == 2, res.stdout
+    assert res.stdout == ""
+    assert (
+        f"--metric kl: run {trl_run.run.id} (SUCCEEDED, {STEPS} steps logged) logged none of it: {KL_WHEN}"
+        in res.stderr
+    )
+    assert "reward_mean" not in res.stderr and "Traceback" not in res.stderr
 
 
 def test_a_run_that_logged_nothing(trl_run: TrlRun, tmp_path: Path) -> None:

@@ -21,7 +21,7 @@ from rladapt.runs import Run, RunStore
 from tests.cli.test_cli import rladapt
 from tests.conftest import REPO
 
-from .conftest import SPEC, STEPS, overrides
+from .conftest import KL_WHEN, SPEC, STEPS, overrides
 
 #: The second run: another learning rate and data order; the length rule off (the tiny example's responses of
 #: at most 8 tokens are nearly all cut, which the first run is warned about).
@@ -145,7 +145,7 @@ def test_compare_errors_exit_2(two_runs: TwoRuns) -> None:
         ("compare", a, b, "-m", "generation_time_s"): (
             f"--metric generation_time_s: no run logged it ({a}: TRL times no generation on its own"
         ),
-        ("compare", a, b, "-m", "kl"): f"--metric kl: no run logged it ({a}: not logged; {b}: not logged)",
+        ("compare", a, b, "-m", "kl"): (f"--metric kl: no run logged it ({a}: {KL_WHEN}; {b}: {KL_WHEN})"),
     }
     for args, message in cases.items():
         res = two_runs.cli(*args)

@@ -16,6 +16,7 @@ import pytest
 
 from rladapt.plugins import load_registry
 from tests.adapters.nemo_rl.conftest import tag
+from tests.conftest import REPO
 from tests.importing import test_nemo_rl_import, test_openrlhf_import, test_verl_import
 
 pytestmark = pytest.mark.xdist_group("plain-install")  # one venv per run, not one per worker
@@ -152,3 +153,28 @@ def test_nemo_rl_import_is_quiet_on_the_newest_omegaconf(plain: Path, tmp_path: 
     work = tmp_path / "work"
     work.mkdir()
     _import_and_diff(plain, "nemo-rl", work, PYTHONPATH=str(overlay))
+
+
+def test_a_kubernetes_dry_run_without_the_extra_names_it(plain: Path, tmp_path: Path) -> None:
+    """Issue 24: the README's Kubernetes line did not say the launcher needs the ``kubernetes`` extra. Without it
+    a dry run is a usage error naming the extra (exit 2), never a traceback."""
+    spec = tmp_path / "job.yaml"
+    spec.write_text((REPO / "examples" / "grpo-gsm8k.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    for name in ("data/gsm8k/train.parquet", "data/gsm8k/test.parquet", "rewards/gsm8k.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("", encoding="utf-8")  # the files the spec names are there
+    args = [
+        "launch",
+        "-f",
+        "verl",
+        str(spec),
+        "-l",
+        "kubernetes",
+        "-o",
+        "image=registry.example/rl:1",
+        "--dry-run",
+    ]
+    res = _rladapt(plain, args, tmp_path)
+    assert res.returncode == 2, res.stdout + res.stderr
+    assert "pip install 'rladapt[kubernetes]'" in res.stderr
+    assert res.stdout == "" and "Traceback" not in res.stderr

@@ -249,9 +249,23 @@ def test_patches_apply_by_version_range_in_order() -> None:
     assert old.patches == () and "FIX" not in old.env
 
 
+class Faithful(ToyAdapter):
+    """The toy with the whole job in a file its trainer reads: every field reaches the render."""
+
+    def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
+        native = super().translate(job, version)
+        return native.model_copy(update={"files": {"toy.json": job.model_dump_json()}})
+
+
 def test_conformance_kit_passes_toy_and_catches_a_bad_adapter() -> None:
     # toy 1.0 cannot express JOB's async rollout: every version must translate one of the specs
-    assert check_adapter(ToyAdapter(), [JOB, load_job_text(MINIMAL, ["spec.rollout.mode=sync"])]) == []
+    specs = [JOB, load_job_text(MINIMAL, ["spec.rollout.mode=sync"])]
+    assert check_adapter(Faithful(), specs) == []
+    # the toy itself renders the batch size only: the kit's field probes catch it (issue 24)
+    assert (
+        "tiny on toy 2.0: spec.data.train changed and the render did not: the field is ignored"
+        in "\n".join(check_adapter(ToyAdapter(), specs))
+    )
 
     class Leaky(ToyAdapter):
         def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:

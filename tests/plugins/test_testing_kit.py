@@ -280,3 +280,132 @@ def test_an_option_without_help_fails_the_declaration() -> None:
 
     assert declared_options(Terse()) == {"queue": "queue to submit to", "quiet": ""}
     assert check_launcher_declaration(Terse()) == ["launcher 'plain': option 'quiet' has no help text"]
+
+
+# --- fields an adapter covers must reach the render (issue 24) ---------------------------------------------------
+
+#: The six fields the toy below drops (the probes' names), and the capabilities whose fields it drops too.
+DROPPED = (
+    "spec.data.train",
+    "spec.training.optimizer.warmup_steps",
+    "spec.rollout.tensor_parallel",
+    "spec.rollout.temperature",
+    "spec.checkpoint.dir",
+    "spec.placement.pools[0] (nodes x gpus_per_node)",
+)
+
+
+class Dropper(FrameworkAdapter):
+    """Renders the model and nothing else of the job: before issue 24 the kit passed it ("10 passed")."""
+
+    PLUGIN_NAME = "dropper"
+
+    def versions(self) -> list[FrameworkVersion]:
+        return [FrameworkVersion("1.0", frozenset(KNOWN_CAPABILITIES))]
+
+    def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
+        return NativeLaunch.from_job(
+            job,
+            framework=self.PLUGIN_NAME,
+            version=version.version,
+            argv=("python3", "-m", "dropper", "--model", job.spec.model.path),
+        )
+
+
+def test_an_adapter_that_drops_fields_fails_the_kit() -> None:
+    failures = check_adapter(Dropper(), [JOB])
+    for field in DROPPED:
+        assert (
+            f"tiny on dropper 1.0: {field} changed and the render did not: the field is ignored"
+            in "\n".join(failures)
+        ), field
+    # the capabilities it claims cover more fields it drops: each names the capability to drop
+    assert any(
+        "spec.checkpoint.keep_last changed" in f and "or drop 'checkpoint.keep_last' from the version's" in f
+        for f in failures
+    )
+
+
+class Honest(Dropper):
+    """The same toy, rendering what it can and refusing the rest with a message: it passes the field probes."""
+
+    PLUGIN_NAME = "honest"
+
+    def versions(self) -> list[FrameworkVersion]:
+        return [
+            FrameworkVersion(
+                "1.0",
+                frozenset(
+                    {"placement.colocated", "rollout.engine.vllm", "algorithm.grpo", "reward.function"}
+                ),
+            )
+        ]
+
+    def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
+        spec, pool = job.spec, job.placement.pools[0]
+        if spec.training.optimizer.warmup_steps is not None or spec.rollout.tensor_parallel != 1:
+            raise UnsupportedError([Problem("spec.rollout.tensor_parallel", "honest has no such setting")])
+        return NativeLaunch.from_job(
+            job,
+            framework=self.PLUGIN_NAME,
+            version=version.version,
+            argv=("python3", "-m", "honest", "--model", spec.model.path, "--data", *spec.data.train),
+            files={
+                "honest.txt": f"{spec.rollout.temperature} {job.checkpoint_dir} {pool.nodes}x{pool.gpus_per_node}\n"
+            },
+        )
+
+
+def test_an_adapter_that_renders_or_refuses_each_field_passes_the_probes() -> None:
+    from rladapt.plugins.testing import check_fields_reach
+
+    adapter = Honest()
+    assert adapter.translate(JOB, adapter.versions()[0]).argv[-1] == "train.parquet"
+    assert check_fields_reach(adapter, adapter.versions()[0], JOB) == []
+
+
+def test_a_capability_typo_fails_the_kit_with_the_name_meant() -> None:
+    class Typo(Dropper):
+        PLUGIN_NAME = "typo"
+
+        def versions(self) -> list[FrameworkVersion]:
+            return [FrameworkVersion("1.0", frozenset({"algorithm.grp", "reward.function", "my.own"}))]
+
+    failures = check_adapter(Typo(), [])
+    assert (
+        "1.0: unknown capability 'algorithm.grp'; did you mean 'algorithm.grpo'? (a name of "
+        "rladapt.plugins.KNOWN_CAPABILITIES, or one the adapter declares in OWN_CAPABILITIES)"
+    ) in failures
+    assert any("unknown capability 'my.own'" in f for f in failures)
+
+    class Declared(Typo):
+        OWN_CAPABILITIES: ClassVar[dict[str, str]] = {"my.own": "the in-house trainer's own switch"}
+
+    declared = check_adapter(Declared(), [])
+    assert not any("'my.own'" in f for f in declared) and any("'algorithm.grp'" in f for f in declared)
+
+
+def test_rladapt_plugins_names_a_capability_typo(monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    import rladapt.plugins
+    from rladapt.cli.inspect import plugins, plugins_report
+
+    class Typo(Dropper):
+        PLUGIN_NAME = "typo"
+
+        def versions(self) -> list[FrameworkVersion]:
+            return [FrameworkVersion("1.0", frozenset({"algorithm.grp", "reward.function"}))]
+
+    monkeypatch.setattr(rladapt.plugins, "get_registry", lambda: host_registry(Typo()))
+    report = plugins_report()
+    assert report["frameworks"]["typo"]["unknown_capabilities"] == [
+        "unknown capability 'algorithm.grp'; did you mean 'algorithm.grpo'? (a name of "
+        "rladapt.plugins.KNOWN_CAPABILITIES, or one the adapter declares in OWN_CAPABILITIES)"
+    ]
+    assert "unknown_capabilities" not in report["frameworks"]["verl"]
+    res = CliRunner().invoke(plugins, [])
+    assert res.exit_code == 0, res.output
+    assert "framework typo: unknown capability 'algorithm.grp'; did you mean 'algorithm.grpo'?" in " ".join(
+        res.output.split()
+    )

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from rladapt.compat import bundled, bundled_snapshots
 from rladapt.plugins import CheckpointLayout, FrameworkAdapter, FrameworkVersion, Patch, hookimpl
@@ -89,6 +89,23 @@ class OpenRLHFAdapter(ImportingFolderAdapter):
         "means (models/loss.py), never a mean of token sums",
         "loss_aggregation.seq_mean_token_sum_norm": "OpenRLHF's policy loss is a token mean or a mean of "
         "sequence means (models/loss.py), never token sums over the length budget",
+    }
+
+    #: OpenRLHF's own capability names (versions.capabilities): its colocation flags, sleep modes, native
+    #: advantage estimators (versions.ESTIMATORS) and switches no other framework has.
+    OWN_CAPABILITIES: ClassVar[dict[str, str]] = {
+        "openrlhf.colocate.all": "every model on the same GPUs (--colocate_all_models)",
+        "openrlhf.colocate.actor_ref": "actor and reference model on the same GPUs (--colocate_actor_ref)",
+        "openrlhf.colocate.critic_reward": "critic and reward model on the same GPUs (--colocate_critic_reward)",
+        "openrlhf.vllm_sleep": "vLLM sleeps between rollouts (--vllm_enable_sleep)",
+        "openrlhf.deepspeed_sleep": "DeepSpeed offloads between training phases (--deepspeed_enable_sleep)",
+        "openrlhf.eval": "evaluation on a data set of its own (--eval_dataset)",
+        "openrlhf.async_train": "asynchronous training (--async_train)",
+        "openrlhf.async_queue_size": "the asynchronous rollout queue's size (--async_queue_size)",
+        **{
+            f"openrlhf.estimator.{name}": f"the {name} advantage estimator (--advantage_estimator, from {since})"
+            for name, since in versions.ESTIMATORS.items()
+        },
     }
 
     def capabilities(self, version: str) -> frozenset[str]:

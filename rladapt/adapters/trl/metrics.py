@@ -19,8 +19,8 @@ TRAINER = "transformers/trainer.py"
 TRANSFORMERS = "transformers"
 
 
-def _trl(name: str, note: str = "") -> tuple[Logged, ...]:
-    return (Logged(tag=f"train/{name}", logged=name, file=GRPO, note=note),)
+def _trl(name: str, note: str = "", when: str = "") -> tuple[Logged, ...]:
+    return (Logged(tag=f"train/{name}", logged=name, file=GRPO, note=note, when=when),)
 
 
 def names(version: str) -> MetricMap:
@@ -39,7 +39,7 @@ def names(version: str) -> MetricMap:
             ),
         ),
         # grpo_trainer.py: _metrics[mode]["kl"], logged only when beta != 0 (0.23.1 to 1.16.0)
-        "kl": _trl("kl"),
+        "kl": _trl("kl", when="only when beta != 0 (spec.algorithm.kl.coef > 0)"),
         # grpo_trainer.py: _metrics[mode]["reward"], the mean of the summed reward functions (0.23.1 to 1.16.0)
         "reward_mean": _trl("reward"),
         # grpo_trainer.py: _metrics[mode]["completions/mean_length"] and ["completions/clipped_ratio"]

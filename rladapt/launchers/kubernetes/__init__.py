@@ -89,7 +89,8 @@ class KubernetesLauncher(Launcher):
         from .manifest import CONFIGMAP_FILE, GROUP, KIND, RAYJOB_FILE, VERSION, Renderer, dump_manifest
 
         opts = KubernetesOptions.parse(self.merge_options(native, options), run_id)
-        rayjob, configmap = Renderer(native, opts, command).render()
+        renderer = Renderer(native, opts, command)
+        rayjob, configmap = renderer.render()
         files = {RAYJOB_FILE: dump_manifest(rayjob)}
         if configmap is not None:
             files[CONFIGMAP_FILE] = dump_manifest(configmap)
@@ -102,7 +103,7 @@ class KubernetesLauncher(Launcher):
             "kubeconfig": opts.kubeconfig,
             "submissionMode": opts.submission_mode,
         }
-        return Artifacts(launcher=PLUGIN_NAME, files=files, request=request)
+        return Artifacts(launcher=PLUGIN_NAME, files=files, request=request, warnings=renderer.warnings)
 
     # --- side effects ---
 

@@ -41,6 +41,12 @@ FILES_VOLUME = "rladapt-files"
 #: KubeRay's MaxRayJobNameLength: the RayCluster it creates appends a suffix and must stay within 53.
 MAX_NAME_LENGTH = 47
 CONFIGMAP_LIMIT = 1024 * 1024
+#: What the head pod requests when the head_cpu and head_memory options do not say: the head of KubeRay's own
+#: sample cluster (ray-operator/config/samples/ray-cluster.sample.yaml, rayVersion 2.46.0: 1 CPU, 2G), with no
+#: limit so that the driver may use more. KubeRay derives ``ray start --num-cpus`` from the CPU limit, and in
+#: recent releases from the request when there is no limit (common/pod.go generateRayStartCommand): the head
+#: then offers Ray the one CPU the sample's head offers; its --memory comes from the limit only, so none is set.
+DEFAULT_HEAD_REQUESTS = {"cpu": "1", "memory": "2Gi"}
 
 _DNS1035 = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?\Z")
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?\Z")
@@ -106,6 +112,8 @@ class Renderer:
         self.opts = opts
         self.command = command
         self.problems: list[Problem] = []
+        #: Artifacts.warnings: what renders, but a cluster admin would send back (``launch --strict`` refuses).
+        self.warnings: list[str] = []
 
     def problem(self, path: str, message: str, expected: str | None = None, found: str | None = None) -> None:
         self.problems.append(Problem(path, message, expected, found))
@@ -367,13 +375,42 @@ class Renderer:
         return needs
 
     def worker_resources(self, pool: PoolSpec, needs: PoolNeeds | None) -> Any | None:
-        """A worker pod's resources: the options, else what the pool's roles ask (CPUs per GPU times its GPUs)."""
+        """A worker pod's resources: the options, else what the pool's roles ask (CPUs per GPU times its GPUs).
+
+        A pool whose roles ask for no CPUs or memory gets no invented amount: its Ray workers would be told
+        that many CPUs (KubeRay derives ``--num-cpus`` from the container's CPU), and a framework's placement
+        groups that need more would hang. It is a warning instead, naming the fields to set."""
         cpu, memory = self.opts.cpu, self.opts.memory
         if cpu is None and needs is not None and needs.cpus_per_gpu is not None:
             cpu = str(needs.cpus_per_gpu * pool.gpus_per_node)
         if memory is None and needs is not None:
             memory = needs.memory
+        missing = [
+            f"{what} (spec.roles.<role>.{field} of its roles {', '.join(pool.roles)}, or -o {option}=)"
+            for what, field, option, value in (
+                ("CPUs", "cpus_per_gpu", "cpu", cpu),
+                ("memory", "memory", "memory", memory),
+            )
+            if value is None
+        ]
+        if missing:
+            self.warnings.append(
+                f"the worker pods of pool {pool.name} request no {' and no '.join(missing)}: a cluster with a "
+                "LimitRange or ResourceQuota refuses or throttles them, and the scheduler may pack them onto "
+                "nodes without room"
+            )
         return self.resources(cpu, memory, pool.gpus_per_node)
+
+    def head_resources(self) -> Any:
+        """The head pod's resources: the options (request = limit), else a request of ``DEFAULT_HEAD_CPU`` and
+        ``DEFAULT_HEAD_MEMORY`` without a limit (the head runs the driver and Ray's control processes)."""
+        o = self.opts
+        amounts = {"cpu": o.head_cpu, "memory": o.head_memory}
+        limits = {k: v for k, v in amounts.items() if v is not None}
+        requests = {**DEFAULT_HEAD_REQUESTS, **limits}
+        if o.head_gpus:
+            limits[o.gpu_resource] = requests[o.gpu_resource] = str(o.head_gpus)
+        return self.client.V1ResourceRequirements(limits=limits or None, requests=requests)
 
     def resources(self, cpu: str | None, memory: str | None, gpus: int) -> Any | None:
         amounts: dict[str, str] = {}
@@ -387,6 +424,32 @@ class Renderer:
             return None
         # Requests equal to limits: GPUs require it, and it gives the pods Guaranteed QoS.
         return self.client.V1ResourceRequirements(limits=dict(amounts), requests=dict(amounts))
+
+    def check_storage(self, workdir: str | None, mounts: list[Any]) -> None:
+        """A warning when the checkpoint directory (with the metrics under it) is on no volume the pods mount:
+        it would be written to the pod's ephemeral disk, and go with the pod."""
+        where = self.native.checkpoint_dir
+        if not where or "://" in where:
+            return  # none, or remote storage the framework writes to itself
+        if where.startswith("/"):
+            in_pod: str | None = posixpath.normpath(where)
+        elif workdir is not None:
+            in_pod = posixpath.normpath(posixpath.join(workdir, where))
+        else:
+            in_pod = None  # relative to the image's WORKDIR, which no volume is known to cover
+        durable = [vol for vol in self.native.volumes if vol.kind != "memory" and vol.mount.startswith("/")]
+        if in_pod is not None and any(
+            in_pod == posixpath.normpath(v.mount)
+            or in_pod.startswith(posixpath.normpath(v.mount).rstrip("/") + "/")
+            for v in durable
+        ):
+            return
+        shown = where if in_pod is None or in_pod == where else f"{where} (in the pods: {in_pod})"
+        self.warnings.append(
+            f"spec.checkpoint.dir {shown} is on no volume: checkpoints and metrics would land on the pod's "
+            "ephemeral disk and be lost with it; mount a volume over it (spec.volumes: a pvc claim, nfs or "
+            "host_path) or give an absolute path under one"
+        )
 
     def pod_template(self, container: Any, volumes: list[Any], labels: dict[str, str]) -> Any:
         c, o = self.client, self.opts
@@ -469,9 +532,8 @@ class Renderer:
             c.V1ContainerPort(name=pname, container_port=number, protocol="TCP")
             for pname, number in ray_ports.items()
         ] + extra_ports
-        head = container(
-            HEAD_CONTAINER, head_ports, self.resources(opts.head_cpu, opts.head_memory, opts.head_gpus)
-        )
+        head = container(HEAD_CONTAINER, head_ports, self.head_resources())
+        self.check_storage(workdir, mounts)
         api = c.ApiClient()
         sanitize: Callable[[Any], Any] = api.sanitize_for_serialization
         workers = []

@@ -80,7 +80,13 @@ OPTIONS = (
         pattern=_CONSTRAINT,
         expected="a Slurm constraint",
     ),
-    Option("exclusive", bool, "true: whole nodes (#SBATCH --exclusive)", default=False),
+    Option(
+        "exclusive",
+        bool,
+        "true: whole nodes (#SBATCH --exclusive); default: true when nothing asks for a CPU count "
+        "(spec.roles.<role>.cpus_per_gpu, cpus_per_task) in a run with GPUs, since Ray is told every CPU Slurm "
+        "gives the job; false: Slurm's default allocation",
+    ),
     Option(
         "cpus_per_task",
         int,
@@ -181,7 +187,7 @@ class ScriptOptions:
             self.sbatch.append(("mem", slurm_size(memory.memory_bytes)))
         if "constraint" in merged:
             self.sbatch.append(("constraint", merged["constraint"]))
-        self.exclusive: bool = merged["exclusive"]
+        exclusive: bool | None = merged.get("exclusive")
         self.gpus_per_node = native.gpus_per_node
         #: True for ``gpus_per_node=0`` over a placement with GPUs: a CPU-only test run, where Ray counts GPUs.
         self.cpu_only = False
@@ -211,6 +217,20 @@ class ScriptOptions:
                 self.notes.append(f"{source}: not asked of Slurm in a run without GPUs")
             else:
                 self.cpus_per_gpu = cpus.cpus_per_gpu
+        # Ray is told the CPUs Slurm allocates ($SLURM_CPUS_ON_NODE, the driver's `ray start --num-cpus`), so
+        # Slurm must be asked for them: a count (--cpus-per-gpu, --cpus-per-task) or the whole node. Without
+        # either, Slurm allocates its default (1 CPU per task unless the cluster sets DefCpuPerGPU) and the
+        # frameworks' CPU bundles (one or more per GPU worker) wait forever for CPUs Ray does not have.
+        asked = self.cpus_per_task is not None or self.cpus_per_gpu is not None
+        if exclusive is None:
+            exclusive = not asked and self.gpus_per_node > 0
+            if exclusive:
+                self.notes.append(
+                    "CPUs: whole nodes (--exclusive): no CPU count is asked (spec.roles.<role>.cpus_per_gpu, "
+                    "-o cpus_per_task=N), and Ray is told every CPU Slurm gives the job ($SLURM_CPUS_ON_NODE); "
+                    "-o exclusive=false keeps Slurm's default allocation"
+                )
+        self.exclusive: bool = exclusive
         self.ray: bool = merged["ray"]
         ray_ports = [p.port for p in native.ports if p.purpose == "ray"]
         self.ray_port: int = merged.get("ray_port", ray_ports[0] if ray_ports else DEFAULT_RAY_PORT)

@@ -41,16 +41,20 @@ from .checks import (
     translate_case,
 )
 from .conformance import AdapterConformance, LauncherConformance, PatchConformance
+from .fields import PROBES, FieldProbe, check_fields_reach
 from .host import Registry, RegistryFactory, host_registry
 
 __all__ = [
+    "PROBES",
     "AdapterConformance",
+    "FieldProbe",
     "LauncherConformance",
     "PatchConformance",
     "Registry",
     "RegistryFactory",
     "check_adapter",
     "check_declaration",
+    "check_fields_reach",
     "check_launcher",
     "check_launcher_declaration",
     "check_native",

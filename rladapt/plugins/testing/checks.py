@@ -23,11 +23,13 @@ from packaging.version import InvalidVersion, Version
 from rladapt.primitives import RladaptError, RLJob, SpecError, UnsupportedError, UsageError, load_job
 
 from ..adapter import FrameworkAdapter, FrameworkVersion
+from ..capabilities import unknown_capabilities
 from ..launcher import Artifacts, Launcher, render_artifacts
 from ..native import NativeLaunch
 from ..native import secrets as native_secrets
 from ..patches import Patch
 from ..signature import Signature, log_lines
+from .fields import check_fields_reach
 
 if TYPE_CHECKING:
     from .host import Registry
@@ -77,6 +79,11 @@ def check_declaration(adapter: FrameworkAdapter) -> list[str]:
             failures.append(f"version {v.version!r} is not PEP 440")
         if not isinstance(v.capabilities, frozenset):
             failures.append(f"{v.version}: capabilities must be a frozenset")
+    unknown: dict[str, list[str]] = {}
+    for v in versions:
+        for message in unknown_capabilities(v.capabilities, getattr(adapter, "OWN_CAPABILITIES", {})):
+            unknown.setdefault(message, []).append(v.version)
+    failures.extend(f"{', '.join(having)}: {message}" for message, having in unknown.items())
     # WHY_NOT explains a capability no version has (e.g. a spec.reward.builtin scorer the framework lacks):
     # a reason given for one some version declares would be shown for a job that version does run.
     for capability in getattr(adapter, "WHY_NOT", {}):
@@ -160,6 +167,7 @@ def translate_case(adapter: FrameworkAdapter, version: FrameworkVersion, job: RL
     if adapter.translate(job, version) != native:
         failures.append(f"{where}: translate is not deterministic")
     failures.extend(check_native(adapter, version, job, native))
+    failures.extend(check_fields_reach(adapter, version, job))
     return Translated(native, None, failures)
 
 
