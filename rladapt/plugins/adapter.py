@@ -194,7 +194,7 @@ class FrameworkAdapter(ABC):
     #: capability -> what it means: names this adapter adds to ``KNOWN_CAPABILITIES`` (the kit and ``rladapt
     #: plugins`` refuse any other unknown name, as a typo).
     #:
-    #: .. versionadded:: 0.4
+    #: .. versionadded:: 0.3
     OWN_CAPABILITIES: ClassVar[dict[str, str]] = {}
     #: The PyPI distribution that installs the framework (``rladapt pin`` pins it); None when there is none.
     DISTRIBUTION: ClassVar[str | None] = None
@@ -370,7 +370,7 @@ class FrameworkAdapter(ABC):
         Raise ``rladapt.plugins.weights.NoWeights`` when the step holds no loadable model, saying what the
         framework must be told to write one (a save option) or which of its converters makes one.
 
-        .. versionadded:: 0.2
+        .. versionadded:: 0.3
         """
         return None
 
