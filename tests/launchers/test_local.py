@@ -153,7 +153,7 @@ def test_failing_job_reports_its_real_exit_code_through_the_cli(
 ) -> None:
     spec = write_spec(workdir, env={"STUB_EXIT": "3"})
     code, out, err = invoke("launch", "--framework", "verl", str(spec), "--follow", capsys=capsys)
-    assert code == 1
+    assert code == 1 and out, (out, err)  # a launch that failed before printing its run id says why in err
     run_id = out.splitlines()[0]
     assert "STUB-EXIT 3" in out
     assert f"run {run_id} ended FAILED (exit code 3)" in err
