@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rladapt.pipeline import render_spec
-from rladapt.plugins.job import resume_settings, run_env
+from rladapt.plugins.job import resume_settings, run_env, trained_world_size
 from rladapt.plugins.launcher import (
     RUN_ID_OPTION,
     STOP_REQUEST_FILE,
@@ -382,6 +382,8 @@ class Runner:
             raise UsageError(
                 f"the {rec.framework} adapter does not know how its framework writes checkpoints"
             )
+        # as the job's bootstrap judges it: the run's number of processes, the steps a start failed to load
+        scan = scan.judged(trained_world_size(planned.native))
         chosen: Checkpoint | None
         if from_step is not None:
             chosen = scan.step(from_step)
@@ -654,8 +656,9 @@ def _describe(status: RunStatus) -> str:
 
 
 def world_size(native: NativeLaunch) -> int:
-    """Processes a checkpoint is sharded over: GPUs over every pool, or one per node on CPU."""
-    return sum(p.nodes * max(p.gpus_per_node, 1) for p in native.pools) or 1
+    """Processes a checkpoint is sharded over: those of the pool that trains (``trained_world_size``), 1 without
+    pools."""
+    return trained_world_size(native) or 1
 
 
 def checkpoint_facts(planned: Planned) -> CheckpointFacts:
