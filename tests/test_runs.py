@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -515,3 +516,48 @@ def test_launch_on_a_read_only_or_full_home_fails_cleanly_and_leaves_nothing(
     left = sorted(line.split(" ", 1)[1] for line in done.stdout.splitlines() if line.startswith("LEFT "))
     # No run directory, no half-written artifact, no temp file: at most the (empty) runs folder.
     assert left == ([] if how == "read-only" else ["filler", "runs"])
+
+
+def _events(directory: Path, values: dict[int, float]) -> None:
+    """TensorBoard events as the frameworks write them: torch's own SummaryWriter."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(log_dir=str(directory))
+    for step, value in values.items():
+        writer.add_scalar("train/reward", value, step)
+    writer.close()
+
+
+def test_a_run_s_metrics_are_its_own_when_runs_share_a_checkpoint_directory(tmp_path: Path) -> None:
+    """Run B launched into run A's checkpoint directory after A ended (resume: auto continues A's steps) logs
+    into the same rladapt-metrics: before, A's `rladapt metrics` showed B's values for every step B logged."""
+    from rladapt.metrics import read_run_metrics
+    from rladapt.runs.owner import release, take
+
+    ckpt = tmp_path / "ckpt"
+    store = RunStore(tmp_path / "home")
+    facts = CheckpointFacts(dir=str(ckpt), model="m", world_size=1)
+    runs = {}
+    for run_id in ("grpo-aaaa1111", "grpo-bbbb2222"):
+        runs[run_id] = store.create(
+            run_id=run_id, launcher="local", framework="trl", version="1.16.0", job_name="grpo",
+            spec_hash=spec_hash("spec"), artifacts=ARTIFACTS, checkpoint=facts,
+        )  # fmt: skip
+    # A's job: takes the directory at its start, logs steps 1-4, ends
+    a, _ = take(ckpt, "grpo-aaaa1111", "grpo-aaaa1111")
+    _events(ckpt / "rladapt-metrics", {1: 0.1, 2: 0.2, 3: 0.3, 4: 0.4})
+    release(ckpt, a)
+    time.sleep(1.1)  # an event file names the second its writer opened: B's is a later one, as in a real run
+    # B's job (another learning rate) takes the directory once A ended, and logs its steps 3-6 there
+    take(ckpt, "grpo-bbbb2222", "grpo-bbbb2222")
+    _events(ckpt / "rladapt-metrics", {3: 3.0, 4: 4.0, 5: 5.0, 6: 6.0})
+
+    own_a = read_run_metrics(store.get("grpo-aaaa1111"))
+    assert own_a.series["reward_mean"] == pytest.approx({1: 0.1, 2: 0.2, 3: 0.3, 4: 0.4})
+    own_b = read_run_metrics(store.get("grpo-bbbb2222"))
+    assert own_b.series["reward_mean"] == pytest.approx({3: 3.0, 4: 4.0, 5: 5.0, 6: 6.0})
+    # the files themselves are untouched: a directory without the holders' record is read whole, as before
+    assert len(list((ckpt / "rladapt-metrics").glob("events.out.tfevents.*"))) == 2
+    (ckpt / ".rladapt-holders.jsonl").unlink()
+    whole = read_run_metrics(store.get("grpo-aaaa1111"))
+    assert whole.series["reward_mean"] == pytest.approx({1: 0.1, 2: 0.2, 3: 3.0, 4: 4.0, 5: 5.0, 6: 6.0})
