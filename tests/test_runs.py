@@ -561,3 +561,36 @@ def test_a_run_s_metrics_are_its_own_when_runs_share_a_checkpoint_directory(tmp_
     (ckpt / ".rladapt-holders.jsonl").unlink()
     whole = read_run_metrics(store.get("grpo-aaaa1111"))
     assert whole.series["reward_mean"] == pytest.approx({1: 0.1, 2: 0.2, 3: 3.0, 4: 4.0, 5: 5.0, 6: 6.0})
+
+
+def test_the_steps_a_job_failed_to_load_reach_the_run_s_record(tmp_path: Path) -> None:
+    """The job marks them in the checkpoint directory (it never writes the record); the runner copies them in
+    when it looks at the run, and leaves the record as it was when nothing changed."""
+    from rladapt.launch import note_bad_steps
+    from rladapt.plugins.checkpoints import Checkpoint, mark_bad
+
+    ckpt = tmp_path / "ckpt"
+    (ckpt / "step_2").mkdir(parents=True)
+    store = RunStore(tmp_path / "home")
+    run = store.create(
+        run_id="grpo-cccc3333", launcher="local", framework="nemo-rl", version="0.7.0", job_name="grpo",
+        spec_hash=spec_hash("spec"), artifacts=ARTIFACTS,
+        checkpoint=CheckpointFacts(dir=str(ckpt), model="m", world_size=1),
+    )  # fmt: skip
+    note_bad_steps(run)
+    assert store.get(run.id).record.bad_steps == () and "bad_steps" not in store.get(run.id).record.to_json()
+    reason = "the first start resumed from it and exited with 1 before committing a later step"
+    mark_bad(ckpt, Checkpoint(2, ckpt / "step_2", True), reason, "grpo-cccc3333")
+    note_bad_steps(run)
+    recorded = store.get(run.id).record
+    assert [(b.step, b.path, b.reason, b.attempt) for b in recorded.bad_steps] == [
+        (2, "step_2", reason, "grpo-cccc3333")
+    ]
+    assert (
+        recorded.to_json()["bad_steps"][0]["reason"] == reason
+        and "id" not in recorded.to_json()["bad_steps"][0]
+    )
+    before = (run.dir / "run.json").read_text()
+    again = store.get(run.id)
+    note_bad_steps(again)
+    assert (run.dir / "run.json").read_text() == before
