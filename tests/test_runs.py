@@ -594,3 +594,25 @@ def test_the_steps_a_job_failed_to_load_reach_the_run_s_record(tmp_path: Path) -
     again = store.get(run.id)
     note_bad_steps(again)
     assert (run.dir / "run.json").read_text() == before
+
+
+def test_an_event_file_opened_a_little_before_the_take_is_the_first_holder_s(tmp_path: Path) -> None:
+    """The trainer may run on another host than the job's bootstrap, its clock behind: its first event file then
+    names a second before the take. It is still the run's own, not another's and not dropped."""
+    from rladapt.metrics import read_run_metrics
+    from rladapt.runs.owner import HOLDERS_FILE
+
+    ckpt = tmp_path / "ckpt"
+    store = RunStore(tmp_path / "home")
+    store.create(
+        run_id="grpo-dddd4444", launcher="local", framework="trl", version="1.16.0", job_name="grpo",
+        spec_hash=spec_hash("spec"), artifacts=ARTIFACTS,
+        checkpoint=CheckpointFacts(dir=str(ckpt), model="m", world_size=1),
+    )  # fmt: skip
+    _events(ckpt / "rladapt-metrics", {1: 0.1, 2: 0.2})
+    # the take, as the bootstrap on the other host recorded it: 5 s after the trainer's clock opened the file
+    stamp = int(next((ckpt / "rladapt-metrics").glob("events.out.tfevents.*")).name.split(".")[3])
+    line = {"run": "grpo-dddd4444", "attempt": "grpo-dddd4444", "taken": stamp + 5.0}
+    (ckpt / HOLDERS_FILE).write_text(json.dumps(line) + "\n")
+    own = read_run_metrics(store.get("grpo-dddd4444"))
+    assert own.series["reward_mean"] == pytest.approx({1: 0.1, 2: 0.2})

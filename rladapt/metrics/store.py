@@ -73,8 +73,9 @@ _EVENT_STAMP = re.compile(r"events\.out\.tfevents\.(\d+)\.")
 
 def foreign_event_files(run: Run) -> list[Path]:
     """The event files under the run's metrics directory that another run wrote: opened while another run held
-    the checkpoint directory (``rladapt.runs.owner``). A file of no known time, or written before any recorded
-    take, is the run's when the record has no take of its own either (the run predates the record)."""
+    the checkpoint directory (``rladapt.runs.owner``). A file of no known time is everyone's. A file opened before
+    the first recorded take is the first holder's (the trainer may run on another host than the bootstrap, its
+    clock a little behind), and also that of a run with no take recorded at all (it predates the record)."""
     from rladapt.runs.owner import holder_at, read_holders
 
     from .events import EVENT_FILE_GLOB
@@ -90,7 +91,10 @@ def foreign_event_files(run: Run) -> list[Path]:
         if stamp is None:
             continue
         holder = holder_at(holders, int(stamp.group(1)))
-        if (holder is None and mine) or (holder is not None and holder != run.id):
+        if holder is None:
+            if mine and holders[0][1] != run.id:
+                out.append(path)
+        elif holder != run.id:
             out.append(path)
     return out
 

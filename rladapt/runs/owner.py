@@ -39,6 +39,7 @@ from rladapt.primitives.errors import UsageError
 
 __all__ = [
     "DEFAULT_INTERVAL",
+    "HOLDERS_FILE",
     "OWNER_FILE",
     "STALE_AFTER",
     "DirectoryHeld",
