@@ -28,7 +28,7 @@ import subprocess
 import sys
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 # The names a launcher starts a job with are the contract's (rladapt.plugins.job); re-exported from here.
 from rladapt.plugins.job import (
@@ -46,6 +46,11 @@ from rladapt.plugins.job import (
     is_python,
     json_env_value,
 )
+
+if TYPE_CHECKING:
+    from rladapt.plugins.adapter import FrameworkAdapter
+    from rladapt.plugins.checkpoints import Checkpoint
+    from rladapt.plugins.job import ResumeSettings
 
 __all__ = [
     "FILES_ENV",
@@ -262,6 +267,37 @@ def _hold_checkpoint_dir(directory: str) -> tuple[bool, Callable[[], None]]:
     return requeued, lambda: release(root, mine)
 
 
+def _mark_if_unloaded(
+    adapter: FrameworkAdapter, settings: ResumeSettings, chosen: Checkpoint, code: int, restart: int
+) -> None:
+    """Mark ``chosen`` bad (``rladapt.plugins.checkpoints.mark_bad``) when the attempt that resumed from it failed
+    to load it, as far as the job can tell: it exited with an error of its own (1-127: a Python exception such as
+    torch's "PytorchStreamReader failed reading zip archive" or a ``load_state_dict`` mismatch; a signal, 128+, is
+    a kill, an OOM or a preemption, and says nothing about the step) and committed no step after it. Without the
+    mark every restart would take the same step again and fail the same way; with it the next start moves the
+    step aside (never deleted) and continues from the newest complete step before it.
+    """
+    from rladapt.plugins.checkpoints import mark_bad
+
+    if not 0 < code < 128:
+        return
+    root = Path.cwd() / settings.dir
+    scan = adapter.scan_checkpoints(root, settings.version)
+    if scan is None:
+        return
+    newer = [c.step for c in scan.judged(settings.world_size).complete if c.step > chosen.step]
+    if newer:
+        return  # it went on past the step: whatever failed, the step loaded
+    which = "the first start" if restart == 0 else f"restart {restart}"
+    reason = f"{which} resumed from it and exited with {code} before committing a later step"
+    try:
+        mark_bad(root, chosen, reason, os.environ.get(RUN_ATTEMPT_ENV))
+    except OSError as exc:
+        _say(f"cannot mark step {chosen.step} as failing to load in {root}: {exc}")
+        return
+    _say(f"step {chosen.step} ({chosen.path}) is marked bad, never chosen again: {reason}")
+
+
 def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str]) -> list[str]:
     """Decide the resume point; without restarts return the command to run here, else supervise the attempts.
 
@@ -335,6 +371,8 @@ def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str])
         code = 128 - code if code < 0 else code
         if code == 0 or stopping:
             raise SystemExit(code)
+        if decision is not None and decision.chosen is not None:
+            _mark_if_unloaded(adapter, settings, decision.chosen, code, restart)
         if restart >= settings.max_restarts:
             _say(
                 f"the attempt exited with {code}; no restart left (lifecycle.max_restarts is {settings.max_restarts})"

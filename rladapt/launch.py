@@ -27,8 +27,11 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import ValidationError
+
 from rladapt.pipeline import render_spec
-from rladapt.plugins.job import resume_settings, run_env
+from rladapt.plugins.checkpoints import read_bad
+from rladapt.plugins.job import resume_settings, run_env, trained_world_size
 from rladapt.plugins.launcher import (
     RUN_ID_OPTION,
     STOP_REQUEST_FILE,
@@ -45,7 +48,7 @@ from rladapt.primitives import read_spec_text
 from rladapt.primitives.errors import LaunchError, OutputError, RladaptError, UsageError
 from rladapt.processes import alive, this_process
 from rladapt.resume import decide
-from rladapt.runs import CheckpointFacts, Run, RunStore, new_run_id, spec_hash
+from rladapt.runs import BadStep, CheckpointFacts, Run, RunStore, new_run_id, spec_hash
 from rladapt.runs.owner import check_free
 
 if TYPE_CHECKING:
@@ -377,11 +380,14 @@ class Runner:
         root = rec.checkpoint_root()
         self._check_survives(run, planned, adapter.can_reshard, force)
         check_free(root, run.id, take_over=take_over, ended=self._run_ended)
+        note_bad_steps(run)
         scan = adapter.scan_checkpoints(root, planned.native.version)
         if scan is None:
             raise UsageError(
                 f"the {rec.framework} adapter does not know how its framework writes checkpoints"
             )
+        # as the job's bootstrap judges it: the run's number of processes, the steps a start failed to load
+        scan = scan.judged(trained_world_size(planned.native))
         chosen: Checkpoint | None
         if from_step is not None:
             chosen = scan.step(from_step)
@@ -488,6 +494,7 @@ class Runner:
             return run.recorded_status()
         current = self.launcher_for(run).status(handle, run.dir)
         run.save_status(current)
+        note_bad_steps(run)
         return current
 
     def _settle(self, run: Run, *, stopping: bool = False) -> RunStatus | None:
@@ -653,9 +660,26 @@ def _describe(status: RunStatus) -> str:
     return f"{status.state}{code}" + (f": {status.message}" if status.message else "")
 
 
+def note_bad_steps(run: Run) -> None:
+    """Copy the steps the run's jobs failed to load (their marks in its checkpoint directory, when it is visible
+    from here) into its record; the record is left as it was when they are the ones it holds."""
+    facts = run.record.checkpoint
+    root = Path(facts.dir) if facts is not None and facts.dir else None
+    if root is None or not root.is_dir():
+        return
+    marks = []
+    for mark in read_bad(root):
+        try:
+            marks.append(BadStep.model_validate({k: v for k, v in mark.items() if k in BadStep.model_fields}))
+        except ValidationError:
+            continue  # a mark this rladapt cannot read: the job's scan skips it the same way
+    run.save_bad_steps(marks)
+
+
 def world_size(native: NativeLaunch) -> int:
-    """Processes a checkpoint is sharded over: GPUs over every pool, or one per node on CPU."""
-    return sum(p.nodes * max(p.gpus_per_node, 1) for p in native.pools) or 1
+    """Processes a checkpoint is sharded over: those of the pool that trains (``trained_world_size``), 1 without
+    pools."""
+    return trained_world_size(native) or 1
 
 
 def checkpoint_facts(planned: Planned) -> CheckpointFacts:

@@ -70,6 +70,8 @@ def decide(
     scan = adapter.scan_checkpoints(root, settings.version)
     if scan is None:
         return None
+    # what the files cannot say alone: the run's own number of processes, and the steps a start failed to load
+    scan = scan.judged(settings.world_size)
     if settings.resume == "never":
         if scan.checkpoints:
             raise ResumeRefused(

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from rladapt.plugins.checkpoints import ASIDE_DIR
+from rladapt.adapters.nemo_rl import NemoRLAdapter
+from rladapt.plugins.checkpoints import ASIDE_DIR, mark_bad, read_bad
 from rladapt.plugins.job import RUN_ATTEMPT_ENV, RUN_ID_ENV
-from rladapt.resume import ATTEMPTS_ENV, SETTINGS_ENV, Settings, read_attempts
+from rladapt.resume import ATTEMPTS_ENV, SETTINGS_ENV, ResumeRefused, Settings, decide, read_attempts
 from rladapt.runs.owner import (
     HEARTBEAT_ENV,
     OWNER_FILE,
@@ -303,3 +304,111 @@ def test_a_holder_the_runner_records_as_ended_holds_nothing_for_the_runner(tmp_p
     with pytest.raises(DirectoryHeld, match="held by run run-a-00000000"):
         check_free(root, "run-b-11111111", ended=lambda run: False)
     check_free(root, "run-b-11111111", ended=lambda run: run == "run-a-00000000")
+
+
+#: Resumes from the highest step_N as NeMo-RL does, and fails to load a step whose dataloader state is poisoned
+#: (complete by every content check, yet not loadable: what a load_state_dict mismatch does to a real job).
+LOADING_TRAINER = r"""
+import json, pickle, sys
+from pathlib import Path
+root = Path("ckpt")
+done = sorted(int(p.name[5:]) for p in root.glob("step_*")) if root.exists() else []
+start = done[-1] if done else 0
+if start:
+    state = pickle.loads((root / f"step_{start}" / "train_dataloader.pt").read_bytes())
+    if state.get("poison"):
+        raise RuntimeError(f"Error(s) in loading state_dict for step {start}")
+print(f"trainer: starting at step {start}", flush=True)
+for step in range(start + 1, 5):
+    tmp = root / f"tmp_step_{step}"
+    for sub, data in (
+        ("training_info.json", json.dumps({"step": step}).encode()),
+        ("config.yaml", b"a: 1\n"),
+        ("policy/weights/w.safetensors", b"\x02" + bytes(7) + b"{}"),
+        ("policy/tokenizer/t.json", b"{}"),
+        ("train_dataloader.pt", pickle.dumps({"step": step})),
+    ):
+        (tmp / sub).parent.mkdir(parents=True, exist_ok=True)
+        (tmp / sub).write_bytes(data)
+    tmp.rename(root / f"step_{step}")
+print("trainer: done", flush=True)
+"""
+
+
+def _run_loading(tmp_path: Path, settings: Settings) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        SETTINGS_ENV: json.dumps(settings.to_json()),
+        ATTEMPTS_ENV: str(tmp_path / "attempts.jsonl"),
+        RUN_ATTEMPT_ENV: "grpo-0a1b2c3d",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "rladapt.bootstrap", "--", sys.executable, "-c", LOADING_TRAINER],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+
+
+def test_a_step_that_fails_to_load_is_marked_bad_and_never_chosen_again(tmp_path: Path) -> None:
+    """Before: every restart took step 2 again and failed the same way (the run ended FAILED, step 1 never
+    tried). Now the first failure marks step 2 bad, the restart moves it aside and continues from step 1."""
+    root = tmp_path / "ckpt"
+    _complete_step(root, 1)
+    _complete_step(root, 2)
+    (root / "step_2" / "train_dataloader.pt").write_bytes(pickle.dumps({"step": 2, "poison": True}))
+    result = _run_loading(tmp_path, Settings("nemo-rl", "0.7.0", "ckpt", max_restarts=2))
+    assert result.returncode == 0, result.stderr
+    assert [(s["restart"], s["from_step"]) for s in read_attempts(tmp_path)] == [(0, 2), (1, 1)]
+    assert "trainer: starting at step 1" in result.stdout
+    # the job's log says which step, why, and where it went
+    reason = "the first start resumed from it and exited with 1 before committing a later step"
+    assert f"step 2 ({root / 'step_2'}) is marked bad, never chosen again: {reason}" in result.stderr
+    assert (
+        f"moved {root / 'step_2'} aside" in result.stderr
+        and f"failed to load on a start: {reason}" in result.stderr
+    )
+    # the mark is kept in the checkpoint directory, for every later start and `rladapt resume`
+    marks = read_bad(root)
+    assert [(m["step"], m["path"], m["reason"], m["attempt"]) for m in marks] == [
+        (2, "step_2", reason, "grpo-0a1b2c3d")
+    ]
+    aside = [p.name.split(".")[0] for p in (root / ASIDE_DIR).iterdir()]
+    assert aside == ["step_2"]
+    # the step 2 the restart saved again is a new directory: not the one marked, complete
+    scan = NemoRLAdapter().scan_checkpoints(root, "0.7.0").judged()
+    assert [(c.step, c.complete) for c in scan.checkpoints] == [(1, True), (2, True), (3, True), (4, True)]
+
+
+def test_a_marked_step_still_on_disk_is_partial_for_every_later_decision(tmp_path: Path) -> None:
+    root = tmp_path / "ckpt"
+    _complete_step(root, 1)
+    _complete_step(root, 2)
+    scan = NemoRLAdapter().scan_checkpoints(root, "0.7.0")
+    two = scan.step(2)
+    assert two is not None and two.complete
+    mark_bad(root, two, "the first start resumed from it and exited with 1", "grpo-0a1b2c3d")
+    decision = decide(
+        NemoRLAdapter(), Settings("nemo-rl", "0.7.0", "ckpt"), ["python", "train.py"], base=tmp_path
+    )
+    assert decision is not None and decision.chosen is not None and decision.chosen.step == 1
+    assert root / "step_2" in decision.plan.move_aside  # NeMo-RL would take the highest step_N by itself
+    # a resume told to take it is refused with the reason
+    told = Settings("nemo-rl", "0.7.0", "ckpt", resume="path", path="ckpt/step_2")
+    with pytest.raises(ResumeRefused, match="failed to load on a start: the first start resumed from it"):
+        decide(NemoRLAdapter(), told, ["python", "train.py"], base=tmp_path)
+
+
+def test_a_kill_after_loading_marks_nothing(tmp_path: Path) -> None:
+    """A signal (a kill, an OOM, a preemption) says nothing about the step the attempt loaded."""
+    root = tmp_path / "ckpt"
+    _complete_step(root, 1)
+    trainer = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    env = {
+        **os.environ,
+        SETTINGS_ENV: json.dumps(Settings("nemo-rl", "0.7.0", "ckpt", max_restarts=1).to_json()),
+    }
+    result = subprocess.run(
+        [sys.executable, "-m", "rladapt.bootstrap", "--", sys.executable, "-c", trainer],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 137, result.stderr
+    assert "marked bad" not in result.stderr and read_bad(root) == []

@@ -8,6 +8,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -515,3 +516,103 @@ def test_launch_on_a_read_only_or_full_home_fails_cleanly_and_leaves_nothing(
     left = sorted(line.split(" ", 1)[1] for line in done.stdout.splitlines() if line.startswith("LEFT "))
     # No run directory, no half-written artifact, no temp file: at most the (empty) runs folder.
     assert left == ([] if how == "read-only" else ["filler", "runs"])
+
+
+def _events(directory: Path, values: dict[int, float]) -> None:
+    """TensorBoard events as the frameworks write them: torch's own SummaryWriter."""
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(log_dir=str(directory))
+    for step, value in values.items():
+        writer.add_scalar("train/reward", value, step)
+    writer.close()
+
+
+def test_a_run_s_metrics_are_its_own_when_runs_share_a_checkpoint_directory(tmp_path: Path) -> None:
+    """Run B launched into run A's checkpoint directory after A ended (resume: auto continues A's steps) logs
+    into the same rladapt-metrics: before, A's `rladapt metrics` showed B's values for every step B logged."""
+    from rladapt.metrics import read_run_metrics
+    from rladapt.runs.owner import release, take
+
+    ckpt = tmp_path / "ckpt"
+    store = RunStore(tmp_path / "home")
+    facts = CheckpointFacts(dir=str(ckpt), model="m", world_size=1)
+    runs = {}
+    for run_id in ("grpo-aaaa1111", "grpo-bbbb2222"):
+        runs[run_id] = store.create(
+            run_id=run_id, launcher="local", framework="trl", version="1.16.0", job_name="grpo",
+            spec_hash=spec_hash("spec"), artifacts=ARTIFACTS, checkpoint=facts,
+        )  # fmt: skip
+    # A's job: takes the directory at its start, logs steps 1-4, ends
+    a, _ = take(ckpt, "grpo-aaaa1111", "grpo-aaaa1111")
+    _events(ckpt / "rladapt-metrics", {1: 0.1, 2: 0.2, 3: 0.3, 4: 0.4})
+    release(ckpt, a)
+    time.sleep(1.1)  # an event file names the second its writer opened: B's is a later one, as in a real run
+    # B's job (another learning rate) takes the directory once A ended, and logs its steps 3-6 there
+    take(ckpt, "grpo-bbbb2222", "grpo-bbbb2222")
+    _events(ckpt / "rladapt-metrics", {3: 3.0, 4: 4.0, 5: 5.0, 6: 6.0})
+
+    own_a = read_run_metrics(store.get("grpo-aaaa1111"))
+    assert own_a.series["reward_mean"] == pytest.approx({1: 0.1, 2: 0.2, 3: 0.3, 4: 0.4})
+    own_b = read_run_metrics(store.get("grpo-bbbb2222"))
+    assert own_b.series["reward_mean"] == pytest.approx({3: 3.0, 4: 4.0, 5: 5.0, 6: 6.0})
+    # the files themselves are untouched: a directory without the holders' record is read whole, as before
+    assert len(list((ckpt / "rladapt-metrics").glob("events.out.tfevents.*"))) == 2
+    (ckpt / ".rladapt-holders.jsonl").unlink()
+    whole = read_run_metrics(store.get("grpo-aaaa1111"))
+    assert whole.series["reward_mean"] == pytest.approx({1: 0.1, 2: 0.2, 3: 3.0, 4: 4.0, 5: 5.0, 6: 6.0})
+
+
+def test_the_steps_a_job_failed_to_load_reach_the_run_s_record(tmp_path: Path) -> None:
+    """The job marks them in the checkpoint directory (it never writes the record); the runner copies them in
+    when it looks at the run, and leaves the record as it was when nothing changed."""
+    from rladapt.launch import note_bad_steps
+    from rladapt.plugins.checkpoints import Checkpoint, mark_bad
+
+    ckpt = tmp_path / "ckpt"
+    (ckpt / "step_2").mkdir(parents=True)
+    store = RunStore(tmp_path / "home")
+    run = store.create(
+        run_id="grpo-cccc3333", launcher="local", framework="nemo-rl", version="0.7.0", job_name="grpo",
+        spec_hash=spec_hash("spec"), artifacts=ARTIFACTS,
+        checkpoint=CheckpointFacts(dir=str(ckpt), model="m", world_size=1),
+    )  # fmt: skip
+    note_bad_steps(run)
+    assert store.get(run.id).record.bad_steps == () and "bad_steps" not in store.get(run.id).record.to_json()
+    reason = "the first start resumed from it and exited with 1 before committing a later step"
+    mark_bad(ckpt, Checkpoint(2, ckpt / "step_2", True), reason, "grpo-cccc3333")
+    note_bad_steps(run)
+    recorded = store.get(run.id).record
+    assert [(b.step, b.path, b.reason, b.attempt) for b in recorded.bad_steps] == [
+        (2, "step_2", reason, "grpo-cccc3333")
+    ]
+    assert (
+        recorded.to_json()["bad_steps"][0]["reason"] == reason
+        and "id" not in recorded.to_json()["bad_steps"][0]
+    )
+    before = (run.dir / "run.json").read_text()
+    again = store.get(run.id)
+    note_bad_steps(again)
+    assert (run.dir / "run.json").read_text() == before
+
+
+def test_an_event_file_opened_a_little_before_the_take_is_the_first_holder_s(tmp_path: Path) -> None:
+    """The trainer may run on another host than the job's bootstrap, its clock behind: its first event file then
+    names a second before the take. It is still the run's own, not another's and not dropped."""
+    from rladapt.metrics import read_run_metrics
+    from rladapt.runs.owner import HOLDERS_FILE
+
+    ckpt = tmp_path / "ckpt"
+    store = RunStore(tmp_path / "home")
+    store.create(
+        run_id="grpo-dddd4444", launcher="local", framework="trl", version="1.16.0", job_name="grpo",
+        spec_hash=spec_hash("spec"), artifacts=ARTIFACTS,
+        checkpoint=CheckpointFacts(dir=str(ckpt), model="m", world_size=1),
+    )  # fmt: skip
+    _events(ckpt / "rladapt-metrics", {1: 0.1, 2: 0.2})
+    # the take, as the bootstrap on the other host recorded it: 5 s after the trainer's clock opened the file
+    stamp = int(next((ckpt / "rladapt-metrics").glob("events.out.tfevents.*")).name.split(".")[3])
+    line = {"run": "grpo-dddd4444", "attempt": "grpo-dddd4444", "taken": stamp + 5.0}
+    (ckpt / HOLDERS_FILE).write_text(json.dumps(line) + "\n")
+    own = read_run_metrics(store.get("grpo-dddd4444"))
+    assert own.series["reward_mean"] == pytest.approx({1: 0.1, 2: 0.2})

@@ -55,6 +55,8 @@ def checkpoints(target: str, framework: str | None, fmt: str) -> None:
     scan = adapter.scan_checkpoints(root, entry.version)
     if scan is None:
         raise UsageError(f"the {name} adapter does not know how {name} writes checkpoints")
+    # a step a start failed to load is partial here too, with the reason, as every later start judges it
+    scan = scan.judged()
     if fmt == "json":
         click.echo(dump_json(scan.to_json(), what="the checkpoints"))
         return

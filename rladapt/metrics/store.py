@@ -5,11 +5,19 @@ every framework has) into ``<spec.checkpoint.dir>/rladapt-metrics``, beside the 
 checkpoint directory is the one place that is the run's own, survives a resume, and is already where rladapt
 reads back checkpoints from (``rladapt resume``, the bootstrap). A run on a cluster is read back the same way when
 that directory is on a file system this machine sees.
+
+A run's metrics are its own: when runs one after another write into one checkpoint directory (a second launch
+with ``resume: auto`` after the first ended, a ``--take-over``), each reads back only the event files written
+while it held the directory (``rladapt.runs.owner.holder_at``; an event file names the second its writer was
+opened). A directory without that record (an older rladapt, a job started by hand) is read whole, as before.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -59,10 +67,60 @@ def run_metrics_dir(run: Run) -> Path:
     return run.record.checkpoint_root() / METRICS_DIR
 
 
+#: ``events.out.tfevents.<seconds>.<host>...``: when the writer was opened (tensorboard ``EventFileWriter``).
+_EVENT_STAMP = re.compile(r"events\.out\.tfevents\.(\d+)\.")
+
+
+def foreign_event_files(run: Run) -> list[Path]:
+    """The event files under the run's metrics directory that another run wrote: opened while another run held
+    the checkpoint directory (``rladapt.runs.owner``). A file of no known time is everyone's. A file opened before
+    the first recorded take is the first holder's (the trainer may run on another host than the bootstrap, its
+    clock a little behind), and also that of a run with no take recorded at all (it predates the record)."""
+    from rladapt.runs.owner import holder_at, read_holders
+
+    from .events import EVENT_FILE_GLOB
+
+    root = run.record.checkpoint_root()
+    holders = read_holders(root)
+    if not holders:
+        return []
+    mine = any(r == run.id for _, r in holders)
+    out = []
+    for path in sorted((root / METRICS_DIR).rglob(EVENT_FILE_GLOB)):
+        stamp = _EVENT_STAMP.match(path.name)
+        if stamp is None:
+            continue
+        holder = holder_at(holders, int(stamp.group(1)))
+        if holder is None:
+            if mine and holders[0][1] != run.id:
+                out.append(path)
+        elif holder != run.id:
+            out.append(path)
+    return out
+
+
 def read_run_metrics(run: Run) -> RunMetrics:
-    """The metrics of a recorded run, per step, in neutral names (``read_metrics_dir`` on its metrics directory),
-    with when the job's latest start began."""
-    metrics = read_metrics_dir(run_metrics_dir(run), run.record.framework, run.record.version or None, run.id)
+    """The metrics of a recorded run, per step, in neutral names (``read_metrics_dir`` on its metrics directory,
+    without the event files other runs wrote there), with when the job's latest start began."""
+    where = run_metrics_dir(run)
+    foreign = set(foreign_event_files(run))
+    framework, version = run.record.framework, run.record.version or None
+    if not foreign:
+        metrics = read_metrics_dir(where, framework, version, run.id)
+    else:
+        # the reader takes directories: a view of the run's own files, linked (not copied) in their places
+        with tempfile.TemporaryDirectory(prefix="rladapt-own-events-") as scratch:
+            view = Path(scratch)
+            for path in where.rglob("*"):
+                if path.is_file() and path not in foreign:
+                    link = view / path.relative_to(where)
+                    link.parent.mkdir(parents=True, exist_ok=True)
+                    os.symlink(path, link)
+            metrics = read_metrics_dir(view, framework, version, run.id)
+        # a warning names the file where it is, not the view
+        metrics = dataclasses.replace(
+            metrics, warnings=tuple(w.replace(str(view), str(where)) for w in metrics.warnings)
+        )
     return dataclasses.replace(metrics, started=latest_start(run))
 
 

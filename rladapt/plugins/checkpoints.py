@@ -11,6 +11,8 @@ The helpers here are the checks every layout shares, so that a reason reads the 
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import re
 import time
@@ -22,6 +24,9 @@ from pathlib import Path
 #: name inside the checkpoint directory: no framework's step pattern matches it (``global_step_*``,
 #: ``step_*``, ``checkpoint-*``, a DeepSpeed tag named in ``latest``), and it stays on the same file system.
 ASIDE_DIR = ".rladapt-aside"
+#: The steps a start failed to load (``mark_bad``), in the checkpoint directory: every later start, restart, requeue
+#: and ``rladapt resume`` of any host reads it, so a step that failed once is never chosen again.
+BAD_FILE = ".rladapt-bad-steps.json"
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,10 @@ class Checkpoint:
     complete: bool
     #: What is missing or wrong in a partial step; None when complete.
     reason: str | None = None
+    #: The processes whose per-rank files the step holds, as far as its files tell (TRL's ``rng_state_R.pth``,
+    #: verl's ``*_world_size_W_rank_R.pt`` without an ``fsdp_config.json``); None when the layout records its world
+    #: size itself or reshards. ``CheckpointScan.judged`` compares it with the run's.
+    world_size: int | None = None
 
     def to_json(self) -> dict[str, object]:
         return {"step": self.step, "path": str(self.path), "complete": self.complete, "reason": self.reason}
@@ -61,6 +70,38 @@ class CheckpointScan:
 
     def step(self, number: int) -> Checkpoint | None:
         return next((c for c in self.checkpoints if c.step == number), None)
+
+    def judged(self, world_size: int | None = None) -> CheckpointScan:
+        """This scan with what the files alone cannot say: a step with fewer ranks' files than the run's
+        ``world_size`` processes (its last ranks' files are missing), and a step a start failed to load
+        (``mark_bad``), are partial, with the reason."""
+        bad = read_bad(self.root)
+
+        def judge(c: Checkpoint) -> Checkpoint:
+            mark = _mark_of(self.root, c, bad)
+            if mark is not None:
+                return dataclasses.replace(c, complete=False, reason=f"failed to load on a start: {mark}")
+            if not (c.complete and world_size and c.world_size is not None and c.world_size != world_size):
+                return c
+            held = f"the step holds the files of {c.world_size} process{'es' if c.world_size > 1 else ''}"
+            if c.world_size < world_size:
+                ranks = (
+                    f"rank {c.world_size}"
+                    if world_size - c.world_size == 1
+                    else f"ranks {c.world_size}-{world_size - 1}"
+                )
+                why = f"{ranks} of {world_size} missing ({held}, the run has {world_size})"
+            else:
+                why = f"{held}, the run has {world_size}: another run's files"
+            return dataclasses.replace(c, complete=False, reason=why)
+
+        if not bad and not world_size:
+            return self
+        found = tuple(judge(c) for c in self.checkpoints)
+        pick = self.native_pick
+        if pick is not None:
+            pick = next((c for c in found if c.step == pick.step and c.path == pick.path), judge(pick))
+        return dataclasses.replace(self, checkpoints=found, native_pick=pick)
 
     def to_json(self) -> dict[str, object]:
         chosen = self.resume_from
@@ -166,3 +207,54 @@ def problems_reason(problems: Iterable[str]) -> str | None:
     broken = [b for b in broken if b.split(": ", 1)[0] not in named]
     parts = ([missing_reason(absent) or ""] if absent else []) + broken
     return "; ".join(parts) if parts else None
+
+
+def _identity(path: Path) -> int | None:
+    """What tells this step's directory from one saved again under the same name after it was moved aside."""
+    try:
+        return path.stat().st_ino
+    except OSError:
+        return None
+
+
+def read_bad(root: Path) -> list[dict[str, object]]:
+    """The marks of ``BAD_FILE`` in the checkpoint directory ``root``; an unreadable file marks nothing."""
+    try:
+        data = json.loads((root / BAD_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError, UnicodeDecodeError):
+        return []
+    return [m for m in data if isinstance(m, dict)] if isinstance(data, list) else []
+
+
+def _mark_of(root: Path, c: Checkpoint, marks: list[dict[str, object]]) -> str | None:
+    where = _relative(root, c.path)
+    for mark in marks:
+        if mark.get("step") == c.step and mark.get("path") == where and mark.get("id") == _identity(c.path):
+            return str(mark.get("reason") or "no reason recorded")
+    return None
+
+
+def _relative(root: Path, path: Path) -> str:
+    try:
+        return str(path.relative_to(root))
+    except ValueError:
+        return str(path)
+
+
+def mark_bad(root: Path, chosen: Checkpoint, reason: str, attempt: str | None = None) -> dict[str, object]:
+    """Record in ``root/BAD_FILE`` that a start failed to load ``chosen``: later scans (``judged``) report it
+    partial with ``reason``, so no restart or resume picks it again, and the next start moves it aside. The file is
+    replaced whole (one writer per checkpoint directory); the mark is returned for the job's log and attempts."""
+    mark: dict[str, object] = {
+        "step": chosen.step,
+        "path": _relative(root, chosen.path),
+        "id": _identity(chosen.path),
+        "reason": reason,
+        "marked": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "attempt": attempt,
+    }
+    marks = [*read_bad(root), mark]
+    tmp = root / f".{BAD_FILE}.{os.getpid()}.tmp"
+    tmp.write_text(json.dumps(marks, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    os.replace(tmp, root / BAD_FILE)
+    return mark

@@ -38,6 +38,7 @@ __all__ = [
     "publish_settings",
     "resume_settings",
     "run_env",
+    "trained_world_size",
 ]
 
 #: The module a job is started through: ``python -m rladapt.bootstrap [--patch HOOK]... -- <native argv>``.
@@ -105,9 +106,12 @@ class ResumeSettings:
     resume: str = "auto"
     path: str | None = None
     max_restarts: int = 0
+    #: The processes that write a step's per-rank files (``trained_world_size``): a step with fewer ranks' files
+    #: is incomplete even when the files cannot tell (TRL's last ``rng_state_R.pth``). None: decided from the files.
+    world_size: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "framework": self.framework,
             "version": self.version,
             "dir": self.dir,
@@ -115,6 +119,9 @@ class ResumeSettings:
             "path": self.path,
             "max_restarts": self.max_restarts,
         }
+        if self.world_size is not None:
+            out["world_size"] = self.world_size
+        return out
 
     @classmethod
     def from_json(cls, data: Any) -> ResumeSettings:
@@ -129,7 +136,22 @@ class ResumeSettings:
             resume=str(data.get("resume") or "auto"),
             path=None if data.get("path") is None else str(data["path"]),
             max_restarts=int(data.get("max_restarts") or 0),
+            world_size=int(data["world_size"]) if data.get("world_size") else None,
         )
+
+
+def trained_world_size(native: NativeLaunch) -> int | None:
+    """The processes a checkpoint is sharded over: those of the pool that trains the actor (every actor rank
+    writes its own shard), one per node on CPU; None without pools.
+
+    Only the trained pool counts: a separate rollout or reward pool writes nothing into a step (verl's FSDP world
+    is ``trainer.nnodes x trainer.n_gpus_per_node`` of the actor pool, OpenRLHF's ``actor_num_nodes x
+    actor_num_gpus_per_node``; TRL is always one process on one pool of one GPU).
+    """
+    if not native.pools:
+        return None
+    pool = next((p for p in native.pools if "actor" in p.roles), native.pools[0])
+    return pool.nodes * max(pool.gpus_per_node, 1)
 
 
 def resume_settings(native: NativeLaunch, *, restarts_in_job: bool) -> ResumeSettings | None:
@@ -145,6 +167,7 @@ def resume_settings(native: NativeLaunch, *, restarts_in_job: bool) -> ResumeSet
         resume=native.resume.mode,
         path=native.resume.path,
         max_restarts=restarts,
+        world_size=trained_world_size(native),
     )
 
 

@@ -15,6 +15,10 @@ a stale one renames the old file away first, so of two takers only one wins.
 The same run takes its own directory over whatever the heartbeat says: a restart, a requeue or ``rladapt
 resume`` of the run continues its own steps. The file also tells a requeue of an attempt (same run, same
 attempt) from its first start, which is how the resume rule knows that a start is a restart (``rladapt.resume``).
+
+Each take is also appended to ``HOLDERS_FILE`` (one JSON line: run, attempt, when), kept for good: who held the
+directory at a given moment (``holder_at``) is how a run reads back only the TensorBoard events it wrote, when
+runs one after another write into one checkpoint directory's ``rladapt-metrics`` (``rladapt.metrics.store``).
 """
 
 from __future__ import annotations
@@ -35,12 +39,15 @@ from rladapt.primitives.errors import UsageError
 
 __all__ = [
     "DEFAULT_INTERVAL",
+    "HOLDERS_FILE",
     "OWNER_FILE",
     "STALE_AFTER",
     "DirectoryHeld",
     "Owner",
     "check_free",
     "heartbeat_interval",
+    "holder_at",
+    "read_holders",
     "read_owner",
     "release",
     "start_heartbeat",
@@ -48,6 +55,8 @@ __all__ = [
 ]
 
 OWNER_FILE = ".rladapt-owner.json"
+#: Every take of the directory, oldest first: ``{"run", "attempt", "taken"}`` per line (``read_holders``).
+HOLDERS_FILE = ".rladapt-holders.jsonl"
 #: Seconds between two heartbeats of the holder (the environment can shorten it, e.g. for tests).
 HEARTBEAT_ENV = "RLADAPT_OWNER_HEARTBEAT"
 DEFAULT_INTERVAL = 30.0
@@ -197,6 +206,7 @@ def take(
         before = read_owner(root)
         if before is None:
             if _create(root, replace(mine, heartbeat=time.time())):
+                _log_take(root, mine)
                 return mine, None
             continue
         if before.run != run_id and before.holds() and not take_over:
@@ -214,10 +224,49 @@ def take(
             _create(root, moved)
             continue
         if _create(root, replace(mine, heartbeat=time.time())):
+            _log_take(root, mine)
             return mine, before
     raise DirectoryHeld(
         f"the checkpoint directory {str(root)!r} is being taken by another start at this moment"
     )
+
+
+def _log_take(root: Path, mine: Owner) -> None:
+    """Append this take to ``HOLDERS_FILE``: one short line in append mode, whole on a local or NFS file system."""
+    line = json.dumps({"run": mine.run, "attempt": mine.attempt, "taken": mine.heartbeat}, sort_keys=True)
+    with contextlib.suppress(OSError), open(root / HOLDERS_FILE, "a", encoding="utf-8") as out:
+        out.write(line + "\n")
+
+
+def read_holders(root: Path) -> list[tuple[float, str]]:
+    """``(taken, run)`` of every take of ``root``, by time; unreadable lines are skipped, no file gives []."""
+    try:
+        lines = (root / HOLDERS_FILE).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return []
+    out = []
+    for line in lines:
+        try:
+            entry = json.loads(line)
+            out.append((float(entry["taken"]), str(entry["run"])))
+        except (ValueError, TypeError, KeyError):
+            continue
+    return sorted(out)
+
+
+def holder_at(holders: list[tuple[float, str]], when: float) -> str | None:
+    """The run that had taken the directory last at ``when`` (seconds since the epoch); None before any take.
+
+    ``when`` may be a whole second (a TensorBoard event file names its creation so): a take within that second
+    counts as before it, since a job's writer is opened after its bootstrap took the directory.
+    """
+    found = None
+    for taken, run in holders:
+        if int(taken) <= when:
+            found = run
+        else:
+            break
+    return found
 
 
 def _rewrite(root: Path, mine: Owner) -> bool:

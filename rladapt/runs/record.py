@@ -17,7 +17,7 @@ is read as format 2 (``_from_format_1``) and written as format 2 the next time i
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, Literal, cast
@@ -104,6 +104,18 @@ class CheckpointFacts(_Value):
     world_size: _Int | None = None
 
 
+class BadStep(_Value):
+    """A step a start of the run failed to load (``rladapt.plugins.checkpoints.mark_bad``): never chosen again."""
+
+    step: _Int
+    #: Relative to the checkpoint directory, as the mark in it says.
+    path: _Str
+    reason: _Str
+    marked: _Str | None = None
+    #: The attempt (job name) whose start failed to load it.
+    attempt: _Str | None = None
+
+
 class RecordedArtifacts(_Value):
     """The rendered files (name -> text) and the request of the current attempt, as submitted."""
 
@@ -144,6 +156,9 @@ class RunRecord(_Value):
     #: ``spec.health`` as launched (``thresholds`` reads it).
     health: dict[str, Any] | None = None
     attempts: tuple[Attempt, ...] = ()
+    #: The steps of its checkpoint directory that a start failed to load, as the job marked them there (the
+    #: runner copies them here when it looks at the run: the job never writes the record).
+    bad_steps: tuple[BadStep, ...] = ()
 
     # --- reading ---------------------------------------------------------------------------------------------
 
@@ -204,6 +219,8 @@ class RunRecord(_Value):
         for name in ("submitted", "updated"):  # absent rather than null: what every format-1 reader expects
             if data.get(name) is None:
                 data.pop(name, None)
+        if not self.bad_steps:  # absent until there is one: a record reads as it did before the field
+            data.pop("bad_steps", None)
         if not artifacts:
             data.pop("artifacts", None)
         return data
@@ -225,6 +242,12 @@ class RunRecord(_Value):
         """The launcher accepted the job: its handle; a state not yet known to the launcher becomes PENDING."""
         state = "PENDING" if self.state in ("UNKNOWN", CREATED, SUBMITTING) else self.state
         return self._next(handle=dict(handle), submitted=now(), state=state)
+
+    def with_bad_steps(self, marks: Sequence[BadStep]) -> RunRecord:
+        """The record with the checkpoint directory's marks; itself when they are the ones it holds."""
+        if tuple(marks) == self.bad_steps:
+            return self
+        return self._next(bad_steps=tuple(marks), updated=now())
 
     def with_status(self, status: RunStatus) -> RunRecord:
         """The last known state; a terminal state is never replaced by a non-terminal one."""
@@ -303,6 +326,11 @@ _EXPECTED = {
     "submitter.pid": "a positive integer",
     "submitter.start_time": "an integer or null",
     "checkpoint.world_size": "an integer or null",
+    "bad_steps": "a list of objects",
+    "bad_steps[]": "an object",
+    "bad_steps[].step": "an integer",
+    "bad_steps[].path": "a string",
+    "bad_steps[].reason": "a string",
 }
 
 

@@ -45,6 +45,7 @@ from .record import (
     RECORD_FORMAT,
     SUBMITTING,
     Attempt,
+    BadStep,
     CheckpointFacts,
     DamagedRecord,
     RecordedArtifacts,
@@ -221,6 +222,12 @@ class Run:
         if self.record.with_status(status) is self.record:
             return
         self.update(lambda record: record.with_status(status))
+
+    def save_bad_steps(self, marks: Sequence[BadStep]) -> None:
+        """Record the steps a start failed to load; the record is not rewritten when it already holds them."""
+        if self.record.with_bad_steps(marks) is self.record:
+            return
+        self.update(lambda record: record.with_bad_steps(marks))
 
     def mark_submit_failed(self, message: str) -> None:
         """Keep the record consistent when ``submit`` raised: no handle, state FAILED, the reason."""

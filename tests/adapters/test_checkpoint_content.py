@@ -93,6 +93,47 @@ def test_trl_a_missing_process_rng_state(tmp_path: Path, world: int) -> None:
     _falls_back(_scan(TrlAdapter(), tmp_path, "0.23.1"), 4, 2, f"rank 0 of {world}: rng_state_0.pth missing")
 
 
+@pytest.mark.parametrize("world", [2, 4])
+def test_trl_the_last_process_rng_state_missing_is_partial_for_the_run_s_world_size(
+    tmp_path: Path, world: int
+) -> None:
+    """The files alone cannot show the last rank's rng_state_R.pth missing; the run's recorded world size can."""
+    trl_step(tmp_path, 2, world)
+    step = trl_step(tmp_path, 4, world)
+    (step / f"rng_state_{world - 1}.pth").unlink()
+    assert _scan(TrlAdapter(), tmp_path, "0.29.1").resume_from.step == 4  # type: ignore[union-attr]  # from the files
+    judged = _scan(TrlAdapter(), tmp_path, "0.29.1").judged(world)
+    _falls_back(
+        judged, 4, 2, f"rank {world - 1} of {world} missing (the step holds the files of {world - 1} process"
+    )
+    # the job decides with the world size its settings carry (recorded at launch from the trained pool)
+    settings = Settings("trl", "0.29.1", str(tmp_path), world_size=world)
+    decision = decide(TrlAdapter(), settings, ["python", "driver.py"])
+    assert decision is not None and decision.chosen is not None and decision.chosen.step == 2
+    assert step in decision.plan.move_aside
+    # where nothing is recorded the files decide, as before
+    unrecorded = decide(TrlAdapter(), Settings("trl", "0.29.1", str(tmp_path)), ["python", "driver.py"])
+    assert unrecorded is not None and unrecorded.chosen is not None and unrecorded.chosen.step == 4
+
+
+def test_trl_a_step_of_the_run_s_own_world_size_stays_complete(tmp_path: Path) -> None:
+    for world in WORLDS:
+        trl_step(tmp_path / str(world), 2, world)
+        judged = _scan(TrlAdapter(), tmp_path / str(world), "0.29.1").judged(world)
+        assert [(c.step, c.complete) for c in judged.checkpoints] == [(2, True)]
+
+
+def test_verl_shards_of_another_world_size_are_another_run_s(tmp_path: Path) -> None:
+    verl_step(tmp_path, 2, 4)
+    verl_step(tmp_path, 4, 2)  # verl opens *_world_size_4_rank_R.pt on 4 ranks: these do not load
+    _falls_back(
+        _scan(VerlAdapter(), tmp_path, "0.9.1").judged(4),
+        4,
+        2,
+        "the step holds the files of 2 processes, the run has 4",
+    )
+
+
 def test_trl_resume_skips_a_cut_optimizer(tmp_path: Path) -> None:
     trl_step(tmp_path, 2)
     step = trl_step(tmp_path, 4)

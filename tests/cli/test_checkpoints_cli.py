@@ -208,3 +208,20 @@ def test_launch_and_resume_into_a_directory_another_run_holds_are_exit_2_naming_
     code, _, err = cli("resume", run_id, "--force", capsys=capsys)
     assert code == 2 and "held by run other-run-99999999" in err and "Traceback" not in err
     assert len(RunStore().get(run_id).record.attempts) == 1  # nothing submitted
+
+
+def test_a_step_marked_bad_is_listed_partial_with_the_reason(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from rladapt.plugins.checkpoints import Checkpoint, mark_bad
+
+    verl_step(tmp_path, 3)
+    step = verl_step(tmp_path, 6)
+    mark_bad(tmp_path, Checkpoint(6, step, True), "the first start resumed from it and exited with 1")
+    code, out, _ = cli("checkpoints", str(tmp_path), "-f", "verl==0.9.1", capsys=capsys)
+    assert code == 0
+    assert (
+        "step 6        partial: failed to load on a start: the first start resumed from it and exited with 1"
+        in out
+    )
+    assert out.rstrip().endswith(f"resume from: step 3 ({tmp_path / 'global_step_3'})")

@@ -880,3 +880,87 @@ def test_cli_status_and_stop_reach_a_job_whose_submitter_was_killed_after_sbatch
         assert _squeue_active(run_id) == []
     finally:
         subprocess.run(["scancel", f"--name={run_id}"], capture_output=True, timeout=60)
+
+
+REQUEUE_DRIVER = "slurm_requeue_driver.py"
+#: Stands in for verl's main_ppo: reports the step it resumes from (``resume_path``, or under ``auto`` the step
+#: ``latest_checkpointed_iteration.txt`` names, as verl does); a fresh start commits step 2 in verl's layout for the
+#: placement's 8 ranks (real torch.save files, which pass the scan's content checks) and then waits to be
+#: requeued; a resumed start ends at once.
+REQUEUE_DRIVER_SOURCE = """
+import json, os, sys, time
+from pathlib import Path
+import torch
+args = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
+root = Path(args["trainer.default_local_dir"])
+mode, path = args.get("trainer.resume_mode"), args.get("trainer.resume_from_path")
+marker = root / "latest_checkpointed_iteration.txt"
+if mode == "auto" and marker.exists():  # verl's find_latest_ckpt_path: the step the marker names
+    path = str(root / f"global_step_{marker.read_text().strip()}")
+print("REQUEUE-DRIVER " + json.dumps({"mode": mode, "resumed_from": path}), flush=True)
+if path:
+    sys.exit(0)
+step, world = root / "global_step_2", 8
+actor = step / "actor"
+(actor / "huggingface").mkdir(parents=True, exist_ok=True)
+for rank in range(world):
+    for kind in ("model", "optim", "extra_state"):
+        torch.save({"w": torch.zeros(4)}, actor / f"{kind}_world_size_{world}_rank_{rank}.pt")
+(actor / "huggingface" / "config.json").write_text(json.dumps({"model_type": "qwen2"}))
+(actor / "fsdp_config.json").write_text(json.dumps({"FSDP_version": 1, "world_size": world}))
+torch.save({"dataloader": {}}, step / "data.pt")
+(root / "latest_checkpointed_iteration.txt").write_text("2")
+print("REQUEUE-DRIVER committed step 2", flush=True)
+time.sleep(600)
+"""
+
+
+@pytest.mark.engine
+def test_a_requeued_job_finds_its_own_owner_file_and_continues(
+    slurm_env: dict[str, str], engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    """`scontrol requeue` starts the same job again without passing through rladapt: its bootstrap finds the
+    checkpoint directory held by its own run and attempt (the owner file), takes it as a restart, and continues from
+    the step the first start committed instead of refusing the directory or starting over."""
+    from rladapt.plugins.job import run_env
+    from rladapt.runs.owner import read_owner
+
+    native = _native(engine_registry, workdir)
+    (workdir / REQUEUE_DRIVER).write_text(REQUEUE_DRIVER_SOURCE)
+    native = native.model_copy(
+        update={
+            "argv": (native.argv[0], REQUEUE_DRIVER, *native.argv[2:]),
+            "env": {**native.env, **run_env("slurm-test", "slurm-test")},
+        }
+    )
+    launcher, run_dir = SlurmLauncher(), tmp_path / "run"
+    handle = launcher.submit(_render(native, ray=False), run_dir)
+    try:
+        wait_for(
+            lambda: "REQUEUE-DRIVER committed step 2" in _output(handle),
+            "the first start to commit step 2",
+            timeout=JOB_TIMEOUT,
+            interval=0.5,
+        )
+        root = workdir / str(native.checkpoint_dir)
+        first = read_owner(root)
+        assert first is not None and (first.run, first.attempt) == ("slurm-test", "slurm-test")
+        requeue = subprocess.run(
+            ["scontrol", "requeue", handle["job_id"]], capture_output=True, text=True, timeout=60, check=False
+        )
+        assert requeue.returncode == 0, requeue.stderr
+        status = _wait_terminal(launcher, handle, run_dir)
+    finally:
+        launcher.stop(handle, run_dir)
+    output = _output(handle)
+    assert (status.state, status.exit_code) == ("SUCCEEDED", 0), output
+    assert (
+        "a restart of slurm-test: continuing from the newest complete step of its own checkpoints" in output
+    )
+    assert f"resuming from step 2 ({root / 'global_step_2'})" in output
+    # the rendered resume_mode=auto lands on the step the bootstrap chose, so the command is left as rendered
+    resumed = json.dumps({"mode": "auto", "resumed_from": f"{native.checkpoint_dir}/global_step_2"})
+    assert f"REQUEUE-DRIVER {resumed}" in output
+    assert "REQUEUE-DRIVER committed step 2" not in output  # (Slurm truncates the output file on a requeue)
+    again = read_owner(root)
+    assert again is not None and again.run == "slurm-test" and again.token != first.token

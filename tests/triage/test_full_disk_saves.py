@@ -93,3 +93,32 @@ def test_a_live_torch_save_into_a_full_tmpfs(tmp_path: Path) -> None:
     assert list(run(proc.stderr)) == ["torch-save-write-failed"], proc.stderr
     # the file the failed save left is cut: the checkpoint scan's content check says so
     assert problem(Path(f"{full}-left-optimizer.pt")) == "zip central directory missing (file cut?)"
+
+
+def _dev_full() -> bool:
+    import stat
+
+    try:
+        return stat.S_ISCHR(Path("/dev/full").stat().st_mode)
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not _dev_full(), reason="no /dev/full character device (every write to it is ENOSPC)")
+@pytest.mark.parametrize(
+    ("zip_format", "signature"), [(True, "torch-save-write-failed"), (False, "disk-full")]
+)
+def test_a_live_torch_save_into_dev_full(zip_format: bool, signature: str) -> None:
+    """ENOSPC without root or a mount: every write to /dev/full fails with it. torch.save opens the path and
+    writes in place (its zip writer's std::ofstream, the legacy format's file object), so the device stays a
+    device. (safetensors' save_file is not run here: as root it replaces the path instead of writing into it.)"""
+    save = (
+        "import sys, torch; "
+        f"torch.save({{'w': torch.zeros(100_000)}}, '/dev/full', _use_new_zipfile_serialization={zip_format})"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", save], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert proc.returncode != 0
+    assert list(run(proc.stderr)) == [signature], proc.stderr
+    assert _dev_full()

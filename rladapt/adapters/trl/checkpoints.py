@@ -22,7 +22,8 @@ tested_with of every pinned TRL version; 4.56.1 reads the same):
   ``rng_state_<process_index>.pth`` otherwise (transformers 4.57.6 ``trainer.py`` line 3372; 4.56.1 the same);
   ``_load_rng_state`` (line 3231) reads its own process's file, and only logs when it is absent. Nothing in the step records the world size, so it is decided from the files: the
   highest rank present + 1, and every rank below it must have its file (a missing *last* rank cannot be seen from
-  the files alone). A step holding both forms mixes two runs' files.
+  the files alone: the run's own number of processes, recorded at launch, catches it through
+  ``CheckpointScan.judged``). A step holding both forms mixes two runs' files.
 - content: every file must load (``rladapt.plugins.loadable``): ``optimizer.pt``, ``scheduler.pt``,
   ``rng_state*.pth`` and ``training_args.bin`` are ``torch.save`` zip files, the weights safetensors (each shard a
   sharded ``model.safetensors.index.json`` names must be there), ``trainer_state.json`` and the config JSON.
@@ -77,6 +78,14 @@ def _rng_problems(path: Path) -> list[str]:
     return [f"rank {r} of {world}: rng_state_{r}.pth missing" for r in range(world) if r not in ranks]
 
 
+def _files_world(path: Path) -> int | None:
+    """The processes whose RNG files the step holds: 1 for ``rng_state.pth``, the highest rank + 1 otherwise."""
+    ranks = [int(m.group(1)) for p in path.iterdir() if (m := _RNG.fullmatch(p.name))]
+    if ranks:
+        return max(ranks) + 1
+    return 1 if (path / "rng_state.pth").exists() else None
+
+
 def _index_problems(path: Path) -> list[str]:
     """Each shard a sharded checkpoint's ``*.index.json`` names must be there (its content is checked with the rest)."""
     out = []
@@ -121,7 +130,7 @@ def scan(root: Path, version: str) -> CheckpointScan:
         if not path.is_dir():
             continue
         reason = problems_reason(_problems(path, step))
-        found.append(Checkpoint(step, path, reason is None, reason))
+        found.append(Checkpoint(step, path, reason is None, reason, world_size=_files_world(path)))
     # what train(resume_from_checkpoint=True) would take: the highest number, whatever its state
     return CheckpointScan(root, tuple(found), found[-1] if found else None)
 

@@ -14,6 +14,8 @@ for ``verl/trainer/ppo/ray_trainer.py`` ``_save_checkpoint``/``_load_checkpoint`
   ``huggingface/`` (config and tokenizer, always, on rank 0), and ``fsdp_config.json`` (``FSDP_version`` and
   ``world_size``, on rank 0). A Megatron ``actor/`` holds ``dist_ckpt/``. World size: W of the file names, which
   ``fsdp_config.json``'s ``world_size`` must match when it is there; every rank 0..W-1 must have each kind.
+  W must also be the run's own world size, recorded at launch (``CheckpointScan.judged``): ``load_checkpoint``
+  opens ``*_world_size_<its W>_rank_<its rank>.pt``, so shards of another W do not load.
 - ``resume_mode=auto`` loads the step the marker names (``find_latest_ckpt_path`` in
   ``verl/utils/checkpoint/checkpoint_manager.py``; a marker naming a missing step starts from scratch);
   ``resume_mode=resume_path`` with ``resume_from_path=<dir containing global_step_>`` loads that one.
@@ -144,7 +146,7 @@ def scan(root: Path, version: str) -> CheckpointScan:
             reason = f"not committed: {MARKER} " + (
                 "is absent" if committed is None else f"names step {committed}"
             )
-        found.append(Checkpoint(step, path, reason is None, reason))
+        found.append(Checkpoint(step, path, reason is None, reason, world_size=world_size(path)))
     pick: Checkpoint | None = None
     if committed is not None:
         pick = next((c for c in found if c.step == committed), None)
