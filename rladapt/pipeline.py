@@ -92,6 +92,10 @@ def render_native(
             native = native.model_copy(update={"notes": (*native.notes, note)})
     if found:
         raise SpecError(found, f"{name} {version.version} rejects the translated config")
+    # before anything runs: a launch the framework is known to resume wrongly (each cited in the adapter)
+    hazards = adapter.resume_hazards(native)
+    if hazards:
+        raise SpecError(hazards, f"{name} {version.version} resumes this launch wrongly")
 
     native = registry.chain("rladapt_modify_native", native, job=modified)
     checks = registry.collect("rladapt_add_checks", job=modified, native=native)
