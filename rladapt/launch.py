@@ -401,9 +401,12 @@ class Runner:
                 )
             resume_to = Resume(mode="auto")
         native = planned.native.model_copy(update={"resume": resume_to})
-        hazards = adapter.resume_hazards(native)
+        hazards = [] if force else adapter.resume_hazards(native)
         if hazards:
-            raise SpecError(hazards, f"{rec.framework} {native.version} resumes this launch wrongly")
+            raise SpecError(
+                hazards,
+                f"{rec.framework} {native.version} resumes run {run.id} wrongly (--force to resume anyway)",
+            )
         # a new Planned: its command and artifacts are those of the resumed launch, built when first needed
         planned = dataclasses.replace(planned, rendered=dataclasses.replace(planned.rendered, native=native))
         return self._resubmit(run, planned, chosen, take_over), chosen

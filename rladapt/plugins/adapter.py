@@ -353,7 +353,8 @@ class FrameworkAdapter(ABC):
     def resume_hazards(self, native: NativeLaunch) -> list[Problem]:
         """Problems of ``native`` that make the framework resume it wrongly (a save that never commits, a
         dataloader state that runs ahead of training), each confirmed in the framework's code at that version
-        and cited. Checked on every render: such a launch is refused before it runs. Empty: none known.
+        and cited. A render of a job that restarts itself (``lifecycle.max_restarts``) and ``rladapt resume``
+        (unless ``--force``) refuse such a launch before it runs. Empty: none known.
 
         .. versionadded:: 0.4
         """

@@ -56,8 +56,9 @@ def _setting(native: NativeLaunch, key: str) -> NativeSetting | None:
 
 
 def hazards(native: NativeLaunch) -> list[Problem]:
-    if native.resume.mode == "never" and int(native.lifecycle.get("max_restarts") or 0) == 0:
-        return []
+    saving = _setting(native, "checkpointing.enabled")
+    if saving is not None and str(saving.value).strip().lower() in ("false", "0", "no"):
+        return []  # no checkpoints: nothing to resume from
     setting = _setting(native, ASYNC_GRPO)
     if setting is None or str(setting.value).strip().lower() not in ("true", "1", "yes"):
         return []
@@ -68,8 +69,7 @@ def hazards(native: NativeLaunch) -> list[Problem]:
             f"NeMo-RL {native.version}'s asynchronous GRPO saves the dataloader position past the prompts still "
             "being generated, which the checkpoint does not hold (NeMo-RL pull request 3599): every resume "
             "would skip them",
-            expected="synchronous GRPO (spec.weight_sync.max_staleness: 0), or spec.checkpoint.resume: never "
-            "without restarts",
+            expected="synchronous GRPO (spec.weight_sync.max_staleness: 0) to resume",
             found=f"{ASYNC_GRPO}={value}",
         )
     ]

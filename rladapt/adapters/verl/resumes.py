@@ -61,13 +61,8 @@ def _truthy(value: object) -> bool:
     return value is True or str(value).strip().lower() in ("true", "1", "yes")
 
 
-def resumes(native: NativeLaunch) -> bool:
-    """Whether the launch ever resumes: ``resume`` is not never, or the job restarts itself."""
-    return native.resume.mode != "never" or int(native.lifecycle.get("max_restarts") or 0) > 0
-
-
 def hazards(native: NativeLaunch) -> list[Problem]:
-    if Version(native.version) < SKIPS_TRACKER_FROM or not resumes(native):
+    if Version(native.version) < SKIPS_TRACKER_FROM:
         return []
     invocation = parse_argv(native.argv)
     if invocation.module == FULLY_ASYNC_MODULE:  # its trainer writes the tracker itself
@@ -76,6 +71,9 @@ def hazards(native: NativeLaunch) -> list[Problem]:
     setting = found.get(ASYNC_SAVE)
     if setting is None or not _truthy(setting.value):
         return []
+    saving = found.get("trainer.save_freq")
+    if saving is not None and str(saving.value).strip() in ("-1", "0"):
+        return []  # no checkpoints: nothing to resume from
     strategy_set = found.get(STRATEGY)
     strategy = (
         str(strategy_set.value)
@@ -90,7 +88,7 @@ def hazards(native: NativeLaunch) -> list[Problem]:
             f"verl {native.version} never writes latest_checkpointed_iteration.txt when {ASYNC_SAVE} is set on "
             f"the {strategy} strategy (only Megatron's checkpoint manager writes it; verl issue 7952): every "
             "resume would start from step 0 over this run's checkpoints",
-            expected=f"{ASYNC_SAVE}=false, strategy megatron, or spec.checkpoint.resume: never without restarts",
+            expected=f"{ASYNC_SAVE}=false or the megatron strategy",
             found=f"{ASYNC_SAVE}={setting.value}",
         )
     ]
