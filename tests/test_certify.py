@@ -168,3 +168,41 @@ def test_what_cannot_be_certified_is_exit_2_before_anything_runs(
     code, out, err = cli("certify", "--workdir", str(tmp_path / "w"), *args, capsys=capsys)
     assert code == 2 and message in err and "Traceback" not in err and out == ""
     assert RunStore().list() == []
+
+
+def test_a_trl_run_resumed_at_its_last_step_trains_no_step_more(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the certificate found: a run killed after its last checkpoint and resumed trained step max_steps + 1
+    (transformers' loop checks the end only after a step), logged it and wrote checkpoint-<max_steps + 1>."""
+    from rladapt.launch import Runner
+
+    monkeypatch.chdir(REPO)
+    ck = tmp_path / "ck"
+    runner = Runner()
+    overrides = [
+        *SMALL[1:],
+        "spec.training.steps=2",
+        f"spec.checkpoint.dir={ck}",
+        "spec.checkpoint.resume=auto",
+    ]
+    run = runner.launch(SPEC, overrides, framework="trl==1.16.0")
+    assert runner.wait(run, interval=0.2, timeout=600).state == "SUCCEEDED", (
+        run.dir / "output.log"
+    ).read_text()
+    _, chosen = runner.resume(run)  # as after a kill between the last save and the exit
+    assert chosen is not None and chosen.step == 2
+    assert runner.wait(run, interval=0.2, timeout=600).state == "SUCCEEDED", (
+        run.dir / "output.log"
+    ).read_text()
+    assert "holds step 2 of 2: nothing left to train" in (run.dir / "output.log").read_text()
+    assert sorted(p.name for p in ck.glob("checkpoint-*")) == ["checkpoint-2"]
+    assert sorted(trace(ck, "1.16.0").samples) == [1, 2]
+
+
+def test_trained_to_reads_the_step_a_checkpoint_recorded(tmp_path: Path) -> None:
+    from rladapt.adapters.trl.driver import trained_to
+    from tests.adapters.checkpoint_builders import trl_step
+
+    assert trained_to(str(trl_step(tmp_path, 6))) == 6
+    assert trained_to(None) is None and trained_to(str(tmp_path / "missing")) is None

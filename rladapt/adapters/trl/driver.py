@@ -269,6 +269,18 @@ def resume_point(mode: str, output_dir: str, explicit: str | None) -> str | None
     return get_last_checkpoint(output_dir)
 
 
+def trained_to(checkpoint: str | None) -> int | None:
+    """The global step ``checkpoint``'s ``trainer_state.json`` records (None: no checkpoint, or none recorded)."""
+    if checkpoint is None:
+        return None
+    try:
+        state = json.loads((Path(checkpoint) / "trainer_state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # the Trainer's own load says what is wrong with it
+    step = state.get("global_step") if isinstance(state, dict) else None
+    return step if isinstance(step, int) else None
+
+
 def _quiet() -> None:
     """Keep the job's output to the progress lines: no per-call progress bars or CPU-only warnings."""
     import warnings
@@ -316,6 +328,15 @@ def run(config: dict[str, Any], resume_from: str | None) -> int:
     Path(output_dir).mkdir(parents=True, exist_ok=True)
     metrics = Path(output_dir) / str(config.get("metrics_file") or METRICS_FILE)
     checkpoint = resume_point(str(config.get("resume", "auto")), output_dir, resume_from)
+    done = trained_to(checkpoint)
+    if done is not None and 0 < args.max_steps <= done:
+        # transformers' Trainer resumed at max_steps still trains one more step (its loop checks the end only
+        # after a step: trainer.py _inner_training_loop, 4.57.6), logs it and saves checkpoint-<max_steps + 1>; a
+        # run killed after its last checkpoint has nothing left to train
+        print(
+            f"[rladapt] {checkpoint} holds step {done} of {args.max_steps}: nothing left to train", flush=True
+        )
+        return 0
     holder: list[Any] = []
     reward = traced_reward(
         reward,
