@@ -45,9 +45,9 @@ from rladapt.plugins.launcher import (
 )
 from rladapt.plugins.native import Resume
 from rladapt.primitives import read_spec_text
-from rladapt.primitives.errors import LaunchError, OutputError, RladaptError, UsageError
+from rladapt.primitives.errors import LaunchError, OutputError, RladaptError, SpecError, UsageError
 from rladapt.processes import alive, this_process
-from rladapt.resume import decide
+from rladapt.resume import decide, save_spec_values, unhonoured_changes
 from rladapt.runs import BadStep, CheckpointFacts, Run, RunStore, new_run_id, spec_hash
 from rladapt.runs.owner import check_free
 
@@ -210,6 +210,7 @@ class Runner:
         )
         with run.submission():
             try:
+                save_spec_values(run.dir, planned.rendered.job.spec)
                 run.save_submitting(intent, this_process())
             except OutputError as exc:
                 message = exc.message
@@ -406,6 +407,12 @@ class Runner:
                 )
             resume_to = Resume(mode="auto")
         native = planned.native.model_copy(update={"resume": resume_to})
+        hazards = [] if force else adapter.resume_hazards(native)
+        if hazards:
+            raise SpecError(
+                hazards,
+                f"{rec.framework} {native.version} resumes run {run.id} wrongly (--force to resume anyway)",
+            )
         # a new Planned: its command and artifacts are those of the resumed launch, built when first needed
         planned = dataclasses.replace(planned, rendered=dataclasses.replace(planned.rendered, native=native))
         return self._resubmit(run, planned, chosen, take_over), chosen
@@ -427,6 +434,9 @@ class Runner:
                 f"the world size is now {now.world_size}, but the checkpoints were written by "
                 f"{before.world_size} processes and {run.record.framework} cannot reshard them"
             )
+        problems += unhonoured_changes(
+            planned.rendered.adapter, planned.native.version, run.dir, planned.rendered.job.spec
+        )
         if problems:
             raise UsageError(
                 f"run {run.id} cannot resume from its checkpoints: "

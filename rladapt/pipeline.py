@@ -92,6 +92,12 @@ def render_native(
             native = native.model_copy(update={"notes": (*native.notes, note)})
     if found:
         raise SpecError(found, f"{name} {version.version} rejects the translated config")
+    # before anything runs: a job that restarts itself resumes, and its framework is known to resume it wrongly
+    # (each hazard cited in the adapter); `rladapt resume` asks again (rladapt.launch)
+    if int(native.lifecycle.get("max_restarts") or 0) > 0:
+        hazards = adapter.resume_hazards(native)
+        if hazards:
+            raise SpecError(hazards, f"{name} {version.version} resumes this job wrongly on a restart")
 
     native = registry.chain("rladapt_modify_native", native, job=modified)
     checks = registry.collect("rladapt_add_checks", job=modified, native=native)

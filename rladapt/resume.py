@@ -195,3 +195,55 @@ __all__ = [
     "restarted",
     "settings_for",
 ]
+
+
+# --- what a resume cannot honour: spec changes the checkpoint overrides (``FrameworkAdapter.resume_restores``) -----
+
+#: The run directory's copy of the spec values the run's checkpoints were written with (the spec file itself may be
+#: edited before a resume, which is the point): written at the launch, read by every resume.
+SPEC_VALUES_FILE = "checkpoint-spec.json"
+
+
+def save_spec_values(run_dir: Path, spec: Any) -> None:
+    """Keep ``spec`` (the rendered job's ``RLJob.spec``) as the values the run's checkpoints are written with."""
+    from rladapt.files import write_text
+
+    text = json.dumps(spec.model_dump(mode="json"), sort_keys=True, indent=1) + "\n"
+    write_text(run_dir / SPEC_VALUES_FILE, text, what="checkpoint spec values", private=True)
+
+
+def _lookup(values: Any, dotted: str) -> tuple[bool, Any]:
+    """(found, value) of ``spec.a.b`` in the dumped spec ``values`` (its keys start after ``spec.``)."""
+    node = values
+    for part in dotted.split(".")[1:]:
+        if not isinstance(node, dict) or part not in node:
+            return False, None
+        node = node[part]
+    return True, node
+
+
+def unhonoured_changes(adapter: FrameworkAdapter, version: str, run_dir: Path, spec: Any) -> list[str]:
+    """The spec fields ``spec`` (now) changes since the launch that a resume of ``version`` would not apply: one
+    line each, with the value then and now, and why the checkpoint wins (the adapter's ``resume_restores``).
+
+    Empty when nothing changed, when the adapter does not say what its resume restores, or when the run keeps no
+    copy of its launch's values (a run launched before rladapt kept one).
+    """
+    restored = adapter.resume_restores(version)
+    path = run_dir / SPEC_VALUES_FILE
+    if not restored or not path.is_file():
+        return []
+    try:
+        before = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return [f"{path} cannot be read, so what changed since the launch is unknown"]
+    now = spec.model_dump(mode="json")
+    out = []
+    for item in restored:
+        had, old = _lookup(before, item.field)
+        has, new = _lookup(now, item.field)
+        if had and has and old != new:
+            out.append(
+                f"{item.field} was {json.dumps(old)} and is now {json.dumps(new)}, but {item.why} ({item.source})"
+            )
+    return out

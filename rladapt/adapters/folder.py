@@ -1,7 +1,7 @@
 """The built-in adapters' way of keeping a framework's knowledge: one module per concept in the adapter's folder.
 
 Each contract method of ``FrameworkAdapter`` that a built-in adapter serves is answered by a module of its own
-folder (``checkpoints.py``, ``metrics.py``, ``snapshot.py``, ``explain.py``; for the frameworks whose launches
+folder (``checkpoints.py``, ``metrics.py``, ``snapshot.py``, ``explain.py``, ``resumes.py``; for the frameworks whose launches
 rladapt reads back also ``translate.py``'s defaults, ``settings.py`` and ``importer.py``), imported on first use so
 that a render of one framework never loads another's importer or generator. Unlike the deprecated lookup by name in
 ``FrameworkAdapter`` (which silently meant "no checkpoints" when an adapter lived in a plain module), an adapter
@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from rladapt.plugins.adapter import LaunchImporter, NativeSetting
     from rladapt.plugins.checkpoints import Checkpoint, CheckpointScan, ResumePlan
     from rladapt.plugins.native import NativeLaunch
-    from rladapt.primitives import RLJob
+    from rladapt.plugins.resumes import Restored
+    from rladapt.primitives import Problem, RLJob
 
 __all__ = ["FolderAdapter", "ImportingFolderAdapter"]
 
@@ -60,6 +61,13 @@ class FolderAdapter(FrameworkAdapter):
 
     def explain_entries(self, native: NativeLaunch) -> Iterator[tuple[str, Any, str]]:
         return cast("Iterator[tuple[str, Any, str]]", self._module("explain").entries(native))
+
+    def resume_restores(self, version: str) -> Sequence[Restored]:
+        return cast("Sequence[Restored]", self._module("resumes").restores(version))
+
+    def resume_hazards(self, native: NativeLaunch) -> list[Problem]:
+        hazards = getattr(self._module("resumes"), "hazards", None)
+        return [] if hazards is None else cast("list[Problem]", hazards(native))
 
 
 class ImportingFolderAdapter(FolderAdapter):

@@ -34,6 +34,7 @@ SECTIONS: dict[str, dict[str, str]] = {
         "runs": "runs",
         "checkpoints": "checkpoints",
         "resume": "checkpoints",
+        "certify": "certify",
     },
     "Results (read what a run logged)": {
         "metrics": "metrics",

@@ -85,7 +85,10 @@ def checkpoints(target: str, framework: str | None, fmt: str) -> None:
     "continues from the newest complete step).",
 )
 @click.option(
-    "--force", is_flag=True, help="Resume even when the spec changed in a way the checkpoint may not survive."
+    "--force",
+    is_flag=True,
+    help="Resume even when the spec changed in a way the checkpoint may not survive or will override (a new "
+    "learning rate, batch size), or its framework is known to resume this job wrongly.",
 )
 @click.option(
     "--take-over",

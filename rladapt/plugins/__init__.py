@@ -61,6 +61,7 @@ from .registry import (
     load_registry,
     trace_hooks,
 )
+from .resumes import Restored, ResumeTrace
 from .signature import Detail, Found, Signature
 from .translation import TranslationBuilder
 
@@ -106,8 +107,10 @@ __all__ = [
     "Registered",
     "Registry",
     "Requirement",
+    "Restored",
     "Resume",
     "ResumePlan",
+    "ResumeTrace",
     "RolePlacement",
     "RunState",
     "RunStatus",

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from .effective import Effective
     from .metrics import MetricMap
     from .native import NativeLaunch
+    from .resumes import Restored, ResumeTrace
 
 
 def unsupported(
@@ -344,6 +345,34 @@ class FrameworkAdapter(ABC):
                 ]
             )
         return cast("ResumePlan", module.plan_resume(argv, version, scan, chosen))
+
+    def resume_restores(self, version: str) -> Sequence[Restored] | None:
+        """The spec fields whose value a resume of ``version`` takes from the checkpoint, not from the spec
+        (``rladapt.plugins.Restored``, each citing the framework's load code): ``rladapt resume`` refuses a run
+        whose spec changed one since its launch, unless ``--force``. None: this adapter does not say.
+
+        .. versionadded:: 0.4
+        """
+        return None
+
+    def resume_hazards(self, native: NativeLaunch) -> list[Problem]:
+        """Problems of ``native`` that make the framework resume it wrongly (a save that never commits, a
+        dataloader state that runs ahead of training), each confirmed in the framework's code at that version
+        and cited. A render of a job that restarts itself (``lifecycle.max_restarts``) and ``rladapt resume``
+        (unless ``--force``) refuse such a launch before it runs. Empty: none known.
+
+        .. versionadded:: 0.4
+        """
+        return []
+
+    def resume_trace(self, checkpoint_dir: Path, version: str) -> ResumeTrace | None:
+        """What a finished run whose checkpoints are in ``checkpoint_dir`` logged per step (metrics, samples
+        consumed) and a hash of its final weights, for ``rladapt certify``. None: this adapter cannot read them,
+        and its runs cannot be certified.
+
+        .. versionadded:: 0.4
+        """
+        return None
 
     # --- metrics: read by `rladapt metrics`, `status`, `runs` ---------------------------------------------------
 

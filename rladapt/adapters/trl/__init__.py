@@ -20,7 +20,10 @@ from .patches import PATCHES
 from .versions import capabilities
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from rladapt.plugins.native import NativeLaunch
+    from rladapt.plugins.resumes import ResumeTrace
     from rladapt.primitives import Problem, RLJob
 
 _LAZY_SUBMODULES = frozenset({"translate", "validate"})
@@ -100,6 +103,11 @@ class TrlAdapter(FolderAdapter):
         from . import validate as _validate
 
         return _validate.validate_native(native)
+
+    def resume_trace(self, checkpoint_dir: Path, version: str) -> ResumeTrace:
+        from . import resumes
+
+        return resumes.trace(checkpoint_dir, version)
 
     def checkpoint_layout(self, native: NativeLaunch) -> CheckpointLayout:
         from .translate import RESUME_ARG

@@ -24,6 +24,9 @@ Checkpoints: TRL's ``Trainer`` writes ``<config.output_dir>/checkpoint-<global s
 without it, ``resume: auto`` resumes from the highest ``checkpoint-N`` in ``output_dir`` when there is one
 (``transformers.trainer_utils.get_last_checkpoint``) and starts fresh otherwise.
 
+Samples: the prompts each step consumed, hashed, one JSON line per reward call in
+``<output_dir>/rladapt-samples.jsonl`` (``traced_reward``), which ``rladapt certify`` compares across a resume.
+
 Progress: one JSON line per logged step is appended to ``<output_dir>/<metrics_file>`` and a line
 ``step N/M  reward R  loss L`` is printed, which ``rladapt launch --follow`` shows as the job's output. It is the
 progress record only: ``rladapt metrics`` reads the TensorBoard events the Trainer writes into ``logging_dir``
@@ -46,6 +49,8 @@ from typing import Any
 FORMAT = 1
 #: The file (inside ``output_dir``) the progress callback appends to, unless the config names another.
 METRICS_FILE = "rladapt-metrics.jsonl"
+#: The file (inside ``output_dir``) that says which prompts each step consumed (``traced_reward``).
+SAMPLES_FILE = "rladapt-samples.jsonl"
 EXIT_USAGE = 2
 
 
@@ -212,6 +217,45 @@ def progress_callback(metrics_path: Path) -> Any:
     return Progress()
 
 
+def prompt_hash(prompt: Any) -> str:
+    """A short, stable hash of one prompt (a string or a conversation), the same in every process and run."""
+    import hashlib
+
+    text = prompt if isinstance(prompt, str) else json.dumps(prompt, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
+
+
+def traced_reward(
+    func: Callable[..., Any], samples_path: Path, step: Callable[[], int], group: int, rank: int
+) -> Callable[..., Any]:
+    """``func``, also appending to ``samples_path`` the hashes of the prompts each call scores, with the step
+    they train (``step()``: the trainer's global step, so the step being computed is one more).
+
+    The reward sees every prompt of a generation (TRL passes ``prompts=``, one per completion, each repeated
+    ``group`` times in a row: grpo_trainer.py ``_calculate_rewards``, 0.23.1 to 1.16.0), so this is where the
+    data order a resume must keep is observable without touching TRL. Each driver start has its own id: a step
+    redone after a resume is read back as redone (``rladapt.adapters.trl.resumes``). A coroutine function is
+    returned as it is (TRL awaits those itself).
+    """
+    import functools
+    import inspect
+
+    if inspect.iscoroutinefunction(func):
+        return func
+    start = f"{os.getpid()}-{time.time_ns()}"
+
+    @functools.wraps(func)
+    def reward(*args: Any, **kwargs: Any) -> Any:
+        prompts = list(kwargs.get("prompts") or [])
+        firsts = prompts[::group] if group > 1 and len(prompts) % group == 0 else prompts
+        row = {"start": start, "rank": rank, "step": step() + 1, "prompts": [prompt_hash(p) for p in firsts]}
+        with samples_path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(row, sort_keys=True) + "\n")
+        return func(*args, **kwargs)
+
+    return reward
+
+
 def resume_point(mode: str, output_dir: str, explicit: str | None) -> str | None:
     """What ``trainer.train(resume_from_checkpoint=...)`` gets: ``--resume-from``, else the newest for auto."""
     if explicit is not None:
@@ -223,6 +267,18 @@ def resume_point(mode: str, output_dir: str, explicit: str | None) -> str | None
     from transformers.trainer_utils import get_last_checkpoint
 
     return get_last_checkpoint(output_dir)
+
+
+def trained_to(checkpoint: str | None) -> int | None:
+    """The global step ``checkpoint``'s ``trainer_state.json`` records (None: no checkpoint, or none recorded)."""
+    if checkpoint is None:
+        return None
+    try:
+        state = json.loads((Path(checkpoint) / "trainer_state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None  # the Trainer's own load says what is wrong with it
+    step = state.get("global_step") if isinstance(state, dict) else None
+    return step if isinstance(step, int) else None
 
 
 def _quiet() -> None:
@@ -272,6 +328,23 @@ def run(config: dict[str, Any], resume_from: str | None) -> int:
     Path(output_dir).mkdir(parents=True, exist_ok=True)
     metrics = Path(output_dir) / str(config.get("metrics_file") or METRICS_FILE)
     checkpoint = resume_point(str(config.get("resume", "auto")), output_dir, resume_from)
+    done = trained_to(checkpoint)
+    if done is not None and 0 < args.max_steps <= done:
+        # transformers' Trainer resumed at max_steps still trains one more step (its loop checks the end only
+        # after a step: trainer.py _inner_training_loop, 4.57.6), logs it and saves checkpoint-<max_steps + 1>; a
+        # run killed after its last checkpoint has nothing left to train
+        print(
+            f"[rladapt] {checkpoint} holds step {done} of {args.max_steps}: nothing left to train", flush=True
+        )
+        return 0
+    holder: list[Any] = []
+    reward = traced_reward(
+        reward,
+        Path(output_dir) / SAMPLES_FILE,
+        lambda: int(holder[0].state.global_step) if holder else 0,
+        int(getattr(args, "num_generations", 1) or 1),
+        int(os.environ.get("RANK", "0")),
+    )
     trainer = Trainer(
         model=model,
         reward_funcs=reward,
@@ -281,6 +354,7 @@ def run(config: dict[str, Any], resume_from: str | None) -> int:
         processing_class=tokenizer,
         callbacks=[progress_callback(metrics)],
     )
+    holder.append(trainer)
     # With disable_tqdm the Trainer prints every log as a dict (PrinterCallback); the progress line replaces it.
     from transformers.trainer_callback import PrinterCallback
 
