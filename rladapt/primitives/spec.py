@@ -968,6 +968,13 @@ class Runtime(_Model):
     python: str = Field(
         "python3", min_length=1, description="The interpreter of the framework's environment."
     )
+    entrypoint: str | None = Field(
+        None,
+        min_length=1,
+        description="The framework's program the launch runs, where the spec does not decide it: NeMo-RL's run "
+        "script (examples/run_grpo_sliding_puzzle.py runs the sliding-puzzle environment, run_grpo.py the "
+        "data config's). null: the one rladapt picks from the spec; a framework with no choice refuses it.",
+    )
 
 
 # --- the job -------------------------------------------------------------------------------------------------

@@ -347,7 +347,10 @@ def _args(argv: tuple[str, ...] | list[str]) -> list[str]:
 
 def _unequal(a: dict[str, Any], b: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
     """The keys that differ, except the TensorBoard directory rladapt reads the metrics back from (no setting of
-    the run: FrameworkAdapter.READ_BACK_KEYS)."""
+    the run: FrameworkAdapter.READ_BACK_KEYS). ``a`` is rladapt's effective configuration: its ``(entrypoint)``
+    (the module run, tests/importing/test_launch_program.py) is no key of the namespace ``b``."""
+    a = dict(a)
+    assert a.pop("(entrypoint)", fw.ENTRY_MODULE) == fw.ENTRY_MODULE
     return {
         k: (a.get(k), b.get(k))
         for k in {*a, *b}

@@ -98,7 +98,9 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     )
     text = header + yaml.safe_dump(document, sort_keys=False, default_flow_style=False, width=110)
     path = config_path(job, text)
-    script = b.k.script(reward_model=job.spec.reward.model is not None)
+    # the launch's own run script when the spec names one (an import keeps it: run_grpo_sliding_puzzle.py builds
+    # another environment than run_grpo.py from the same config), else the tag's GRPO script for this reward
+    script = job.spec.runtime.entrypoint or b.k.script(reward_model=job.spec.reward.model is not None)
     argv = ("uv", "run", "python", script, "--config", path, *native)
     return NativeLaunch.from_job(
         job,
@@ -639,6 +641,16 @@ def _interpreter(b: _Builder) -> None:
             "spec.runtime.python",
             "a chosen interpreter (it runs through `uv run`, which picks the checkout's own)",
             found=b.job.spec.runtime.python,
+        )
+    script = b.job.spec.runtime.entrypoint
+    name = PurePosixPath(script).name if script is not None else ""
+    if script is not None and not (name.startswith("run_grpo") and name.endswith(".py")):
+        # the GRPO scripts of every tag (examples/run_grpo*.py) are what the spec maps; another program reads
+        # another config (run_sft.py, run_dpo.py) or none
+        b.unsupported(
+            "spec.runtime.entrypoint",
+            "a run script other than a GRPO one (examples/run_grpo*.py)",
+            found=script,
         )
 
 

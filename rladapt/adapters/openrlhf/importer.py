@@ -73,7 +73,8 @@ def effective(argv: list[str], version: str) -> Effective:
             f"{' ...' if len(unknown) > 5 else ''}: its parser refuses the launch (name the version the launch "
             "was written for: -f openrlhf==VERSION)"
         )
-    return eff
+    # the module the launch runs is part of the run (``rladapt diff`` compares it like any key)
+    return Effective(eff.framework, eff.version, {"(entrypoint)": ENTRY_MODULE, **eff.values}, eff.sources)
 
 
 def _unknown(key: str, version: str, snap: Snapshot) -> str:
