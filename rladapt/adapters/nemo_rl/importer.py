@@ -414,8 +414,17 @@ def _placement(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
                     out["spec.weight_sync.partial_rollout"] = (
                         t["grpo.async_grpo.in_flight_weight_updates"] is True
                     )
-    if "spec.reward.model.path" in out and isinstance(t.get("env.reward_model.resources.num_nodes"), int):
-        apart["reward"] = t["env.reward_model.resources.num_nodes"]
+    rm_nodes, rm_gpus = (
+        t.get("env.reward_model.resources.num_nodes"),
+        t.get("env.reward_model.resources.gpus_per_node"),
+    )
+    if "spec.reward.model.path" in out and nodes == 1 and not apart and rm_nodes == 1:
+        # one node split between the policy and the reward model (grpo.py setup, total_nodes == 1: the policy
+        # gets cluster.gpus_per_node - rm_gpus_per_node; upstream's grpo_rm_1B.yaml): the reward's share of it
+        if isinstance(rm_gpus, int) and 0 < rm_gpus < gpus:
+            out["spec.roles.reward.gpus"] = rm_gpus
+    elif "spec.reward.model.path" in out and isinstance(rm_nodes, int):
+        apart["reward"] = rm_nodes
     if apart:
         out["(placement.apart)"] = apart
 

@@ -29,6 +29,8 @@ from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
 from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, V0_7_0, Keys, capabilities, keys
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rladapt.plugins.adapter import FrameworkVersion
     from rladapt.plugins.native import RolePlacement
     from rladapt.primitives import RLJob
@@ -128,8 +130,11 @@ def _placement(b: _Builder) -> None:
                 "the reference model outside the actor's pool (the policy workers hold the reference weights)",
                 found=f"ref in pool {roles[role].pool!r}",
             )
+    shared_node = _reward_on_shared_node(b, roles)
     for name, res in job.spec.roles.items():
         pool = job.placement.pool_of(name)
+        if name == "reward" and shared_node:
+            continue
         if res.gpus is not None and pool is not None and res.gpus != pool.gpus:
             b.unsupported(
                 f"spec.roles.{name}.gpus",
@@ -139,7 +144,7 @@ def _placement(b: _Builder) -> None:
     pools = job.placement.pools
     separate = not job.placement.colocated("actor", "rollout")
     reward_pool = "reward" in roles and roles["reward"].pool != actor.pool
-    if "reward" in roles and not reward_pool:
+    if "reward" in roles and not reward_pool and not shared_node:
         b.unsupported(
             "spec.placement.pools",
             "a reward model sharing the actor's GPUs (env.reward_model always gets dedicated resources)",
@@ -207,6 +212,32 @@ def _placement(b: _Builder) -> None:
     if reward_pool and b.version >= V0_4_0:
         b.set("env.reward_model.resources.num_nodes", _nodes(roles["reward"], job), "spec.placement")
         b.set("env.reward_model.resources.gpus_per_node", max(per_node), "spec.placement")
+    elif shared_node:
+        b.set("env.reward_model.resources.num_nodes", 1, "spec.placement")
+        b.set(
+            "env.reward_model.resources.gpus_per_node",
+            job.spec.roles["reward"].gpus,
+            "spec.roles.reward.gpus",
+        )
+
+
+def _reward_on_shared_node(b: _Builder, roles: Mapping[str, RolePlacement]) -> bool:
+    """A reward model on part of the actor's one-node pool (``spec.roles.reward.gpus`` below the pool's GPUs).
+
+    NeMo-RL's one-node cluster is split: the reward model gets env.reward_model.resources.gpus_per_node GPUs of
+    the node and the policy the rest (nemo_rl/algorithms/grpo.py setup, ``total_nodes == 1``: policy_gpus_per_node
+    = cluster.gpus_per_node - rm_gpus_per_node; v0.4.0 to v0.7.0), as upstream's grpo_rm_1B.yaml runs."""
+    res = b.job.spec.roles.get("reward")
+    if b.version < V0_4_0 or "reward" not in roles or res is None or res.gpus is None:
+        return False
+    pool = b.job.placement.pool_of("reward")
+    return (
+        pool is not None
+        and roles["reward"].pool == roles["actor"].pool
+        and pool.nodes == 1
+        and len(b.job.placement.pools) == 1
+        and res.gpus < pool.gpus_per_node
+    )
 
 
 def _nodes(role: RolePlacement, job: RLJob) -> int:

@@ -480,12 +480,15 @@ def _keep_best(get: Any, has: Any, out: dict[str, Any]) -> None:
 
 
 def _engine_settings(get: Any, out: dict[str, Any]) -> None:
-    """``--enforce_eager`` where on, and ``--vllm_enable_sleep`` where it is not the hybrid engine's own (on
-    exactly when every model shares the GPUs and training is synchronous: translate._placement). Without
-    --colocate_all_models OpenRLHF turns the sleep off after parsing, so there it is never imported on."""
+    """``--enforce_eager`` where on, and ``--vllm_enable_sleep`` where it is not what the render gives by itself:
+    on whenever every model shares the GPUs (translate._placement, with spec.weight_sync.max_staleness 0, the
+    only staleness a spec allows on shared GPUs). An async launch on shared GPUs (``--async_train
+    --colocate_all_models``, upstream's train_reinforce_baseline_ray_agent_async.sh of 0.10.2 and 0.11.0) keeps
+    its sleep off this way, its --async_train staying a native item. Without --colocate_all_models OpenRLHF turns
+    the sleep off after parsing, so there it is never imported on."""
     if get("enforce_eager") is True:
         out["spec.rollout.engine_settings.enforce_eager"] = True
-    hybrid = get("colocate_all_models") is True and get("async_train") is not True
+    hybrid = get("colocate_all_models") is True
     sleep = get("vllm_enable_sleep")
     if isinstance(sleep, bool) and sleep != hybrid:
         out["spec.rollout.engine_settings.free_cache_between_phases"] = sleep

@@ -1,0 +1,131 @@
+"""The launches issue 22 names that an import refused or turned into a spec it then rejected: each now imports to a
+spec that passes ``rladapt validate`` and renders the launch's own effective configuration.
+
+The launches are written here in the shape of the upstream files named beside each (their settings that matter;
+never the files themselves).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from rladapt.adapters.nemo_rl import importer as nemo
+from rladapt.adapters.openrlhf import importer as openrlhf
+from rladapt.importing.importer import Imported, build, differences, launch_effective, read_native
+from rladapt.pipeline import render_native
+from rladapt.plugins import Registry, load_registry
+from rladapt.primitives import SpecError, load_job_text
+from tests.adapters.nemo_rl.conftest import tag
+from tests.importing.test_nemo_rl_import import REWARD_MODEL
+
+
+@pytest.fixture(scope="module")
+def registry() -> Registry:
+    return load_registry(
+        builtins={"nemo-rl": "rladapt.adapters.nemo_rl", "openrlhf": "rladapt.adapters.openrlhf"},
+        use_entry_points=False,
+    )
+
+
+def _round_trip(fw: Any, registry: Registry, version: str, imported: Imported) -> list[str]:
+    job = load_job_text(imported.text, [], "imported.yaml")
+    final = launch_effective(fw, render_native(job, f"{fw.FRAMEWORK}=={version}", registry).native)
+    return differences(imported.target, final)
+
+
+def _validates(tmp_path: Path, framework: str, imported: Imported) -> None:
+    """``rladapt validate -f FRAMEWORK==VERSION`` of the written spec exits 0."""
+    path = tmp_path / "imported.yaml"
+    path.write_text(imported.text)
+    result = subprocess.run(
+        [sys.executable, "-m", "rladapt.cli", "validate", "-f", framework, str(path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("version", ["0.4.0", "0.6.0", "0.7.0"])
+def test_reward_model_on_the_policys_one_node(
+    version: str, registry: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """upstream's grpo_rm_1B.yaml (v0.4.0 to v0.7.0): cluster 1 node x 2 GPUs, env.reward_model.resources 1 x 1.
+    NeMo-RL splits the one node (grpo.py setup, total_nodes == 1); the import used to write a shared pool of 0
+    nodes. It is the reward's share of the one pool now: spec.roles.reward.gpus."""
+    root = tag(version).root
+    monkeypatch.chdir(root)
+    rm: dict[str, Any] = {**REWARD_MODEL, "resources": {"gpus_per_node": 1, "num_nodes": 1}}
+    body: dict[str, Any] = {
+        "defaults": str(root / "examples" / "configs" / "grpo_math_1B.yaml"),
+        "cluster": {"num_nodes": 1, "gpus_per_node": 2},
+        "env": {"reward_model": rm},
+    }
+    if version < "0.5.0":
+        rm["enabled"] = True
+    else:
+        body["data"] = {"default": {"env_name": "reward_model"}}
+    config = tmp_path / "grpo_rm_1B.yaml"
+    config.write_text(yaml.safe_dump(body))
+    launch = read_native(nemo, config.read_text(), str(config), {}, version)
+    imported = build(nemo, version, list(launch.argv), source=str(config), registry=registry, header="h")
+    assert _round_trip(nemo, registry, version, imported) == []
+    spec = yaml.safe_load(imported.text)["spec"]
+    assert spec["roles"] == {"reward": {"gpus": 1}}
+    assert [(p["nodes"], p["gpus_per_node"]) for p in spec["placement"]["pools"]] == [(1, 2)]
+    _validates(tmp_path, f"nemo-rl=={version}", imported)
+
+
+def test_reward_model_sharing_a_pool_of_several_nodes_is_still_refused(registry: Registry) -> None:
+    """Only one node is split (grpo.py: with more nodes the reward model takes whole nodes of its own)."""
+    data = yaml.safe_load(
+        """
+apiVersion: rladapt/v1alpha1
+kind: RLJob
+metadata: {name: rm}
+spec:
+  model: {path: m}
+  algorithm: {group_size: 4}
+  data: {train: [t.jsonl]}
+  reward: {model: {path: rm}}
+  roles: {reward: {gpus: 1}}
+  placement: {pools: [{name: default, nodes: 2, gpus_per_node: 2, roles: [actor, rollout, reward]}]}
+"""
+    )
+    with pytest.raises(SpecError, match="reward model sharing the actor's GPUs"):
+        render_native(load_job_text(yaml.safe_dump(data), [], "job.yaml"), "nemo-rl==0.7.0", registry)
+
+
+#: upstream's examples/scripts/train_reinforce_baseline_ray_agent_async.sh (OpenRLHF v0.10.2, v0.11.0): async
+#: training on shared GPUs with DeepSpeed sleeping, vLLM not (no --vllm.enable_sleep)
+ASYNC_AGENT = """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --actor.model_name_or_path Qwen/Qwen3-4B-Thinking-2507 \\
+   --train.agent_func_path examples/python/agent_func.py \\
+   --data.prompt_dataset zhuzilin/dapo-math-17k --data.input_key prompt --data.label_key label \\
+   --data.apply_chat_template \\
+   --rollout.batch_size 128 --rollout.n_samples_per_prompt 8 --train.batch_size 1024 \\
+   --train.async_enable --train.partial_rollout_enable \\
+   --ref.num_nodes 1 --ref.num_gpus_per_node 4 --actor.num_nodes 1 --actor.num_gpus_per_node 4 \\
+   --vllm.num_engines 2 --vllm.tensor_parallel_size 2 \\
+   --train.colocate_all --ds.enable_sleep --vllm.sync_backend nccl \\
+   --algo.advantage.estimator reinforce_baseline
+"""
+
+
+def test_async_launch_on_shared_gpus_keeps_vllm_awake(registry: Registry, tmp_path: Path) -> None:
+    """The render used to add --vllm.enable_sleep (the hybrid engine's own) to a launch that leaves it off."""
+    argv = list(read_native(openrlhf, ASYNC_AGENT, "run.sh", {}, "0.10.2").argv)
+    imported = build(openrlhf, "0.10.2", argv, source="run.sh", registry=registry)
+    assert _round_trip(openrlhf, registry, "0.10.2", imported) == []
+    spec = yaml.safe_load(imported.text)["spec"]
+    assert spec["rollout"]["engine_settings"]["free_cache_between_phases"] is False
+    rendered = render_native(imported.job, "openrlhf==0.10.2", registry).native
+    assert "--vllm.enable_sleep" not in rendered.argv and "--train.async_enable" in rendered.argv
+    _validates(tmp_path, "openrlhf==0.10.2", imported)
