@@ -129,3 +129,32 @@ def test_async_launch_on_shared_gpus_keeps_vllm_awake(registry: Registry, tmp_pa
     rendered = render_native(imported.job, "openrlhf==0.10.2", registry).native
     assert "--vllm.enable_sleep" not in rendered.argv and "--train.async_enable" in rendered.argv
     _validates(tmp_path, "openrlhf==0.10.2", imported)
+
+
+@pytest.mark.parametrize("version", ["0.6.0", "0.7.0"])
+def test_dataset_keyword_repeat_is_a_setting(
+    version: str, registry: Registry, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """upstream's recipes/llm/grpo-deepscaler-1.5b-8K.yaml: ``data.validation.repeat: 16``, a keyword of the AIME
+    dataset class (no TypedDict declares it); the import used to be refused as "no config key"."""
+    root = tag(version).root
+    monkeypatch.chdir(root)
+    body = {
+        "defaults": str(root / "examples" / "configs" / "grpo_math_1B.yaml"),
+        "data": {
+            "train": {"dataset_name": "DeepScaler"},
+            "validation": {"dataset_name": "AIME2024", "repeat": 16},
+        },
+    }
+    config = tmp_path / "grpo-deepscaler-1.5b-8K.yaml"
+    config.write_text(yaml.safe_dump(body))
+    launch = read_native(nemo, config.read_text(), str(config), {}, version)
+    imported = build(nemo, version, list(launch.argv), source=str(config), registry=registry, header="h")
+    assert _round_trip(nemo, registry, version, imported) == []
+    assert "+data.validation.repeat=16" in yaml.safe_load(imported.text)["spec"]["native"]["nemo-rl"]
+    _validates(tmp_path, f"nemo-rl=={version}", imported)
+    # a misspelt keyword is still no setting of any dataset
+    data = yaml.safe_load(imported.text)
+    data["spec"]["native"]["nemo-rl"].append("+data.validation.repet=2")
+    with pytest.raises(SpecError, match="data.validation.repet"):
+        render_native(load_job_text(yaml.safe_dump(data), [], "job.yaml"), f"nemo-rl=={version}", registry)
