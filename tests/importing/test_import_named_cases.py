@@ -158,3 +158,44 @@ def test_dataset_keyword_repeat_is_a_setting(
     data["spec"]["native"]["nemo-rl"].append("+data.validation.repet=2")
     with pytest.raises(SpecError, match="data.validation.repet"):
         render_native(load_job_text(yaml.safe_dump(data), [], "job.yaml"), f"nemo-rl=={version}", registry)
+
+
+@pytest.mark.parametrize("version", ["0.5.0", "0.9.1"])
+def test_verl_string_for_a_list_is_a_list_of_one(version: str, tmp_path: Path) -> None:
+    """``trainer.logger=console`` (verl's Tracking takes a string as one backend) used to stay a native item the
+    import's own validation refused ("takes a list, not a string"); ``data.train_files=FILE`` (RLHFDataset makes
+    it a list) stayed native too. Both land in spec fields now, and a diff sees no difference to the list form."""
+    from rladapt.adapters.verl import importer as verl
+
+    registry = load_registry(builtins={"verl": "rladapt.adapters.verl"}, use_entry_points=False)
+    base = [
+        "python3",
+        "-m",
+        "verl.trainer.main_ppo",
+        "algorithm.adv_estimator=grpo",
+        "actor_rollout_ref.model.path=Qwen/Qwen2.5-0.5B-Instruct",
+        "actor_rollout_ref.rollout.n=4",
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+    ]
+    argv = [
+        *base,
+        "data.train_files=/data/train.parquet",
+        "data.val_files=/data/test.parquet",
+        "trainer.logger=console",
+    ]
+    imported = build(verl, version, argv, source="run.sh", registry=registry)
+    spec = yaml.safe_load(imported.text)["spec"]
+    assert spec["data"]["train"] == ["/data/train.parquet"] and spec["data"]["val"] == ["/data/test.parquet"]
+    native = spec.get("native", {}).get("verl", [])
+    assert not [
+        item for item in native if item.startswith(("trainer.logger", "data.train_files", "data.val_files"))
+    ]
+    assert _round_trip(verl, registry, version, imported) == []
+    _validates(tmp_path, f"verl=={version}", imported)
+    as_list = [
+        *base,
+        "data.train_files=[/data/train.parquet]",
+        "data.val_files=[/data/test.parquet]",
+        "trainer.logger=[console]",
+    ]
+    assert differences(verl.effective(argv, version), verl.effective(as_list, version)) == []
