@@ -257,6 +257,11 @@ class DataSpec(_Model):
     max_prompt_length: PositiveInt = 1024
     max_response_length: PositiveInt = 1024
     shuffle: bool = True
+    chat_template: bool = Field(
+        True,
+        description="Format each prompt with the tokenizer's chat template; false: the prompt text as the data "
+        "holds it (an agent function or a dataset formatted beforehand; OpenRLHF without --apply_chat_template).",
+    )
     seed: int | None = Field(None, description="Data/shuffle seed; null: the framework's own (verl: none).")
     overlong_prompts: OverlongPrompts | None = Field(
         None,

@@ -199,3 +199,55 @@ def test_verl_string_for_a_list_is_a_list_of_one(version: str, tmp_path: Path) -
         "trainer.logger=[console]",
     ]
     assert differences(verl.effective(argv, version), verl.effective(as_list, version)) == []
+
+
+#: upstream's examples/scripts/train_reinforce_baseline_ray_agent_multiturn.sh (OpenRLHF v0.8.11): the agent
+#: function formats the conversation itself, so the launch applies no chat template
+MULTI_TURN = """\
+python3 -m openrlhf.cli.train_ppo_ray \\
+   --ref_num_nodes 1 --ref_num_gpus_per_node 8 --actor_num_nodes 1 --actor_num_gpus_per_node 8 \\
+   --vllm_num_engines 8 --vllm_tensor_parallel_size 1 --colocate_all_models \\
+   --agent_func_path /openrlhf/examples/python/agent_func_gem_multiturn.py \\
+   --pretrain Qwen/Qwen3-1.7B --micro_train_batch_size 8 --train_batch_size 256 \\
+   --micro_rollout_batch_size 16 --rollout_batch_size 128 --n_samples_per_prompt 16 \\
+   --advantage_estimator reinforce_baseline --prompt_data OpenRLHF/gem_guess_game --input_key query \\
+   --label_key label --vllm_enable_sleep --deepspeed_enable_sleep --zero_stage 3 --bf16
+"""
+
+
+def test_agent_launch_without_chat_template_round_trips(registry: Registry, tmp_path: Path) -> None:
+    """Every render used to add --apply_chat_template, so this launch was refused (False -> True)."""
+    argv = list(read_native(openrlhf, MULTI_TURN, "run.sh", {}, "0.8.11").argv)
+    imported = build(openrlhf, "0.8.11", argv, source="run.sh", registry=registry)
+    assert _round_trip(openrlhf, registry, "0.8.11", imported) == []
+    assert yaml.safe_load(imported.text)["spec"]["data"]["chat_template"] is False
+    assert (
+        "--apply_chat_template" not in render_native(imported.job, "openrlhf==0.8.11", registry).native.argv
+    )
+    _validates(tmp_path, "openrlhf==0.8.11", imported)
+    # the launch with it: the field stays at its default and the render applies the template
+    argv = list(
+        read_native(
+            openrlhf, MULTI_TURN.replace("--bf16", "--bf16 --apply_chat_template"), "run.sh", {}, "0.8.11"
+        ).argv
+    )
+    imported = build(openrlhf, "0.8.11", argv, source="run.sh", registry=registry)
+    assert "chat_template" not in yaml.safe_load(imported.text)["spec"]["data"]
+    assert "--apply_chat_template" in render_native(imported.job, "openrlhf==0.8.11", registry).native.argv
+
+
+def test_a_spec_without_chat_template_is_refused_where_prompts_are_always_templated(
+    registry: Registry,
+) -> None:
+    text = """
+apiVersion: rladapt/v1alpha1
+kind: RLJob
+metadata: {name: raw}
+spec:
+  model: {path: m}
+  algorithm: {group_size: 4}
+  data: {train: [t.jsonl], chat_template: false}
+  reward: {builtin: {name: math}}
+"""
+    with pytest.raises(SpecError, match=r"spec.data.chat_template.*data.raw_prompts"):
+        render_native(load_job_text(text, [], "job.yaml"), "nemo-rl==0.7.0", registry)

@@ -245,6 +245,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     _logging(get, out)
     _placement(get, out)
     _engine_settings(get, out)
+    _chat_template(get, out)
     return out
 
 
@@ -477,6 +478,14 @@ def _keep_best(get: Any, has: Any, out: dict[str, Any]) -> None:
     metric = get("best_metric_key")
     if has("best_metric_key") and isinstance(metric, str) and metric:
         out["spec.checkpoint.keep_best"] = {"metric": metric, "higher_is_better": True, "count": 1}
+
+
+def _chat_template(get: Any, out: dict[str, Any]) -> None:
+    """``spec.data.chat_template: false`` for a launch that neither applies the chat template nor gives an input
+    template (translate._data_and_eval renders neither then; with an input template it leaves the chat template
+    off by itself, and the template stays a native item)."""
+    if get("apply_chat_template") is not True and not get("input_template"):
+        out["spec.data.chat_template"] = False
 
 
 def _engine_settings(get: Any, out: dict[str, Any]) -> None:
