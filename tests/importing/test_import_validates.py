@@ -30,8 +30,8 @@ def _cases() -> list[object]:
         for version in verl_cases.VERSIONS
     ]
     for case in openrlhf_cases.CASES:
-        text, version = case.values  # type: ignore[attr-defined]
-        out.append(pytest.param("openrlhf", version, text, openrlhf_cases.SETS, id=f"openrlhf-{case.id}"))  # type: ignore[attr-defined]
+        text, version = case.values
+        out.append(pytest.param("openrlhf", version, text, openrlhf_cases.SETS, id=f"openrlhf-{case.id}"))
     out += [
         pytest.param("nemo-rl", version, nemo_cases.script(version), {}, id=f"nemo-rl-{version}")
         for version in nemo_cases.VERSIONS
