@@ -251,3 +251,79 @@ spec:
 """
     with pytest.raises(SpecError, match=r"spec.data.chat_template.*data.raw_prompts"):
         render_native(load_job_text(text, [], "job.yaml"), "nemo-rl==0.7.0", registry)
+
+
+@pytest.mark.parametrize("version", ["0.6.1", "0.9.1"])
+def test_verl_overlong_shaping_alone_gets_the_builtin_scorer(version: str, tmp_path: Path) -> None:
+    """recipe/dapo's scripts: the dapo reward manager with its overlong buffer and no custom reward function.
+    The import used to write spec.reward with overlong_penalty only, which its own validation refused
+    (``spec.reward: required key is missing``); the scorer is verl's own (by data source), shaped on top."""
+    from rladapt.adapters.verl import importer as verl
+    from rladapt.adapters.verl.versions import keys
+
+    registry = load_registry(builtins={"verl": "rladapt.adapters.verl"}, use_entry_points=False)
+    kw = keys(version).reward_kwargs
+    argv = [
+        "python3",
+        "-m",
+        "verl.trainer.main_ppo",
+        "algorithm.adv_estimator=grpo",
+        "data.train_files=[/data/train.parquet]",
+        "data.max_response_length=2048",
+        "actor_rollout_ref.model.path=Qwen/Qwen2.5-0.5B-Instruct",
+        "actor_rollout_ref.rollout.n=4",
+        "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4",
+        f"{keys(version).reward_manager}=dapo",
+        f"+{kw}.overlong_buffer_cfg.enable=True",
+        f"+{kw}.overlong_buffer_cfg.len=512",
+        f"+{kw}.overlong_buffer_cfg.penalty_factor=1.0",
+        f"+{kw}.overlong_buffer_cfg.log=False",
+        f"+{kw}.max_resp_len=2048",
+    ]
+    imported = build(verl, version, argv, source="run.sh", registry=registry)
+    reward = yaml.safe_load(imported.text)["spec"]["reward"]
+    assert reward == {
+        "overlong_penalty": {"buffer_tokens": 512, "max_penalty": 1.0},
+        "builtin": {"name": "by_data_source"},
+    }
+    assert _round_trip(verl, registry, version, imported) == []
+    _validates(tmp_path, f"verl=={version}", imported)
+
+
+def test_diff_reads_the_script_with_the_sets_the_import_recorded(tmp_path: Path) -> None:
+    """The README's import-then-diff needs no --set again: the spec's header records them."""
+    script = tmp_path / "run.sh"
+    script.write_text(
+        "python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo actor_rollout_ref.model.path=$MODEL \\\n"
+        "  data.train_files=[/data/train.parquet] actor_rollout_ref.rollout.n=$N \\\n"
+        "  actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=4 trainer.total_epochs=${EPOCHS:-3}\n"
+    )
+    spec = tmp_path / "job.yaml"
+    sets = ["--set", "MODEL=Qwen/Qwen2.5-0.5B-Instruct", "--set", "N=4", "--unset", "EPOCHS"]
+    done = _rladapt(tmp_path, "import", "-f", "verl==0.9.1", str(script), "-o", str(spec), *sets)
+    assert done.returncode == 0, done.stderr
+    assert "# Read with: --set MODEL=Qwen/Qwen2.5-0.5B-Instruct --set N=4 --unset EPOCHS" in spec.read_text()
+    same = _rladapt(tmp_path, "diff", "-f", "verl==0.9.1", str(spec), str(script), "--exit-code")
+    assert same.returncode == 0, same.stdout + same.stderr
+    # sets given to diff replace the recorded ones: another N is another run
+    other = _rladapt(
+        tmp_path,
+        "diff",
+        "-f",
+        "verl==0.9.1",
+        str(spec),
+        str(script),
+        *sets[:2],
+        "--set",
+        "N=8",
+        "--exit-code",
+    )
+    assert other.returncode == 1 and "actor_rollout_ref.rollout.n" in other.stdout, (
+        other.stdout + other.stderr
+    )
+
+
+def _rladapt(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "rladapt.cli", *args], cwd=cwd, capture_output=True, text=True, check=False
+    )

@@ -53,8 +53,7 @@ def verl_effective(
         origin[item.key] = where
     for key in ONE_OR_LIST:
         one = values.get(key)
-        # a value the launch sets (the composed config keeps the defaults as written)
-        if key in origin and isinstance(one, str) and "${" not in one:
+        if isinstance(one, str) and "${" not in one:
             values[key] = [one]
     resolved = _resolved(values)
     for key, raw in values.items():
