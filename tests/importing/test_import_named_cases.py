@@ -327,3 +327,18 @@ def _rladapt(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "rladapt.cli", *args], cwd=cwd, capture_output=True, text=True, check=False
     )
+
+
+@pytest.mark.parametrize("flag", ["--config-path=config", "-cp config"])
+def test_verl_launch_with_its_own_config_folder_is_refused_naming_it(flag: str, tmp_path: Path) -> None:
+    """It used to become a spec whose native item its own validation refused ("not a Hydra override")."""
+    script = tmp_path / "run.sh"
+    script.write_text(
+        f"python3 -m verl.trainer.main_ppo {flag} --config-name=my_trainer \\\n"
+        "  actor_rollout_ref.model.path=Qwen/Qwen2.5-0.5B-Instruct data.train_files=[/data/train.parquet]\n"
+    )
+    spec = tmp_path / "job.yaml"
+    done = _rladapt(tmp_path, "import", "-f", "verl==0.9.1", str(script), "-o", str(spec))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert f"{script}:1: {flag.replace('=', ' ').split()[0]} 'config'" in done.stderr
+    assert "config/my_trainer.yaml" in done.stderr and not spec.exists()
