@@ -68,7 +68,7 @@ def import_(
     configuration as NATIVE (checked before anything is written).
     """
     from rladapt.files import write_text
-    from rladapt.importing.diff import read_text
+    from rladapt.importing.diff import read_text, read_with
     from rladapt.importing.importer import at_line, build, framework_importer, read_native
     from rladapt.importing.script import parse_sets
     from rladapt.plugins import get_registry
@@ -85,6 +85,9 @@ def import_(
         f"Imported by rladapt import from {native} (line {launch.line}), {name} {version}.\n"
         f"rladapt render -f {name}=={version} gives the same effective {name} configuration."
     )
+    recorded = read_with(sets, unsets)
+    if recorded:  # `rladapt diff` of this spec and the script reads it the same way without them
+        header += "\n" + recorded
     try:
         imported = build(
             fw, version, list(launch.argv), source=native, registry=registry, env=launch.env, header=header
@@ -139,9 +142,9 @@ def diff(
 
     Every key whose value differs is listed with its value on each side and where it came from (a spec field,
     spec.native.<framework>[i], a script line, the framework's default). Exit 0 when equal; with --exit-code,
-    1 when they differ.
+    1 when they differ. Without --set/--unset, a spec written by `rladapt import` gives the ones it was read with.
     """
-    from rladapt.importing.diff import as_json, as_text, compare, side
+    from rladapt.importing.diff import as_json, as_text, compare, recorded_reading, side
     from rladapt.importing.script import parse_sets
     from rladapt.plugins import get_registry
 
@@ -149,6 +152,11 @@ def diff(
     registry = get_registry()
     if name is not None and version is None:
         version = registry.framework(name).resolve_version(None).version
+    if not sets and not unsets:
+        # an imported spec records how its script was read: the same --set/--unset, unless given here
+        sets, unsets = next(
+            (r for r in (recorded_reading(a), recorded_reading(b)) if r != ((), ())), ((), ())
+        )
     values = parse_sets(sets, unsets)
     left = side(a, name, version, values, registry)
     right = side(b, name or left.effective.framework, version or left.effective.version, values, registry)

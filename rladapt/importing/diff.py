@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -44,6 +46,37 @@ def read_text(path: str) -> str:
         raise UsageError(f"{quote(path)}: not UTF-8 text") from None
     except OSError as exc:
         raise UsageError(f"{quote(path)}: cannot be read ({exc.strerror})") from None
+
+
+#: The header line ``rladapt import`` writes when it was given ``--set``/``--unset`` (then the words, shell-quoted).
+READ_WITH = "Read with: "
+
+
+def read_with(sets: Sequence[str], unsets: Sequence[str]) -> str:
+    """The header line recording how ``import`` read the launch script ("" when it needed nothing)."""
+    words = [w for item in sets for w in ("--set", item)] + [w for name in unsets for w in ("--unset", name)]
+    return READ_WITH + shlex.join(words) if words else ""
+
+
+def recorded_reading(path: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The ``--set`` and ``--unset`` an imported spec's header records (``read_with``), so that ``diff`` of the
+    spec and its script needs them no more; ((), ()) for anything else."""
+    try:
+        head = Path(path).read_text(encoding="utf-8").splitlines()[:5]
+    except (OSError, UnicodeDecodeError):
+        return (), ()  # read_text reports it when the side is read
+    line = next((h[2:] for h in head if h.startswith("# " + READ_WITH)), None)
+    if line is None:
+        return (), ()
+    try:
+        words = shlex.split(line[len(READ_WITH) :])
+    except ValueError:
+        return (), ()
+    pairs = list(zip(words[::2], words[1::2], strict=False))
+    return (
+        tuple(value for flag, value in pairs if flag == "--set"),
+        tuple(value for flag, value in pairs if flag == "--unset"),
+    )
 
 
 def is_spec(text: str) -> bool:

@@ -42,6 +42,8 @@ _MAX_ROUNDS = 8
 _DNS = re.compile(r"[^a-z0-9-]+")
 #: Required spec parts with a stand-in when the launch has none (the residual pass restores the native value).
 _REQUIRED = ("spec.model.path", "spec.data.train")
+#: What scores a rollout (spec.reward needs one, or an agent function that returns the rewards).
+_REWARD_SOURCES = {"builtin", "function", "model", "remote"}
 
 
 @dataclass(frozen=True)
@@ -233,7 +235,11 @@ def build(
     fields = dict(fw.fields(target.values, version))
     experiment = fields.get("spec.logging.experiment")
     data = spec_data(fields, name or job_name(str(experiment or source.rsplit("/", 1)[-1].split(".")[0])))
-    data["spec"].setdefault("reward", fw.reward_standin(target.values))
+    reward = data["spec"].setdefault("reward", {})
+    if not set(reward) & _REWARD_SOURCES:
+        # a reward without a source of its own (DAPO's overlong shaping alone: recipe/dapo's scripts) is shaping
+        # on top of the framework's own scorer, which the stand-in names
+        reward.update(fw.reward_standin(target.values))
     if env:
         data["spec"]["env"] = dict(env)
     launched, notes = launch_prefix(fw, argv)

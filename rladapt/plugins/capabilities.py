@@ -55,6 +55,8 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "reward.builtin.math_dapo": "built-in DAPO math answer check",
     "reward.builtin.gsm8k": "built-in GSM8K answer check",
     "lora": "LoRA",
+    "runtime.entrypoint": "a run script chosen by the spec (spec.runtime.entrypoint)",
+    "data.raw_prompts": "prompts given to the model as the data holds them, without the chat template",
     "dynamic_batch": "token-based dynamic batching",
     "optimizer.warmup_ratio": "learning-rate warmup as a ratio of the total steps",
     "data.overlong_prompts.drop": "drop prompts longer than max_prompt_length before training",
@@ -159,6 +161,10 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         need("reward.model", "spec.reward.model", spec.reward.model.path)
     if spec.reward.remote is not None:
         need("reward.remote", "spec.reward.remote", spec.reward.remote.url)
+    if not spec.data.chat_template:
+        need("data.raw_prompts", "spec.data.chat_template", False)
+    if spec.runtime.entrypoint is not None:
+        need("runtime.entrypoint", "spec.runtime.entrypoint", spec.runtime.entrypoint)
     if spec.model.lora is not None:
         need("lora", "spec.model.lora", f"rank {spec.model.lora.rank}")
     if spec.training.dynamic_batch.enabled:

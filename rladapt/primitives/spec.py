@@ -257,6 +257,11 @@ class DataSpec(_Model):
     max_prompt_length: PositiveInt = 1024
     max_response_length: PositiveInt = 1024
     shuffle: bool = True
+    chat_template: bool = Field(
+        True,
+        description="Format each prompt with the tokenizer's chat template; false: the prompt text as the data "
+        "holds it (an agent function or a dataset formatted beforehand; OpenRLHF without --apply_chat_template).",
+    )
     seed: int | None = Field(None, description="Data/shuffle seed; null: the framework's own (verl: none).")
     overlong_prompts: OverlongPrompts | None = Field(
         None,
@@ -982,6 +987,13 @@ class Runtime(_Model):
     working_dir: str = Field(".", min_length=1, description="Directory shipped to Ray / used as cwd.")
     python: str = Field(
         "python3", min_length=1, description="The interpreter of the framework's environment."
+    )
+    entrypoint: str | None = Field(
+        None,
+        min_length=1,
+        description="The framework's program the launch runs, where the spec does not decide it: NeMo-RL's run "
+        "script (examples/run_grpo_sliding_puzzle.py runs the sliding-puzzle environment, run_grpo.py the "
+        "data config's). null: the one rladapt picks from the spec; a framework with no choice refuses it.",
     )
 
 

@@ -222,12 +222,15 @@ def _misread(version: str, module: str, config: list[str]) -> dict[str, tuple[ob
     from the wheel."""
     from omegaconf import OmegaConf
 
+    from rladapt.adapters.verl.effective import ONE_OR_LIST
     from rladapt.adapters.verl.validate import compose, parse_argv
 
     argv = ["python3", "-m", module, *config]
     searchpath = ["hydra.searchpath=[pkg://verl.trainer.config]"] if module != MAIN_MODULE else []
     composed = compose(verl_package(version), parse_argv([*argv, *searchpath]))
     real = _flat(OmegaConf.to_container(composed, resolve=True), "", {})
+    # a string where verl reads a list is the list of that one item (rladapt.adapters.verl.effective.ONE_OR_LIST)
+    real.update({k: [real[k]] for k in ONE_OR_LIST if isinstance(real.get(k), str)})
     offline = fw.effective(argv, version).values
     return {
         key: (real[key], offline[key])

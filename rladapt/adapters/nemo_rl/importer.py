@@ -84,11 +84,21 @@ def is_config(text: str) -> bool:
     return isinstance(data, dict) and data.get("kind") != "RLJob"
 
 
+#: config file name -> the run script whose own config it is (``os.path.join(os.path.dirname(__file__),
+#: "configs", ...)`` in examples/run_grpo_sliding_puzzle.py of v0.4.0 to v0.7.0): that script builds the
+#: environment the config describes (``env.sliding_puzzle_game``), run_grpo.py would build the data config's.
+SCRIPT_OF_CONFIG = {"grpo_sliding_puzzle.yaml": "examples/run_grpo_sliding_puzzle.py"}
+
+
 def config_launch(path: str, version: str, overrides: list[str]) -> list[str]:
-    """The launch that runs config ``path`` with ``overrides``: the GRPO script of that tag (run_grpo_rm.py for a
-    0.4.0 reward-model config), as translate picks it (versions.Keys.script)."""
+    """The launch that runs config ``path`` with ``overrides``: the script whose own config it is
+    (``SCRIPT_OF_CONFIG``), else the GRPO script of that tag (run_grpo_rm.py for a 0.4.0 reward-model config), as
+    translate picks it (versions.Keys.script)."""
     k = keys(version)
-    argv = ["uv", "run", "python", k.script(reward_model=False), "--config", path, *overrides]
+    own = SCRIPT_OF_CONFIG.get(posixpath.basename(path))
+    argv = ["uv", "run", "python", own or k.script(reward_model=False), "--config", path, *overrides]
+    if own is not None:
+        return argv
     if k.reward_model_enabled_key:
         values = effective(argv, version).values
         if values.get("env.reward_model.enabled") is True:
@@ -357,6 +367,11 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
         put("spec.logging.experiment", "logger.mlflow.run_name")
     _placement(t, out, version)
     _memory(t, out, version)
+    script = t.get("(entrypoint)")
+    rendered = posixpath.basename(k.script(reward_model="spec.reward.model.path" in out))
+    if isinstance(script, str) and script != rendered:
+        # the launch's own script, kept: every GRPO script of a tag is in its examples/ folder
+        out["spec.runtime.entrypoint"] = f"examples/{script}"
     return out
 
 
@@ -399,8 +414,17 @@ def _placement(t: Mapping[str, Any], out: dict[str, Any], version: str) -> None:
                     out["spec.weight_sync.partial_rollout"] = (
                         t["grpo.async_grpo.in_flight_weight_updates"] is True
                     )
-    if "spec.reward.model.path" in out and isinstance(t.get("env.reward_model.resources.num_nodes"), int):
-        apart["reward"] = t["env.reward_model.resources.num_nodes"]
+    rm_nodes, rm_gpus = (
+        t.get("env.reward_model.resources.num_nodes"),
+        t.get("env.reward_model.resources.gpus_per_node"),
+    )
+    if "spec.reward.model.path" in out and nodes == 1 and not apart and rm_nodes == 1:
+        # one node split between the policy and the reward model (grpo.py setup, total_nodes == 1: the policy
+        # gets cluster.gpus_per_node - rm_gpus_per_node; upstream's grpo_rm_1B.yaml): the reward's share of it
+        if isinstance(rm_gpus, int) and 0 < rm_gpus < gpus:
+            out["spec.roles.reward.gpus"] = rm_gpus
+    elif "spec.reward.model.path" in out and isinstance(rm_nodes, int):
+        apart["reward"] = rm_nodes
     if apart:
         out["(placement.apart)"] = apart
 

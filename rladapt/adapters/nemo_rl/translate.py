@@ -29,6 +29,8 @@ from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
 from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, V0_7_0, Keys, capabilities, keys
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from rladapt.plugins.adapter import FrameworkVersion
     from rladapt.plugins.native import RolePlacement
     from rladapt.primitives import RLJob
@@ -98,7 +100,9 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     )
     text = header + yaml.safe_dump(document, sort_keys=False, default_flow_style=False, width=110)
     path = config_path(job, text)
-    script = b.k.script(reward_model=job.spec.reward.model is not None)
+    # the launch's own run script when the spec names one (an import keeps it: run_grpo_sliding_puzzle.py builds
+    # another environment than run_grpo.py from the same config), else the tag's GRPO script for this reward
+    script = job.spec.runtime.entrypoint or b.k.script(reward_model=job.spec.reward.model is not None)
     argv = ("uv", "run", "python", script, "--config", path, *native)
     return NativeLaunch.from_job(
         job,
@@ -126,8 +130,11 @@ def _placement(b: _Builder) -> None:
                 "the reference model outside the actor's pool (the policy workers hold the reference weights)",
                 found=f"ref in pool {roles[role].pool!r}",
             )
+    shared_node = _reward_on_shared_node(b, roles)
     for name, res in job.spec.roles.items():
         pool = job.placement.pool_of(name)
+        if name == "reward" and shared_node:
+            continue
         if res.gpus is not None and pool is not None and res.gpus != pool.gpus:
             b.unsupported(
                 f"spec.roles.{name}.gpus",
@@ -137,7 +144,7 @@ def _placement(b: _Builder) -> None:
     pools = job.placement.pools
     separate = not job.placement.colocated("actor", "rollout")
     reward_pool = "reward" in roles and roles["reward"].pool != actor.pool
-    if "reward" in roles and not reward_pool:
+    if "reward" in roles and not reward_pool and not shared_node:
         b.unsupported(
             "spec.placement.pools",
             "a reward model sharing the actor's GPUs (env.reward_model always gets dedicated resources)",
@@ -205,6 +212,32 @@ def _placement(b: _Builder) -> None:
     if reward_pool and b.version >= V0_4_0:
         b.set("env.reward_model.resources.num_nodes", _nodes(roles["reward"], job), "spec.placement")
         b.set("env.reward_model.resources.gpus_per_node", max(per_node), "spec.placement")
+    elif shared_node:
+        b.set("env.reward_model.resources.num_nodes", 1, "spec.placement")
+        b.set(
+            "env.reward_model.resources.gpus_per_node",
+            job.spec.roles["reward"].gpus,
+            "spec.roles.reward.gpus",
+        )
+
+
+def _reward_on_shared_node(b: _Builder, roles: Mapping[str, RolePlacement]) -> bool:
+    """A reward model on part of the actor's one-node pool (``spec.roles.reward.gpus`` below the pool's GPUs).
+
+    NeMo-RL's one-node cluster is split: the reward model gets env.reward_model.resources.gpus_per_node GPUs of
+    the node and the policy the rest (nemo_rl/algorithms/grpo.py setup, ``total_nodes == 1``: policy_gpus_per_node
+    = cluster.gpus_per_node - rm_gpus_per_node; v0.4.0 to v0.7.0), as upstream's grpo_rm_1B.yaml runs."""
+    res = b.job.spec.roles.get("reward")
+    if b.version < V0_4_0 or "reward" not in roles or res is None or res.gpus is None:
+        return False
+    pool = b.job.placement.pool_of("reward")
+    return (
+        pool is not None
+        and roles["reward"].pool == roles["actor"].pool
+        and pool.nodes == 1
+        and len(b.job.placement.pools) == 1
+        and res.gpus < pool.gpus_per_node
+    )
 
 
 def _nodes(role: RolePlacement, job: RLJob) -> int:
@@ -639,6 +672,16 @@ def _interpreter(b: _Builder) -> None:
             "spec.runtime.python",
             "a chosen interpreter (it runs through `uv run`, which picks the checkout's own)",
             found=b.job.spec.runtime.python,
+        )
+    script = b.job.spec.runtime.entrypoint
+    name = PurePosixPath(script).name if script is not None else ""
+    if script is not None and not (name.startswith("run_grpo") and name.endswith(".py")):
+        # the GRPO scripts of every tag (examples/run_grpo*.py) are what the spec maps; another program reads
+        # another config (run_sft.py, run_dpo.py) or none
+        b.unsupported(
+            "spec.runtime.entrypoint",
+            "a run script other than a GRPO one (examples/run_grpo*.py)",
+            found=script,
         )
 
 

@@ -19,7 +19,7 @@ from packaging.version import Version
 from rladapt.primitives.errors import Problem
 
 from .translate import FRAMEWORK, NATIVE_FIELD
-from .versions import V0_4_0
+from .versions import V0_4_0, V0_6_0
 
 if TYPE_CHECKING:
     from rladapt.plugins.native import NativeLaunch
@@ -62,6 +62,20 @@ def _get(values: dict[str, Any], key: str) -> Any:
             return None
         node = node[part]
     return node
+
+
+#: Keywords of NeMo-RL's dataset classes that no TypedDict declares: a dataset block (data.train, data.validation,
+#: data.default) goes to the class as ``**data_config`` (load_response_dataset in
+#: nemo_rl/data/datasets/response_datasets/__init__.py, 0.6.0 and 0.7.0), so they are real settings; ``repeat``:
+#: AIME2024 (aime24.py 0.6.0, aime.py 0.7.0) and NemoGymDataset (nemogym_dataset.py), as the DeepScaleR recipes
+#: (examples/configs/recipes/llm/grpo-deepscaler-1.5b-8K.yaml) set it.
+DATASET_KWARGS = frozenset({"repeat"})
+_DATASET_BLOCKS = ("data.train.", "data.validation.", "data.default.")
+
+
+def _dataset_kwarg(key: str, version: Version) -> bool:
+    block = next((b for b in _DATASET_BLOCKS if key.startswith(b)), None)
+    return version >= V0_6_0 and block is not None and key[len(block) :] in DATASET_KWARGS
 
 
 def validate_native(native: NativeLaunch) -> list[Problem]:
@@ -119,6 +133,8 @@ def validate_native(native: NativeLaunch) -> list[Problem]:
                     )
                 )
                 continue
+        if _dataset_kwarg(key, Version(version)) and key not in snap.keys:
+            continue  # a keyword of the dataset class the block names, which NeMo-RL passes through
         # NeMo-RL merges overrides without struct mode: a '+' key it does not know is still silently ignored
         op: Op = "delete" if prefix.startswith("~") else "set"
         value = hydra_value(rhs) if sep else UNKNOWN

@@ -20,6 +20,9 @@ V0_7_0 = Version("0.7.0")
 #: Capabilities of every pinned NeMo-RL version.
 _BASE = frozenset(
     {
+        # the run script is the launch's own choice: examples/run_grpo*.py of each tag build different
+        # environments (run_grpo_sliding_puzzle.py the sliding puzzle, run_grpo.py the data config's)
+        "runtime.entrypoint",
         "placement.colocated",
         "rollout.sync",
         "rollout.engine.vllm",

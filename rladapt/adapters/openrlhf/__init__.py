@@ -49,6 +49,9 @@ class OpenRLHFAdapter(ImportingFolderAdapter):
     #: verl's gsm8k / DAPO checks or a per-data_source dispatcher; openrlhf.utils.math_utils (0.9.10+) is a
     #: different grader (PRM800K's sympy grade_answer), which would change the scores.
     WHY_NOT = {
+        # the trainer module follows from the spec (openrlhf.cli.train_ppo_ray for every PPO-family algorithm)
+        "runtime.entrypoint": "OpenRLHF's trainer module follows from the spec (openrlhf.cli.train_ppo_ray); "
+        "leave spec.runtime.entrypoint null",
         "weight_sync.run_ahead_fraction": "OpenRLHF's rollout queue holds whole rollout batches "
         "(--async_queue_size, which max_staleness sets)",
         # models/loss.py PolicyLoss, 0.8.11 to 0.11.2: seq level = the geometric mean; clip needs level token

@@ -73,7 +73,8 @@ def effective(argv: list[str], version: str) -> Effective:
             f"{' ...' if len(unknown) > 5 else ''}: its parser refuses the launch (name the version the launch "
             "was written for: -f openrlhf==VERSION)"
         )
-    return eff
+    # the module the launch runs is part of the run (``rladapt diff`` compares it like any key)
+    return Effective(eff.framework, eff.version, {"(entrypoint)": ENTRY_MODULE, **eff.values}, eff.sources)
 
 
 def _unknown(key: str, version: str, snap: Snapshot) -> str:
@@ -244,6 +245,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     _logging(get, out)
     _placement(get, out)
     _engine_settings(get, out)
+    _chat_template(get, out)
     return out
 
 
@@ -478,13 +480,24 @@ def _keep_best(get: Any, has: Any, out: dict[str, Any]) -> None:
         out["spec.checkpoint.keep_best"] = {"metric": metric, "higher_is_better": True, "count": 1}
 
 
+def _chat_template(get: Any, out: dict[str, Any]) -> None:
+    """``spec.data.chat_template: false`` for a launch that neither applies the chat template nor gives an input
+    template (translate._data_and_eval renders neither then; with an input template it leaves the chat template
+    off by itself, and the template stays a native item)."""
+    if get("apply_chat_template") is not True and not get("input_template"):
+        out["spec.data.chat_template"] = False
+
+
 def _engine_settings(get: Any, out: dict[str, Any]) -> None:
-    """``--enforce_eager`` where on, and ``--vllm_enable_sleep`` where it is not the hybrid engine's own (on
-    exactly when every model shares the GPUs and training is synchronous: translate._placement). Without
-    --colocate_all_models OpenRLHF turns the sleep off after parsing, so there it is never imported on."""
+    """``--enforce_eager`` where on, and ``--vllm_enable_sleep`` where it is not what the render gives by itself:
+    on whenever every model shares the GPUs (translate._placement, with spec.weight_sync.max_staleness 0, the
+    only staleness a spec allows on shared GPUs). An async launch on shared GPUs (``--async_train
+    --colocate_all_models``, upstream's train_reinforce_baseline_ray_agent_async.sh of 0.10.2 and 0.11.0) keeps
+    its sleep off this way, its --async_train staying a native item. Without --colocate_all_models OpenRLHF turns
+    the sleep off after parsing, so there it is never imported on."""
     if get("enforce_eager") is True:
         out["spec.rollout.engine_settings.enforce_eager"] = True
-    hybrid = get("colocate_all_models") is True and get("async_train") is not True
+    hybrid = get("colocate_all_models") is True
     sleep = get("vllm_enable_sleep")
     if isinstance(sleep, bool) and sleep != hybrid:
         out["spec.rollout.engine_settings.free_cache_between_phases"] = sleep

@@ -692,8 +692,8 @@ def _data_and_eval(job: RLJob, args: Args) -> None:
             "spec.native.openrlhf gives an input template: prompts are formatted with it, not with the "
             "tokenizer's chat template (no --apply_chat_template)"
         )
-    else:
-        args.set("apply_chat_template", True, "spec.data.prompt_key")
+    elif data.chat_template:
+        args.set("apply_chat_template", True, "spec.data.chat_template")
     if data.seed is not None:
         args.set("seed", data.seed, "spec.data.seed")
     if not data.shuffle:

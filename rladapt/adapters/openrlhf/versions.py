@@ -286,6 +286,9 @@ def capabilities(version: str) -> frozenset[str]:
         "rollout.sync",
         "rollout.async",
         "rollout.engine.vllm",
+        # no --apply_chat_template: preprocess_data takes data[input_key] as the prompt (with --input_template
+        # formatting it when given; openrlhf/datasets/prompts_dataset.py, 0.5.9.post1 to 0.11.2)
+        "data.raw_prompts",
         "backend.deepspeed",
         # FSDP's full sharding is expressed as ZeRO-3, the same sharding of parameters, gradients and optimizer.
         "backend.fsdp",

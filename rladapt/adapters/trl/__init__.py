@@ -59,6 +59,8 @@ class TrlAdapter(FolderAdapter):
     )
     #: Capabilities no pinned TRL version has, and why (shown with the refusal).
     WHY_NOT = {
+        "runtime.entrypoint": "rladapt runs TRL through its own driver (rladapt/adapters/trl/driver.py); leave "
+        "spec.runtime.entrypoint null",
         "weight_sync.run_ahead_fraction": "TRL generates and trains in one process, one after the other",
         **{f"off_policy_correction.{k}": _TRL_IS for k in _CORRECTIONS},
         "weight_sync.partial_rollout": "TRL generates and trains in one process, one after the other",

@@ -41,6 +41,10 @@ class VerlAdapter(ImportingFolderAdapter):
     #: the TensorBoard backend and its directory rladapt adds (translate.py, rladapt.metrics.names)
     READ_BACK_KEYS = ("trainer.logger",)
     WHY_NOT = {
+        # the entry module follows from the spec: translate.py picks main_ppo or an experimental trainer by
+        # spec.weight_sync, and the importer maps those trainers back to it
+        "runtime.entrypoint": "verl's entry module follows from the spec (spec.weight_sync selects the one-step-off "
+        "and fully-async trainers); leave spec.runtime.entrypoint null",
         # trainer/ppo/rollout_corr_helper.py compute_rollout_correction_weights, 0.6.1 to 0.9.1
         "off_policy_correction.truncate_min": "verl cuts IS weights from above only (rollout_is_threshold); a "
         "lower bound masks instead (mode mask, 0.8.0+)",

@@ -12,6 +12,12 @@ from rladapt.compat.schema import Snapshot
 from rladapt.plugins.effective import INTERPOLATED, Effective
 from rladapt.plugins.snapshots import snapshot
 
+#: Keys verl reads as a list, a string being the list of that one item, so ``k=x`` and ``k=[x]`` are one run:
+#: trainer.logger goes to Tracking (``if isinstance(default_backend, str): default_backend = [default_backend]``,
+#: verl/utils/tracking.py), the data files to RLHFDataset (``if not isinstance(data_files, list | ListConfig):
+#: data_files = [data_files]``, verl/utils/dataset/rl_dataset.py); both 0.5.0 to 0.9.1.
+ONE_OR_LIST = ("trainer.logger", "data.train_files", "data.val_files")
+
 
 def verl_effective(
     version: str,
@@ -45,6 +51,10 @@ def verl_effective(
             value = item.text  # a mapping the grammar reader does not take apart: compared as written
         values[item.key] = value
         origin[item.key] = where
+    for key in ONE_OR_LIST:
+        one = values.get(key)
+        if isinstance(one, str) and "${" not in one:
+            values[key] = [one]
     resolved = _resolved(values)
     for key, raw in values.items():
         if key not in origin and isinstance(raw, str) and "${" in raw:

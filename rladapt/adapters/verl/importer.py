@@ -8,11 +8,13 @@ verl's own default gets verl's value written out. Anything the spec cannot hold 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from rladapt.adapters.common import hydra_item
 from rladapt.plugins.effective import DEFAULT, INTERPOLATED, Effective, same
 from rladapt.plugins.snapshots import snapshot
+from rladapt.primitives.errors import UsageError, quote
 from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, GRPO_ADVANTAGE_ALGORITHMS
 
 from .effective import verl_effective
@@ -47,6 +49,7 @@ def effective(argv: list[str], version: str) -> Effective:
     """The effective config of ``argv`` (the whole command, from the interpreter on); a key's source is the
     override that set it."""
     inv = parse_argv(argv)
+    _refuse_config_path(inv.overrides, inv.config_name)
     overrides, sources = list(inv.overrides), list(inv.overrides)
     if inv.module in (ONE_STEP_OFF_MODULE, FULLY_ASYNC_MODULE):
         own = _EXPERIMENTAL_DEFAULTS.get((version, inv.config_name), {})
@@ -60,6 +63,21 @@ def effective(argv: list[str], version: str) -> Effective:
     eff = verl_effective(version, inv.config_name, overrides, sources)
     values = {"(entrypoint)": inv.module, "(config-name)": inv.config_name, **eff.values}
     return Effective(eff.framework, eff.version, values, eff.sources)
+
+
+def _refuse_config_path(items: Sequence[str], name: str) -> None:
+    """A launch composing a config folder of its own (``--config-path DIR``, Hydra's ``-cp``): rladapt composes
+    verl's packaged configs of the version only, so it cannot say what that launch runs; an error naming the item
+    (exit 2), never a spec that drops the folder or holds the flag as a native item."""
+    for i, item in enumerate(items):
+        flag, sep, value = item.partition("=")
+        if flag in ("--config-path", "-cp", "--config-dir", "-cd"):
+            folder = value if sep else (items[i + 1] if i + 1 < len(items) else "")
+            raise UsageError(
+                f"{flag} {quote(folder)}: the launch composes a config folder of its own ({folder}/{name}.yaml); "
+                "rladapt reads verl's packaged configs of the version only (verl/trainer/config), so it cannot "
+                "import or compare this launch: keep running it natively, or move its settings into overrides"
+            )
 
 
 #: (version, config name) -> the values an experimental config gives keys of ppo_trainer that it includes (its
