@@ -80,6 +80,11 @@ REASONS: dict[str, tuple[str, tuple[str, ...]]] = {
         "whose keys are not the main trainer's)",
         (r"not a module rladapt import reads", r"found in it$"),
     ),
+    "release-without-data-field": (
+        "NeMo-RL 0.2.1 (deprecated) trains only on the datasets its run scripts build in: no spec.data renders "
+        "there, so no spec renders a 0.2.1 launch (rladapt import names 0.4.0 as the first it imports)",
+        (r"no RLJob spec renders a 0\.2\.1 launch",),
+    ),
     "runtime-only-value": (
         "the launch's values are decided only when the script runs (a command's output, the machine's GPU "
         "count, a file the script reads): a spec holds values, not commands",
@@ -593,6 +598,30 @@ def parse_ledger(text: str) -> dict[str, tuple[str, str]]:
     return out
 
 
+def restate(ledger: str) -> str:
+    """``ledger`` with its refusals and errors classified again by the current ``REASONS`` (no re-run: the
+    messages are in the rows), and its figures recounted."""
+    lines = ledger.splitlines()
+    head = re.match(r"# Import ledger: (\S+) (\S+) launches of (\S+)@(\S+)$", lines[0])
+    assert head is not None, f"not an import ledger: {lines[0]!r}"
+    rows = []
+    for line in lines:
+        if line.startswith("#") or not line.strip():
+            continue
+        path, outcome, detail, settings, native, given = line.split("\t")
+        if outcome == "refused":
+            detail = detail.split(": ", 1)[1]
+        if outcome in ("refused", "error"):
+            outcome, detail = classify(detail)
+        rows.append(
+            Row(path, outcome, detail, int(settings), int(native), tuple(given.split(" --")) if given else ())
+        )
+    for row in rows:  # the given items were joined with spaces: "--set A=1 --unset B"
+        row.given = tuple(g if g.startswith("--") else "--" + g for g in row.given)
+    framework, version, repo, tag = head.groups()
+    return ledger_text(framework, repo, tag, version, rows)
+
+
 def regressions(ledger: str, rows: Sequence[Row]) -> list[str]:
     """The launches whose outcome got worse against ``ledger`` (exact > refused > wrong, error), or are gone."""
     now = {r.path: r for r in rows}
@@ -638,7 +667,18 @@ def main(argv: list[str] | None = None) -> int:
         "--check", action="store_true", help="exit 1 when a launch got worse than in the committed ledger"
     )
     parser.add_argument("--sample", type=Path, help="write the pytest sample (JSON) of the launches judged")
+    parser.add_argument(
+        "--restate",
+        nargs="+",
+        type=Path,
+        metavar="LEDGER",
+        help="classify the refusals and errors of these ledgers again by the current reasons (no re-run)",
+    )
     opts = parser.parse_args(argv)
+    if opts.restate:
+        for path in opts.restate:
+            path.write_text(restate(path.read_text()))
+        return 0
     given = dict(item.split("=", 1) for item in opts.repo)
     worse: list[str] = []
     sampled: list[dict[str, Any]] = []
