@@ -698,7 +698,10 @@ def main(argv: list[str] | None = None) -> int:
                     launch = read(framework, entry.version, tree, path)
                     if framework == "nemo-rl" and launch.problem is None:
                         launch.script = nemo_rl_run_script(tree, path)
-                    rows.append(judge(framework, entry.version, tree, path, launch))
+                    row = judge(framework, entry.version, tree, path, launch)
+                    # a message may name the temporary checkout: the ledger names paths inside it only
+                    row.detail = row.detail.replace(f"{tree}/", "").replace(str(tree), ".")
+                    rows.append(row)
                     print(
                         f"{framework} {tag} {path}: {rows[-1].outcome} {rows[-1].detail[:160]}",
                         file=sys.stderr,
