@@ -449,8 +449,15 @@ def first_difference(framework: str, a: Mapping[str, Any], b: Mapping[str, Any])
     from rladapt.plugins.effective import same
 
     read_back = get_registry().framework(framework).READ_BACK_KEYS
+    one_or_list: tuple[str, ...] = ()
+    if framework == "verl":
+        # keys verl's own code reads as a one-item list when given one string (adapters/verl/effective.py cites
+        # where): the render writing the list form of the launch's string is the same run
+        from rladapt.adapters.verl.effective import ONE_OR_LIST as one_or_list
     for key in dict.fromkeys([*a, *b]):
         if key in a and key in b and same(a[key], b[key]):
+            continue
+        if key in one_or_list and key in a and key in b and same(_as_list(a[key]), _as_list(b[key])):
             continue
         was, now = a.get(key), b.get(key)
         if key in read_back or key.lstrip("-") in {k.lstrip("-") for k in read_back}:
@@ -466,6 +473,10 @@ def first_difference(framework: str, a: Mapping[str, Any], b: Mapping[str, Any])
                 continue
         return f"{key} ({_shown(a, key)} -> {_shown(b, key)})"
     return None
+
+
+def _as_list(value: Any) -> Any:
+    return [value] if isinstance(value, str) else list(value) if isinstance(value, tuple) else value
 
 
 def judge(framework: str, version: str, tree: Path, path: str, launch: Launch | None = None) -> Row:
