@@ -57,11 +57,11 @@ def _framework(registry: Registry, text: str) -> tuple[str, str | None]:
 
 
 def _open_file(path: Path) -> IO[str]:
-    """The log file, opened to be streamed (``rladapt.triage.match.capped_lines``): never read whole."""
+    """The log file, opened to be streamed (``rladapt.triage.match.text_chunks``): never read whole."""
     try:
         if path.is_dir():
             raise IsADirectoryError
-        return open(path, encoding="utf-8", errors="replace", newline="")
+        return open(path, encoding="utf-8", errors="replace")
     except IsADirectoryError:
         raise UsageError(f"{str(path)!r} is a directory, expected a log file or a run id") from None
     except OSError as exc:
@@ -115,7 +115,7 @@ def triage(target: str, framework: str | None, fmt: str) -> None:
     1 when nothing did.
     """
     from rladapt.plugins import get_registry
-    from rladapt.triage.match import capped_lines, scan
+    from rladapt.triage.match import scan, scan_chunks, text_chunks
 
     registry = get_registry()
     fw, version = _framework(registry, framework) if framework else (None, None)
@@ -124,7 +124,7 @@ def triage(target: str, framework: str | None, fmt: str) -> None:
         if not path.exists():
             raise UsageError(f"no such log file {target!r}")
         with _open_file(path) as stream:
-            found = scan(capped_lines(stream), _catalogue(registry), fw, version)
+            found = scan_chunks(text_chunks(stream), _catalogue(registry), fw, version)
         what = repr(target)
     else:
         try:

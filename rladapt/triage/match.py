@@ -19,10 +19,11 @@ from the parsed patterns), so each line costs at most its length times a bounded
 from __future__ import annotations
 
 import bisect
+import operator
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from itertools import islice
+from itertools import accumulate, count, islice
 from typing import IO, Any, overload
 
 from rladapt.plugins.signature import Found, Signature, strip_ansi
@@ -38,7 +39,9 @@ __all__ = [
     "capped_lines",
     "literals",
     "scan",
+    "scan_chunks",
     "strip_ansi",
+    "text_chunks",
     "triage",
 ]
 
@@ -100,23 +103,25 @@ def capped_lines(stream: IO[str], limit: int = MAX_LINE) -> Iterator[str]:
         if len(piece) < limit or piece.endswith(("\n", "\r")):
             yield piece
             continue
-        head, tail, total = piece, "", len(piece)
+        # a line of at least ``limit`` characters: its head, a rolling tail, and its whole text while it is short
+        head, tail, total = piece[:half], piece[half:], len(piece)
+        whole: str | None = piece
         while True:
             more = stream.readline(limit)
             if not more:
                 break
             total += len(more)
             tail = (tail + more)[-(half + 2) :]
+            whole = whole + more if whole is not None and total <= limit + 2 else None
             if more.endswith(("\n", "\r")):
                 break
         end = tail.rstrip("\r\n")
         ending = tail[len(end) :]
-        full = head + end if total <= limit else None
-        if full is not None:
-            yield full + ending
+        if whole is not None and total - len(ending) <= limit:
+            yield whole
             continue
-        cut = total - len(ending) - half - half
-        yield f"{head[:half]} [... {cut} characters cut ...] {end[-half:]}{ending}"
+        cut = total - len(ending) - 2 * half
+        yield f"{head} [... {cut} characters cut ...] {end[-half:]}{ending}"
 
 
 def literals(pattern: re.Pattern[str]) -> tuple[str, ...] | None:
@@ -212,11 +217,90 @@ def _candidates(chunk: str, texts: tuple[str, ...] | None, starts: list[int]) ->
     return sorted(out)
 
 
+def _line_chunks(lines: Iterable[str]) -> Iterator[str]:
+    """``lines`` as chunks of ``CHUNK_LINES`` lines joined by newlines, each without its line end and terminal
+    colours, cut by ``cap_line``."""
+    source = iter(lines)
+    while True:
+        chunk_lines = [
+            cap_line(strip_ansi(line.rstrip("\r\n")) if "\x1b" in line else line.rstrip("\r\n"))
+            for line in islice(source, CHUNK_LINES)
+        ]
+        if not chunk_lines:
+            return
+        yield "\n".join(chunk_lines)
+
+
+def text_chunks(stream: IO[str], limit: int = MAX_LINE, block: int = 1 << 20) -> Iterator[str]:
+    """The lines of a text stream opened with universal newlines (``newline=None``: ``\n``, ``\r\n`` and
+    ``\r`` end a line, as ``newline=""`` reads them) in chunks of whole lines joined by newlines, read ``block``
+    characters at a time: lines are split, cut (``cap_line``) and stripped of terminal colours by C string methods,
+    and a line longer than the block is never held whole (its head and a rolling tail)."""
+    half = limit // 2
+    carry = ""
+    head: str | None = None  # the first half of an unfinished long line
+    cut = 0  # characters of it dropped between head and carry
+    while True:
+        data = stream.read(block)
+        if not data:
+            break
+        text = carry + data
+        last = text.rfind("\n")
+        if last == -1:
+            if len(text) > limit:
+                rest = text
+                if head is None:
+                    head, rest = text[:half], text[half:]
+                keep = rest[-half:]
+                cut += len(rest) - len(keep)
+                carry = keep
+            else:
+                carry = text
+            continue
+        body, carry = text[:last], text[last + 1 :]
+        if head is not None:
+            yield _joined(head, cut, body, half, limit)
+            head, cut = None, 0
+        else:
+            yield _clean(body, limit)
+    if head is not None:
+        yield _joined(head, cut, carry, half, limit)
+    elif carry:
+        yield _clean(carry, limit)
+
+
+def _joined(head: str, cut: int, body: str, half: int, limit: int) -> str:
+    """``body`` whose first line is the end of a long line begun by ``head``, that line cut as ``cap_line`` cuts,
+    the others cleaned (``_clean``)."""
+    end = body.find("\n")
+    first = body if end == -1 else body[:end]
+    total = len(head) + cut + len(first)
+    line = f"{head} [... {total - 2 * half} characters cut ...] {first[-half:]}"
+    line = strip_ansi(line) if "\x1b" in line else line
+    return line if end == -1 else line + "\n" + _clean(body[end + 1 :], limit)
+
+
+def _clean(body: str, limit: int) -> str:
+    if "\x1b" in body:
+        body = strip_ansi(body)
+    lines = body.split("\n")
+    if max(map(len, lines)) > limit:
+        body = "\n".join(cap_line(line, limit) for line in lines)
+    return body
+
+
 def scan(
     lines: Iterable[str], signatures: Iterable[Signature], framework: str | None, version: str | None
 ) -> Triaged:
     """Every signature of ``signatures`` that applies to ``framework`` ``version`` and matches ``lines``, in the
     order of its first evidence line (the earliest failure first), and the number of lines read."""
+    return scan_chunks(_line_chunks(lines), signatures, framework, version)
+
+
+def scan_chunks(
+    chunks: Iterable[str], signatures: Iterable[Signature], framework: str | None, version: str | None
+) -> Triaged:
+    """``scan`` of a log given as chunks of whole lines joined by newlines (``text_chunks``, ``_line_chunks``)."""
     states = [_State(sig) for sig in signatures if sig.applies_to(framework, version)]
     plans = [
         (
@@ -229,20 +313,16 @@ def scan(
     kept: dict[int, str] = {}
     previous: list[str] = []
     base = 0
-    source = iter(lines)
-    while True:
-        chunk_lines = [
-            cap_line(strip_ansi(line.rstrip("\r\n")) if "\x1b" in line else line.rstrip("\r\n"))
-            for line in islice(source, CHUNK_LINES)
-        ]
-        if not chunk_lines:
-            break
-        chunk = "\n".join(chunk_lines)
-        starts: list[int] = []
-        at = 0
-        for line in chunk_lines:
-            starts.append(at)
-            at += len(line) + 1
+    literal_free = any(texts is None for _, patterns, near in plans for _, texts in (*patterns, *near))
+    every = [t for _, patterns, near in plans for _, texts in (*patterns, *near) for t in (texts or ())]
+    for chunk in chunks:
+        chunk_lines = chunk.split("\n")
+        if not literal_free and not any(t in chunk for t in every):
+            previous = chunk_lines  # nothing to match here: only the context for the next chunk
+            base += len(chunk_lines)
+            continue
+        # where each line starts, by C loops: the cumulative lengths plus one newline per line
+        starts = [0, *map(operator.add, accumulate(map(len, chunk_lines)), count(1))][:-1]
         for st, patterns, near in plans:
             hit_lines: set[int] = set()
             for _, texts in patterns:

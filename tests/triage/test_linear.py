@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from rladapt.triage import BUILTIN
-from rladapt.triage.match import MAX_LINE, cap_line, capped_lines, literals, scan
+from rladapt.triage.match import MAX_LINE, cap_line, capped_lines, literals, scan, strip_ansi, text_chunks
 
 #: The most steps one start position of a pattern may take: a line then costs at most its length times this.
 STEPS_PER_START = 20_000
@@ -111,3 +111,22 @@ def test_a_long_file_line_is_streamed_and_the_lines_around_it_count(tmp_path: Pa
     assert found.lines == 4
     (m,) = found.matches
     assert m.signature == "cuda-oom" and m.line_numbers == (2,)
+
+
+@pytest.mark.parametrize("block", [7, 1000, 1 << 20])
+def test_file_chunks_read_the_lines_readline_reads(tmp_path: Path, block: int) -> None:
+    log = tmp_path / "job.log"
+    text = (
+        "first\r\n"
+        + "y" * (3 * MAX_LINE + 5)
+        + " tail of a long line\n\x1b[36m(WorkerDict pid=1)\x1b[0m colour\rcarriage\n\n"
+        + "z" * (MAX_LINE + 1)
+        + "\nlast, no newline"
+    )
+    log.write_text(text, encoding="utf-8")
+    with log.open(encoding="utf-8", newline="") as stream:
+        expected = [strip_ansi(line.rstrip("\r\n")) for line in capped_lines(stream)]
+    with log.open(encoding="utf-8") as stream:
+        got = "\n".join(text_chunks(stream, block=block)).split("\n")
+    assert got == expected and len(got) == 7
+    assert got[1].endswith(" tail of a long line") and "characters cut" in got[1]
