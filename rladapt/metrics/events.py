@@ -23,6 +23,7 @@ is first checked record by record (``check_records``) and the accumulator reads 
 
 from __future__ import annotations
 
+import os
 import shutil
 import struct
 import tempfile
@@ -37,13 +38,21 @@ from .records import HEADER
 
 #: What TensorBoard names its event files (``tensorboard/summary/writer/event_file_writer.py``).
 EVENT_FILE_GLOB = "events.out.tfevents.*"
+_EVENT_PREFIX = "events.out.tfevents."
 
 
 def event_dirs(root: Path) -> list[Path]:
-    """Every directory under ``root`` (``root`` included) holding an event file, sorted."""
+    """Every directory under ``root`` (``root`` included) holding an event file, sorted.
+
+    ``os.walk`` (scandir) rather than ``Path.rglob``, which costs several times more: ``runs`` asks it of every
+    run."""
     if not root.is_dir():
         return []
-    return sorted({p.parent for p in root.rglob(EVENT_FILE_GLOB) if p.is_file()})
+    found = set()
+    for directory, _, names in os.walk(root):
+        if any(n.startswith(_EVENT_PREFIX) and os.path.isfile(os.path.join(directory, n)) for n in names):
+            found.add(Path(directory))
+    return sorted(found)
 
 
 def _accumulator(directory: Path) -> Any:
