@@ -65,8 +65,12 @@ def _val_tag(tags: list[str], names: MetricMap | None) -> str | None:
     return chosen.get(VAL, VAL if VAL in tags else None)
 
 
-def _files(root: Path) -> list[tuple[str, Path]]:
-    return [(str(p.relative_to(root)), p) for d in event_dirs(root) for p in event_files(d)]
+def _files(root: Path, dirs: list[Path] | None = None) -> list[tuple[str, Path]]:
+    return [
+        (str(p.relative_to(root)), p)
+        for d in (event_dirs(root) if dirs is None else dirs)
+        for p in event_files(d)
+    ]
 
 
 def _load(path: Path, root: Path) -> dict[str, Any] | None:
@@ -187,13 +191,16 @@ def _summary(data: dict[str, Any], incremental: bool) -> Summary:
     )
 
 
-def read_summary(run_dir: Path, root: Path, framework: str, version: str | None) -> Summary:
+def read_summary(
+    run_dir: Path, root: Path, framework: str, version: str | None, dirs: list[Path] | None = None
+) -> Summary:
     """The summary of the metrics under ``root`` kept in ``run_dir``: updated from where the last call stopped,
-    rebuilt when it cannot be trusted, and written back (best effort)."""
+    rebuilt when it cannot be trusted, and written back (best effort). ``dirs``: ``event_dirs(root)`` when the
+    caller has them already."""
     from .store import metric_names
 
     names = metric_names(framework, version)
-    files = _files(root)
+    files = _files(root, dirs)
     path = run_dir / SUMMARY_FILE
     data = _load(path, root)
     incremental = False
@@ -225,8 +232,8 @@ def read_summary(run_dir: Path, root: Path, framework: str, version: str | None)
     return _summary(data, incremental)
 
 
-def run_summary(run: Run) -> Summary:
+def run_summary(run: Run, dirs: list[Path] | None = None) -> Summary:
     """``read_summary`` of a recorded run's metrics directory."""
     from .store import run_metrics_dir
 
-    return read_summary(run.dir, run_metrics_dir(run), run.record.framework, run.record.version or None)
+    return read_summary(run.dir, run_metrics_dir(run), run.record.framework, run.record.version or None, dirs)

@@ -85,10 +85,11 @@ def run_validation(
         root = run.record.checkpoint_root()
     except UsageError:  # a run recorded without a checkpoint directory
         return None
-    if not event_dirs(root / METRICS_DIR):
+    dirs = event_dirs(root / METRICS_DIR)
+    if not dirs:
         return None
     if metrics is None:
-        metrics = run_summary(run).metrics(run.id, run.record.framework, run.record.version or None)
+        metrics = run_summary(run, dirs).metrics(run.id, run.record.framework, run.record.version or None)
     scan = adapter.scan_checkpoints(root, run.record.version)
     complete = [c.step for c in scan.checkpoints if c.complete] if scan is not None else []
     return validation(metrics, complete)
