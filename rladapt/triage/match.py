@@ -314,13 +314,26 @@ def scan_chunks(
     previous: list[str] = []
     base = 0
     literal_free = any(texts is None for _, patterns, near in plans for _, texts in (*patterns, *near))
-    every = [t for _, patterns, near in plans for _, texts in (*patterns, *near) for t in (texts or ())]
+    # the texts to look for in a chunk: once each, and none that contains another (finding the shorter suffices)
+    wanted = sorted(
+        {t for _, patterns, near in plans for _, ts in (*patterns, *near) for t in (ts or ())}, key=len
+    )
+    every: list[str] = []
+    for t in wanted:
+        if not any(e in t for e in every):
+            every.append(t)
+    previous_text = ""
     for chunk in chunks:
-        chunk_lines = chunk.split("\n")
         if not literal_free and not any(t in chunk for t in every):
-            previous = chunk_lines  # nothing to match here: only the context for the next chunk
-            base += len(chunk_lines)
+            # nothing to match here: kept only as the context of a hit early in the next chunk
+            previous_text = chunk
+            previous = []
+            base += chunk.count("\n") + 1
             continue
+        if previous_text:
+            previous = previous_text.split("\n")[-(CONTEXT + 1) :]
+            previous_text = ""
+        chunk_lines = chunk.split("\n")
         # where each line starts, by C loops: the cumulative lengths plus one newline per line
         starts = [0, *map(operator.add, accumulate(map(len, chunk_lines)), count(1))][:-1]
         for st, patterns, near in plans:
@@ -365,7 +378,7 @@ def scan_chunks(
                     kept[j] = chunk_lines[j - base]
                 elif base - len(previous) <= j < base:
                     kept[j] = previous[j - base + len(previous)]
-        previous = chunk_lines
+        previous = chunk_lines[-(CONTEXT + 1) :]
         base += len(chunk_lines)
     text = _Lines(kept, base)
     out: list[tuple[int, Match]] = []
