@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import click
 
@@ -56,10 +56,12 @@ def _framework(registry: Registry, text: str) -> tuple[str, str | None]:
     return name, adapter.resolve_version(requested).version
 
 
-def _read_file(path: Path) -> list[str]:
+def _open_file(path: Path) -> IO[str]:
+    """The log file, opened to be streamed (``rladapt.triage.match.text_chunks``): never read whole."""
     try:
-        with open(path, encoding="utf-8", errors="replace", newline="") as stream:
-            return stream.read().splitlines()
+        if path.is_dir():
+            raise IsADirectoryError
+        return open(path, encoding="utf-8", errors="replace")
     except IsADirectoryError:
         raise UsageError(f"{str(path)!r} is a directory, expected a log file or a run id") from None
     except OSError as exc:
@@ -113,7 +115,7 @@ def triage(target: str, framework: str | None, fmt: str) -> None:
     1 when nothing did.
     """
     from rladapt.plugins import get_registry
-    from rladapt.triage import triage as match
+    from rladapt.triage.match import scan, scan_chunks, text_chunks
 
     registry = get_registry()
     fw, version = _framework(registry, framework) if framework else (None, None)
@@ -121,7 +123,9 @@ def triage(target: str, framework: str | None, fmt: str) -> None:
     if path.exists() or "/" in target or not target.strip():
         if not path.exists():
             raise UsageError(f"no such log file {target!r}")
-        lines, what = _read_file(path), repr(target)
+        with _open_file(path) as stream:
+            found = scan_chunks(text_chunks(stream), _catalogue(registry), fw, version)
+        what = repr(target)
     else:
         try:
             lines, what, run_fw, run_version = _read_run(target)
@@ -129,12 +133,13 @@ def triage(target: str, framework: str | None, fmt: str) -> None:
             raise UsageError(f"{target!r} is neither a log file nor a run: {exc.message}") from None
         if framework is None:
             fw, version = run_fw, run_version
-    matches = match(lines, _catalogue(registry), fw, version)
+        found = scan(lines, _catalogue(registry), fw, version)
+    matches, count = found.matches, found.lines
     if fmt == "json":
         click.echo(dump_json({"matches": [m.to_json() for m in matches]}, what="the triage"))
     elif matches:
-        click.echo(_text(matches, what, len(lines)))
+        click.echo(_text(matches, what, count))
     if not matches:
         if fmt == "text":
-            click.echo(f"no known failure signature matched {what} ({len(lines)} lines)", err=True)
+            click.echo(f"no known failure signature matched {what} ({count} lines)", err=True)
         sys.exit(1)  # as `check` does: `python -m rladapt.cli` drops a returned code

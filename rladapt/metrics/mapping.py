@@ -12,6 +12,10 @@ from rladapt.plugins.metrics import Absent, Entry, Logged, MetricMap
 __all__ = ["Absent", "Entry", "Logged", "MetricMap", "neutral_series"]
 
 
+def _as_dict(points: Mapping[int, float]) -> dict[int, float]:
+    return points if isinstance(points, dict) else dict(points)
+
+
 def neutral_series(
     raw: Mapping[str, Mapping[int, float]], names: MetricMap | None
 ) -> tuple[dict[str, dict[int, float]], dict[str, str]]:
@@ -21,9 +25,10 @@ def neutral_series(
     native name.
     """
     chosen = names.resolve(list(raw)) if names is not None else {}
-    series = {neutral: dict(raw[tag]) for neutral, tag in chosen.items()}
+    # a dict is taken as it is, not copied: a 100,000-step run's copy cost as much memory as its read
+    series = {neutral: _as_dict(raw[tag]) for neutral, tag in chosen.items()}
     used = set(chosen.values())
     for tag, points in raw.items():
         if tag not in used and tag not in series:
-            series[tag] = dict(points)
+            series[tag] = _as_dict(points)
     return series, chosen

@@ -72,21 +72,24 @@ def run_validation(
     run: Run, adapter: FrameworkAdapter, metrics: RunMetrics | None = None
 ) -> Validation | None:
     """The validation results of a recorded run; None when it has no metrics directory or no validation score.
-    ``metrics``: the run's metrics when the caller has read them already (else they are read here).
+    ``metrics``: the run's metrics when the caller has read them already (else the run's validation summary is
+    read, ``rladapt.metrics.summary``: only what was logged since the last call).
 
     Cheap for a run without metrics (one directory check): ``runs`` asks it of every run.
     """
     from .events import event_dirs
-    from .store import METRICS_DIR, read_run_metrics
+    from .store import METRICS_DIR
+    from .summary import run_summary
 
     try:
         root = run.record.checkpoint_root()
     except UsageError:  # a run recorded without a checkpoint directory
         return None
-    if not event_dirs(root / METRICS_DIR):
+    dirs = event_dirs(root / METRICS_DIR)
+    if not dirs:
         return None
     if metrics is None:
-        metrics = read_run_metrics(run)
+        metrics = run_summary(run, dirs).metrics(run.id, run.record.framework, run.record.version or None)
     scan = adapter.scan_checkpoints(root, run.record.version)
     complete = [c.step for c in scan.checkpoints if c.complete] if scan is not None else []
     return validation(metrics, complete)

@@ -83,7 +83,7 @@ _VLLM_KV_CACHE = Signature(
     id="vllm-kv-cache-too-small",
     patterns=(
         # vllm/worker/worker.py raise_if_cache_size_invalid (V0 engine, vLLM 0.6 .. 0.10)
-        r"The model's max seq len \(\d+\) is larger than the maximum number of tokens that can be stored in KV cache",
+        r"The model's max seq len \(\d{1,20}\) is larger than the maximum number of tokens that can be stored in KV cache",
         # vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (V1 engine, vLLM 0.8+)
         r"KV cache is needed, which is larger than the available KV cache memory",
         r"No available memory for the cache blocks",
@@ -158,14 +158,14 @@ _UNKNOWN_KEY = Signature(
     patterns=(
         # hydra/_internal/config_loader_impl.py (hydra-core 1.3.8): "Could not override 'a.b'.\nTo append to your
         # config use +a.b=v" (verl's Hydra CLI; NeMo-RL's parse_hydra_overrides uses the same loader)
-        r"Could not override '(?P<key>[^']+)'",
+        r"Could not override '(?P<key>[^'\n]{1,512})'",
         # omegaconf/dictconfig.py (omegaconf 2.3.1), with the full key on a later line
-        r"Key '(?P<leaf>[^']+)' is not in struct",
+        r"Key '(?P<leaf>[^'\n]{1,512})' is not in struct",
         # CPython Lib/argparse.py parse_args: OpenRLHF's CLI (train_ppo_ray)
         r"error: unrecognized arguments: (?P<args>.+)",
         # CPython dataclass __init__: the TRL driver builds GRPOConfig/RLOOConfig(**config)
         # (rladapt/adapters/trl/driver.py)
-        r"(?:Config|Arguments)\.__init__\(\) got an unexpected keyword argument '(?P<key>[^']+)'",
+        r"(?:Config|Arguments)\.__init__\(\) got an unexpected keyword argument '(?P<key>[^'\n]{1,512})'",
     ),
     cause="The framework does not accept a configuration key (renamed or removed by an upgrade, or misspelt).",
     fix="Rename or drop the key in spec.native.<framework>; `rladapt upgrade` lists the renamed keys.",
@@ -181,11 +181,11 @@ _CKPT_WORLD_SIZE = Signature(
     patterns=(
         # verl/utils/checkpoint/fsdp_checkpoint_manager.py (verl 0.5.0 .. 0.9.1): each rank loads
         # f"model_world_size_{self.world_size}_rank_{self.rank}.pt" (and optim_, extra_state_)
-        r"No such file or directory: .*(?:model|optim|extra_state)_world_size_\d+_rank_\d+\.pt",
+        r"No such file or directory: .{0,1024}?(?:model|optim|extra_state)_world_size_\d{1,10}_rank_\d{1,10}\.pt",
         # deepspeed/runtime/engine.py (OpenRLHF's engine; the text as a public DeepSpeed run log prints it): ZeRO
         # state partitioned for another data-parallel size, "... Automatic adjustment of ZeRO's optimizer state
         # partitioning with a new world size is not currently supported."
-        r"The checkpoint being loaded used a DP world size of \d+ but the current world size is \d+",
+        r"The checkpoint being loaded used a DP world size of \d{1,10} but the current world size is \d{1,10}",
     ),
     cause=(
         "The checkpoint was saved with a different number of training GPUs: verl's FSDP and DeepSpeed ZeRO "
@@ -208,9 +208,9 @@ _WEIGHT_SYNC = Signature(
     patterns=(
         # openrlhf/trainer/ray/vllm_worker_wrap.py update_weight (OpenRLHF 0.5.9.post1 line 44, 0.8.11 line 39,
         # 0.11.2 line 39): assert dtype == self.model_config.dtype
-        r"mismatch dtype: src \S+, dst \S+",
+        r"mismatch dtype: src \S{1,64}, dst \S{1,64}",
         # vllm/model_executor/model_loader/weight_utils.py default_weight_loader (vLLM 0.6 .. 0.11)
-        r"Attempted to load weight \(torch\.Size\(\[[\d, ]*\]\)\) into parameter \(torch\.Size\(\[[\d, ]*\]\)\)",
+        r"Attempted to load weight \(torch\.Size\(\[[\d, ]{0,256}\]\)\) into parameter \(torch\.Size\(\[[\d, ]{0,256}\]\)\)",
     ),
     cause=(
         "The trainer's weights do not fit the vLLM engine's parameters: a different dtype, or a different shape "
@@ -232,18 +232,18 @@ _DATA_COLUMN = Signature(
     id="dataset-column-missing",
     patterns=(
         # rladapt/adapters/trl/driver.py load_split: the TRL driver checks the prompt column before training
-        r"no column '(?P<column>[^']+)' \(spec\.data\.prompt_key\); found (?P<have>.+)$",
+        r"no column '(?P<column>[^'\n]{1,512})' \(spec\.data\.prompt_key\); found (?P<have>.+)$",
         # a KeyError under a dataset reader's frame (near): verl/utils/dataset/rl_dataset.py _build_messages
         # (verl 0.5.0 line 191: example.pop(self.prompt_key); 0.9.1 line 313: example[key], also reached from
         # maybe_filter_out_long_prompts while the files are read), openrlhf/datasets/prompts_dataset.py
         # preprocess_data (OpenRLHF 0.5.9.post1 .. 0.11.2: data[input_key])
         # (behind a Ray actor's prefix when the reader runs in one: verl's TaskRunner)
-        r"\bKeyError: '(?P<key>[^']+)'\s*$",
+        r"\bKeyError: '(?P<key>[^'\n]{1,512})'\s{0,64}$",
     ),
     near=(
-        r'rl_dataset\.py", line \d+, in (?:__getitem__|_build_messages|_read_files_and_tokenize|maybe_filter_out_long_prompts)',
-        r'prompts_dataset\.py", line \d+, in (?:preprocess_data|__init__)',
-        r"no column '[^']+' \(spec\.data\.prompt_key\)",
+        r'rl_dataset\.py", line \d{1,10}, in (?:__getitem__|_build_messages|_read_files_and_tokenize|maybe_filter_out_long_prompts)',
+        r'prompts_dataset\.py", line \d{1,10}, in (?:preprocess_data|__init__)',
+        r"no column '[^'\n]{1,512}' \(spec\.data\.prompt_key\)",
     ),
     cause="The training data has no column the framework reads the prompt from.",
     fix=(
@@ -312,7 +312,7 @@ _DISK_FULL = Signature(
         r"No space left on device",
         # torch.save's zip writer, caffe2/serialize/inline_container.cc (torch 2.13.0, libtorch_cpu.so):
         # "PytorchStreamWriter failed writing file data/0: file write failed"
-        r"PytorchStreamWriter failed writing file .*file write failed",
+        r"PytorchStreamWriter failed writing file .{0,1024}?file write failed",
     ),
     cause="A write failed because the disk is full (most often a checkpoint: optimizer state is 2-3x the model).",
     fix=(
@@ -333,7 +333,7 @@ _TORCH_SAVE_FAILED = Signature(
         r"basic_ios::clear: iostream error",
         # then, while the `with` block closes the writer, inline_container.cc's position check (line 672 in
         # 2.13.0): "[enforce fail at inline_container.cc:672] . unexpected pos 704 vs 598"
-        r"\[enforce fail at inline_container\.cc:\d+\] \. unexpected pos \d+ vs \d+",
+        r"\[enforce fail at inline_container\.cc:\d{1,10}\] \. unexpected pos \d{1,20} vs \d{1,20}",
     ),
     # libstdc++'s message is not torch's alone: only beside torch.save's own frames or file
     near=(r"torch/serialization\.py|inline_container\.cc|write_end_of_file|write_record",),
@@ -360,10 +360,10 @@ _KILLED = Signature(
     patterns=(
         # torch/distributed/elastic/multiprocessing/errors/__init__.py (torch 2.13.0): torchrun's failure table,
         # "exitcode  : -9 (pid: 123) ... Signal 9 (SIGKILL) received by PID 123"
-        r"exitcode\s*:\s*-9\b",
+        r"exitcode\s{0,16}:\s{0,16}-9\b",
         r"Signal 9 \(SIGKILL\) received by PID",
         # Linux mm/oom_kill.c, when the kernel log reaches the job's output: "Out of memory: Killed process 123"
-        r"Out of memory: Killed process \d+",
+        r"Out of memory: Killed process \d{1,10}",
         # rladapt/launchers/local.py _signal_note: the run's state, "exited with code 137 (killed by SIGKILL)"
         r"\(killed by SIGKILL\)",
     ),

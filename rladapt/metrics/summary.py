@@ -1,0 +1,239 @@
+"""A run's validation summary, kept beside its record and updated from where the last read stopped.
+
+``rladapt runs`` shows every run's latest and best validation score. Reading each run's whole event files for it
+costs a listing of 5,000 runs minutes; the summary (``<run dir>/metrics-summary.json``) keeps, per event file, the
+offset after the last record read (``EventsReader.read_file``), the newest point of every tag, and every point of
+the tag the run's framework version logs its validation score as. A later call reads only the bytes written since.
+
+It is never trusted blindly: a summary that does not parse, is of another format or another metrics directory,
+names a file that is gone, shrank, was replaced (another inode) or whose bytes before the recorded offset changed
+(a fingerprint of them), is rebuilt from the files. A directory that tensorboard's purge logic applies to
+(``NeedsReference``) is read whole every time. Writing it is best effort: a run directory this user cannot write is
+read without a summary.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .events import EventsReader, NeedsReference, event_dirs, event_files, read_events
+from .mapping import neutral_series
+from .series import RunMetrics
+
+if TYPE_CHECKING:
+    from rladapt.runs import Run
+
+    from .mapping import MetricMap
+
+SUMMARY_FILE = "metrics-summary.json"
+FORMAT = 1
+VAL = "val_score"
+#: bytes before a file's recorded offset whose digest tells a rewritten file from a grown one
+_PRINT = 64
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What the summary holds: the newest ``(step, wall, value)`` of each tag and the validation points."""
+
+    latest: dict[str, tuple[int, float, float]]
+    #: the native tag read as the validation score, and its ``{step: (wall, value)}``
+    val_tag: str | None
+    val: dict[int, tuple[float, float]]
+    #: whether it was read from the summary and the bytes appended since (False: rebuilt from the files)
+    incremental: bool = False
+
+    def metrics(self, run_id: str, framework: str, version: str | None) -> RunMetrics:
+        """A ``RunMetrics`` with the validation series alone: what ``rladapt.metrics.validation`` reads."""
+        series = {VAL: {s: v for s, (_, v) in sorted(self.val.items())}} if self.val_tag else {}
+        native = {VAL: self.val_tag} if self.val_tag else {}
+        return RunMetrics(run_id=run_id, framework=framework, version=version, series=series, native=native)
+
+
+def _fingerprint(path: Path, end: int) -> str:
+    with path.open("rb") as f:
+        f.seek(max(0, end - _PRINT))
+        return hashlib.sha256(f.read(min(end, _PRINT))).hexdigest()
+
+
+def _val_tag(tags: list[str], names: MetricMap | None) -> str | None:
+    _, chosen = neutral_series({t: {} for t in tags}, names)
+    return chosen.get(VAL, VAL if VAL in tags else None)
+
+
+def _files(root: Path, dirs: list[Path] | None = None) -> list[tuple[str, Path]]:
+    return [
+        (str(p.relative_to(root)), p)
+        for d in (event_dirs(root) if dirs is None else dirs)
+        for p in event_files(d)
+    ]
+
+
+def _load(path: Path, root: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("root") != str(root):
+        return None
+    if not isinstance(data.get("files"), dict) or not isinstance(data.get("latest"), dict):
+        return None
+    return data
+
+
+def _still_valid(data: dict[str, Any], files: list[tuple[str, Path]]) -> bool:
+    """Whether every file the summary read is still there, the same file, at least as long, and unchanged up to
+    where it was read."""
+    now = dict(files)
+    for rel, entry in data["files"].items():
+        path = now.get(rel)
+        try:
+            if path is None or not isinstance(entry, dict):
+                return False
+            st = path.stat()
+            if st.st_ino != entry["ino"] or st.st_size < entry["end"]:
+                return False
+            if _fingerprint(path, entry["end"]) != entry["print"]:
+                return False
+        except (OSError, KeyError, TypeError):
+            return False
+    return True
+
+
+def _merge(
+    data: dict[str, Any], reader: EventsReader, names: MetricMap | None
+) -> tuple[dict[str, list[Any]], str | None, dict[str, list[Any]]]:
+    latest: dict[str, list[Any]] = dict(data.get("latest", {}))
+    val: dict[str, list[Any]] = dict(data.get("val", {}))
+    resolved = reader.resolved()
+    for tag, (steps, walls, values) in resolved.items():
+        if not len(steps):
+            continue
+        step, wall, value = int(steps[-1]), float(walls[-1]), float(values[-1])
+        old = latest.get(tag)
+        if old is None or step > old[0] or (step == old[0] and wall >= old[1]):
+            latest[tag] = [step, wall, value]
+    val_tag = _val_tag(sorted(latest), names)
+    if val_tag != data.get("val_tag"):
+        return latest, val_tag, {"rebuild": []}
+    if val_tag in resolved:
+        steps, walls, values = resolved[val_tag]
+        for s, w, v in zip(steps.tolist(), walls.tolist(), values.tolist(), strict=True):
+            old = val.get(str(s))
+            if old is None or w >= old[0]:
+                val[str(s)] = [w, v]
+    return latest, val_tag, val
+
+
+def _build(root: Path, files: list[tuple[str, Path]], names: MetricMap | None) -> dict[str, Any]:
+    """The summary read from the files whole."""
+    data: dict[str, Any] = {"format": FORMAT, "root": str(root), "files": {}, "latest": {}, "val": {}}
+    reader = EventsReader()
+    try:
+        version_of: dict[Path, float | None] = {}
+        for rel, path in files:
+            st = path.stat()
+            end, version_of[path.parent] = reader.read_file(path, 0, version_of.get(path.parent))
+            data["files"][rel] = {"ino": st.st_ino, "end": end, "print": _fingerprint(path, end)}
+    except NeedsReference:
+        return {**data, "reference": True}
+    latest, val_tag, val = _merge({"val_tag": None}, reader, names)
+    if "rebuild" in val:  # the tag resolved now: read its points from what was just read
+        val = {}
+        if val_tag in (resolved := reader.resolved()):
+            steps, walls, values = resolved[val_tag]
+            val = {
+                str(s): [w, v]
+                for s, w, v in zip(steps.tolist(), walls.tolist(), values.tolist(), strict=True)
+            }
+    data.update(latest=latest, val_tag=val_tag, val=val, damage=[d.message for d in reader.damage])
+    return data
+
+
+def _update(
+    data: dict[str, Any], files: list[tuple[str, Path]], names: MetricMap | None
+) -> dict[str, Any] | None:
+    """``data`` with what was appended since, or None when it must be rebuilt."""
+    reader = EventsReader()
+    new_files = dict(data["files"])
+    changed = False
+    try:
+        for rel, path in files:
+            entry = data["files"].get(rel)
+            start = entry["end"] if entry else 0
+            st = path.stat()
+            if entry and st.st_size == start:
+                continue
+            end, _ = reader.read_file(path, start, 2.0 if entry else None)
+            new_files[rel] = {"ino": st.st_ino, "end": end, "print": _fingerprint(path, end)}
+            changed = True
+    except (NeedsReference, OSError):
+        return None
+    if not changed:
+        return data
+    latest, val_tag, val = _merge(data, reader, names)
+    if "rebuild" in val:
+        return None
+    damage = list(data.get("damage", [])) + [d.message for d in reader.damage]
+    return {**data, "files": new_files, "latest": latest, "val_tag": val_tag, "val": val, "damage": damage}
+
+
+def _summary(data: dict[str, Any], incremental: bool) -> Summary:
+    return Summary(
+        latest={t: (int(p[0]), float(p[1]), float(p[2])) for t, p in data["latest"].items()},
+        val_tag=data.get("val_tag"),
+        val={int(s): (float(p[0]), float(p[1])) for s, p in data.get("val", {}).items()},
+        incremental=incremental,
+    )
+
+
+def read_summary(
+    run_dir: Path, root: Path, framework: str, version: str | None, dirs: list[Path] | None = None
+) -> Summary:
+    """The summary of the metrics under ``root`` kept in ``run_dir``: updated from where the last call stopped,
+    rebuilt when it cannot be trusted, and written back (best effort). ``dirs``: ``event_dirs(root)`` when the
+    caller has them already."""
+    from .store import metric_names
+
+    names = metric_names(framework, version)
+    files = _files(root, dirs)
+    path = run_dir / SUMMARY_FILE
+    data = _load(path, root)
+    incremental = False
+    if data is not None and not data.get("reference") and _still_valid(data, files):
+        updated = _update(data, files, names)
+        if updated is not None:
+            incremental, unchanged = True, updated is data
+            data = updated
+            if unchanged:
+                return _summary(data, True)
+    if not incremental:
+        data = _build(root, files, names)
+        if data.get("reference"):
+            found = read_events(root)
+            latest = {
+                t: [max(p), found.wall.get(max(p), 0.0), p[max(p)]] for t, p in found.scalars.items() if p
+            }
+            val_tag = _val_tag(sorted(latest), names)
+            points = found.scalars.get(val_tag or "", {})
+            data.update(latest=latest, val_tag=val_tag, val={str(s): [0.0, v] for s, v in points.items()})
+            return _summary(data, False)  # read whole every time: not written
+    assert data is not None
+    try:
+        from rladapt.runs.store import write_atomic
+
+        write_atomic(path, json.dumps(data, sort_keys=True))
+    except Exception:  # best effort: a run directory this user cannot write is read without a summary
+        pass
+    return _summary(data, incremental)
+
+
+def run_summary(run: Run, dirs: list[Path] | None = None) -> Summary:
+    """``read_summary`` of a recorded run's metrics directory."""
+    from .store import run_metrics_dir
+
+    return read_summary(run.dir, run_metrics_dir(run), run.record.framework, run.record.version or None, dirs)
