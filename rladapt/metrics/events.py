@@ -36,6 +36,28 @@ from rladapt.primitives.errors import UsageError
 
 from .records import HEADER
 
+
+def _numpy() -> Any:
+    """numpy, which the reader decodes records with (tensorboard's own dependency, the metrics extra)."""
+    try:
+        import numpy
+    except ImportError:
+        raise UsageError(
+            "reading metrics needs numpy and tensorboard: pip install 'rladapt[metrics]'"
+        ) from None
+    return numpy
+
+
+def _event_class() -> Any:
+    try:
+        from tensorboard.compat.proto.event_pb2 import Event
+    except ImportError:
+        raise UsageError(
+            "reading metrics needs numpy and tensorboard: pip install 'rladapt[metrics]'"
+        ) from None
+    return Event
+
+
 #: What TensorBoard names its event files (``tensorboard/summary/writer/event_file_writer.py``).
 EVENT_FILE_GLOB = "events.out.tfevents.*"
 _EVENT_PREFIX = "events.out.tfevents."
@@ -319,7 +341,7 @@ class EventsReader:
     def read_file(self, path: Path, start: int = 0, version: float | None = None) -> tuple[int, float | None]:
         """Read ``path`` from byte ``start``; the offset to go on from next time and the file version seen (the
         directory's so far: ``version``). NeedsReference when the events ask for TensorBoard's purge logic."""
-        import numpy as np
+        np = _numpy()
 
         from .records import Scan, batches
 
@@ -390,7 +412,7 @@ class EventsReader:
         at_steps: list[Any],
     ) -> float | None:
         """The records that are not a plain scalar event, each parsed by protobuf."""
-        from tensorboard.compat.proto.event_pb2 import Event
+        Event = _event_class()
 
         offsets: list[int] = []
         steps: list[int] = []
@@ -448,7 +470,7 @@ class EventsReader:
 
     def read_reference(self, directory: Path) -> None:
         """Read ``directory`` with tensorboard's accumulator (past damaged records, as ``check_records`` finds them)."""
-        import numpy as np
+        np = _numpy()
 
         base_order = self.files_read << 40
         self.files_read += 1
@@ -472,7 +494,7 @@ class EventsReader:
 
     def resolved(self) -> dict[str, tuple[Any, Any, Any]]:
         """Per tag, ``(steps, walls, values)`` with one point per step (the one written last), steps ascending."""
-        import numpy as np
+        np = _numpy()
 
         out = {}
         for tag, chunks in self.chunks.items():
@@ -488,7 +510,7 @@ class EventsReader:
         return out
 
     def result(self) -> EventsRead:
-        import numpy as np
+        np = _numpy()
 
         scalars: dict[str, dict[int, float]] = {}
         all_steps, all_walls = [], []

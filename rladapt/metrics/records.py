@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
+from rladapt.primitives.errors import UsageError
+
 HEADER = 12  # uint64 length + uint32 masked crc of it
 FOOTER = 4  # uint32 masked crc of the data
 #: bytes read at a time
@@ -52,7 +54,10 @@ _np_table: Any = None
 
 def _numpy() -> Any:
     global _np_table
-    import numpy as np
+    try:
+        import numpy as np
+    except ImportError:  # tensorboard's own dependency: the metrics extra brings it
+        raise UsageError("reading metrics needs numpy: pip install 'rladapt[metrics]'") from None
 
     if _np_table is None:
         _np_table = np.array(_TABLE, dtype=np.uint32)

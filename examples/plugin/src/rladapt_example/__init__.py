@@ -19,7 +19,6 @@ from typing import Any
 
 from rladapt.compat.schema import KeySpec, NativeItem, Snapshot, check
 from rladapt.plugins import FrameworkAdapter, FrameworkVersion, NativeLaunch, Problem, RLJob, hookimpl
-from rladapt.primitives import UnsupportedError
 
 #: The one file echo-rl reads.
 CONFIG = "echo-rl.json"
@@ -46,6 +45,7 @@ _CAPABILITIES = frozenset(
         "algorithm.rloo",
         "kl.loss",
         "reward.function",
+        "checkpoint.keep_last",
         "eval.before_training",
     }
 )
@@ -66,18 +66,6 @@ class EchoRLAdapter(FrameworkAdapter):
 
     def translate(self, job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         spec = job.spec
-        # What echo-rl has no key for is refused, never dropped: the run would not be the one the spec describes.
-        fixed = (
-            ("spec.rollout.tensor_parallel", spec.rollout.tensor_parallel, 1),
-            ("spec.rollout.temperature", spec.rollout.temperature, 1.0),
-        )
-        refused = [
-            Problem(path, "echo-rl has no setting for it", f"{expected} (echo-rl's own)", repr(value))
-            for path, value, expected in fixed
-            if value != expected
-        ]
-        if refused:
-            raise UnsupportedError(refused)
         config = {
             "model": spec.model.path,
             "algorithm": spec.algorithm.name,
@@ -86,6 +74,8 @@ class EchoRLAdapter(FrameworkAdapter):
             "batch_size": spec.training.global_batch,
             "lr": spec.training.optimizer.lr,
             "checkpoint_dir": job.checkpoint_dir,
+            "rollout_tp": spec.rollout.tensor_parallel,
+            "temperature": spec.rollout.temperature,
             "nodes": job.placement.pools[0].nodes,
             "gpus_per_node": job.placement.pools[0].gpus_per_node,
         }
@@ -97,9 +87,14 @@ class EchoRLAdapter(FrameworkAdapter):
             "batch_size": "spec.training.global_batch",
             "lr": "spec.training.optimizer.lr",
             "checkpoint_dir": "spec.checkpoint.dir",
+            "rollout_tp": "spec.rollout.tensor_parallel",
+            "temperature": "spec.rollout.temperature",
             "nodes": "spec.placement.pools[0].nodes",
             "gpus_per_node": "spec.placement.pools[0].gpus_per_node",
         }
+        if spec.checkpoint.keep_last is not None:  # null: echo-rl keeps every checkpoint
+            config["keep_last"] = spec.checkpoint.keep_last
+            origins["keep_last"] = "spec.checkpoint.keep_last"
         if spec.training.optimizer.warmup_steps is not None:  # null: echo-rl's own (its snapshot's default)
             config["warmup_steps"] = spec.training.optimizer.warmup_steps
             origins["warmup_steps"] = "spec.training.optimizer.warmup_steps"
