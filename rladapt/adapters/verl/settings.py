@@ -6,12 +6,15 @@ from __future__ import annotations
 from rladapt.adapters.common import override_value
 from rladapt.plugins.adapter import NativeSetting
 from rladapt.plugins.native import NativeLaunch
+from rladapt.plugins.snapshots import find_snapshot
 
 from .validate import parse_argv
 
 
 def native_settings(native: NativeLaunch) -> list[NativeSetting]:
     invocation = parse_argv(native.argv)
+    snap = find_snapshot("verl", native.version)
+    scope = invocation.scope(snap.scopes) if snap is not None else invocation.config_name
     out = []
     for item in invocation.overrides:
         lhs, sep, rhs = item.partition("=")
@@ -23,5 +26,5 @@ def native_settings(native: NativeLaunch) -> list[NativeSetting]:
             where = f"spec.native.verl[{native.passthrough.index(item)}]"
         else:
             where = native.origins.get(key, f"verl argv: {key}")
-        out.append(NativeSetting(key, override_value(lhs, sep, rhs), where, invocation.config_name))
+        out.append(NativeSetting(key, override_value(lhs, sep, rhs), where, scope))
     return out
