@@ -76,7 +76,7 @@ def _generate(package: Path, version: str, origin: str) -> Snapshot:
                 if option != own:
                     choice = (f"{ENGINE_GROUP}={option}",)
                     variants.append((engine_scope(name, option), composed(module, name, choice)[1]))
-    scopes, merged = merge_scopes([*per_scope, *variants])
+    scopes, merged = merge_scopes([*per_scope, *variants], scoped_defaults=True)
     return Snapshot(framework="verl", version=version, source=origin, scopes=scopes, keys=merged)
 
 

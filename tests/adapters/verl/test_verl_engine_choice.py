@@ -206,3 +206,29 @@ def test_verl_composes_the_rendered_engine_choice(registry: Registry, version: s
     assert OmegaConf.select(cfg, "actor_rollout_ref.actor.strategy") == "megatron"
     assert OmegaConf.select(cfg, "critic.strategy") == "megatron"
     assert OmegaConf.select(cfg, "actor_rollout_ref.actor.megatron.tensor_model_parallel_size") == 2
+
+
+# --- the composed config's own defaults ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", PINNED)
+def test_the_effective_config_has_the_megatron_configs_own_defaults(version: str) -> None:
+    head = ["python3", "-m", "verl.trainer.main_ppo"]
+    argv = (
+        [*head, "model_engine=megatron"]
+        if version in ENGINE_CHOICE
+        else [*head, "--config-name", "ppo_megatron_trainer"]
+    )
+    values = fw.effective(argv, version).values
+    # ppo_trainer's own are fsdp: the snapshot keeps each config's default where it differs (scoped defaults)
+    assert values["actor_rollout_ref.actor.strategy"] == "megatron"
+    assert values["critic.strategy"] == "megatron"
+    assert fw.effective(head, version).values["actor_rollout_ref.actor.strategy"] == "fsdp"
+
+
+@pytest.mark.parametrize("version", ENGINE_CHOICE)
+def test_experimental_configs_keep_their_own_defaults(version: str) -> None:
+    snap = snapshot("verl", version)
+    # one_step_off_ppo_trainer.yaml: "free_cache_engine: False # Must be turned off!" over ppo_trainer's true
+    assert snap.default("actor_rollout_ref.rollout.free_cache_engine") is True
+    assert snap.default("actor_rollout_ref.rollout.free_cache_engine", "one_step_off_ppo_trainer") is False
