@@ -68,7 +68,9 @@ def verdicts(registry: Registry, tmp_path_factory: pytest.TempPathFactory) -> di
     cases.append(_case("both-micro-batch-forms", render_native(both, f"verl=={VERSION}", registry).native))
     # Megatron the 0.8.0+ way: ppo_trainer with model_engine=megatron (ppo_megatron_trainer.yaml is deprecated)
     megatron = load_job(grpo, [*paths, "spec.training.backend=megatron", "spec.training.parallel.tp=2"])
-    cases.append(_case("megatron-engine-choice", render_native(megatron, f"verl=={VERSION}", registry).native))
+    cases.append(
+        _case("megatron-engine-choice", render_native(megatron, f"verl=={VERSION}", registry).native)
+    )
     separate = load_job(REPO / "examples" / "async-grpo-separate.yaml", paths)
     unpatched = translate(separate, registry.framework("verl").resolve_version(VERSION))
     cases.append(_case("separate-unpatched", unpatched))
