@@ -33,6 +33,16 @@ _PKG_SEARCHPATH = "pkg://verl.trainer.config"
 _MAX_PROBLEMS = 20
 
 
+#: The config-group choice of one role's engine -> the role's key prefix (trainer/config/ppo_trainer.yaml defaults:
+#: ``actor@actor_rollout_ref.actor``, ``ref@actor_rollout_ref.ref``, ``critic@critic``, the last overridden as
+#: ``critic=...``: Hydra refuses "Could not override 'critic@critic'"; 0.7.1 to 0.9.1).
+ROLE_GROUPS: dict[str, str] = {
+    "actor@actor_rollout_ref.actor": "actor_rollout_ref.actor",
+    "ref@actor_rollout_ref.ref": "actor_rollout_ref.ref",
+    "critic": "critic",
+}
+
+
 @dataclass(frozen=True)
 class Invocation:
     """The Hydra view of a verl argv: entry module, config name and overrides (in order)."""
@@ -62,6 +72,33 @@ class Invocation:
         if engine is not None and engine_scope(self.config_name, engine) in scopes:
             return engine_scope(self.config_name, engine)
         return self.config_name
+
+    def role_engines(self) -> dict[str, str]:
+        """Role key prefix -> the engine one role's own group choice gives it (``critic=megatron_critic``,
+        ``ref@actor_rollout_ref.ref=megatron_ref``: Hydra composes that role from the engine's file while the
+        others keep theirs; 0.9.1 trainer/config/{actor,ref,critic}/<engine>_<role>.yaml)."""
+        out: dict[str, str] = {}
+        for item in self.overrides:
+            lhs, sep, rhs = item.partition("=")
+            prefix = ROLE_GROUPS.get(lhs.strip())
+            option = rhs.strip().strip("'\"")
+            role = prefix.rpartition(".")[2] if prefix else ""
+            if sep and prefix and option.endswith(f"_{role}"):
+                out[prefix] = option[: -len(role) - 1]
+        return out
+
+    def key_scope(self, key: str, scopes: Sequence[str], own: str) -> str:
+        """The scope ``key`` is judged in: ``own`` (``scope``), or for a key of a role with a group choice of
+        its own, the config that composes that role with that engine (verl before 0.8.0 has no megatron
+        ``model_engine``: its ppo_megatron_trainer)."""
+        for prefix, engine in self.role_engines().items():
+            if key == prefix or key.startswith(prefix + "."):
+                if engine_scope(self.config_name, engine) in scopes:
+                    return engine_scope(self.config_name, engine)
+                megatron = CONFIG_NAMES.get(self.module, ("", ""))[1]
+                if engine == "megatron" and megatron in scopes and megatron != self.config_name:
+                    return megatron
+        return own
 
 
 def parse_argv(argv: Sequence[str]) -> Invocation:
@@ -281,8 +318,8 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
     for item in invocation.overrides:
         lhs, sep, rhs = item.partition("=")
         key = lhs.lstrip("+~")
-        if not key or key.startswith("hydra.") or "/" in key or "@" in key:
-            continue
+        if not key or key.startswith("hydra.") or "/" in key or "@" in key or lhs.strip() in ROLE_GROUPS:
+            continue  # Hydra's own keys and config-group choices are not config keys
         op: Op = "delete" if lhs.startswith("~") else "add" if lhs.startswith("+") else "set"
         if item in native.passthrough:  # the user's own override: blame the spec entry
             where = f"spec.native.verl[{native.passthrough.index(item)}]"
@@ -295,7 +332,7 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
                 where=where,
                 found=item,
                 op=op,
-                scope=scope,
+                scope=invocation.key_scope(key, snap.scopes, scope),
             )
         )
     return check(snap, items, other_versions=lambda key: versions_having("verl", key, native.version))

@@ -232,3 +232,39 @@ def test_experimental_configs_keep_their_own_defaults(version: str) -> None:
     # one_step_off_ppo_trainer.yaml: "free_cache_engine: False # Must be turned off!" over ppo_trainer's true
     assert snap.default("actor_rollout_ref.rollout.free_cache_engine") is True
     assert snap.default("actor_rollout_ref.rollout.free_cache_engine", "one_step_off_ppo_trainer") is False
+
+
+# --- one role's own engine (a role's config-group choice) ---------------------------------------------------
+
+ROLE_CHOICES = [
+    "critic=megatron_critic",
+    "ref@actor_rollout_ref.ref=megatron_ref",
+    "critic.megatron.tensor_model_parallel_size=2",
+    "actor_rollout_ref.ref.megatron.tensor_model_parallel_size=2",
+]
+
+
+@pytest.mark.parametrize("version", ["0.7.1", *ENGINE_CHOICE])
+def test_a_roles_own_engine_choice_scopes_its_keys(version: str) -> None:
+    assert verl_validate.check_native(launch(version, *ROLE_CHOICES)) == []
+    problems = verl_validate.check_native(launch(version, *ROLE_CHOICES[2:]))
+    assert problems is not None and [p.found for p in problems] == ROLE_CHOICES[2:]
+    # the actor keeps ppo_trainer's FSDP engine: its megatron node is still unknown
+    actor = "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"
+    problems = verl_validate.check_native(launch(version, *ROLE_CHOICES, actor))
+    assert problems is not None and [p.found for p in problems] == [actor]
+    assert {s.key for s in native_settings(launch(version, *ROLE_CHOICES))} == {
+        "critic.megatron.tensor_model_parallel_size",
+        "actor_rollout_ref.ref.megatron.tensor_model_parallel_size",
+    }
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("version", ["0.7.1", *ENGINE_CHOICE])
+def test_verl_composes_a_roles_own_engine_choice(version: str) -> None:
+    package = verl_package(version)
+    native = launch(version, *ROLE_CHOICES, "actor_rollout_ref.rollout.name=vllm")  # left ??? by verl
+    assert verl_validate.validate(native, package) == []
+    cfg = verl_validate.compose(package, verl_validate.parse_argv(native.argv))
+    assert OmegaConf.select(cfg, "critic.strategy") == "megatron"
+    assert OmegaConf.select(cfg, "actor_rollout_ref.actor.strategy") == "fsdp"
