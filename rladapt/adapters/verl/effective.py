@@ -29,8 +29,9 @@ def verl_effective(
     """verl's composed config for ``config_name`` with ``overrides``; ``sources[i]`` names where item i came from."""
     snap = snap or snapshot("verl", version)
     scope = config_name if config_name in snap.scopes else None
+    index = snap.scope_index(scope)
     values: dict[str, Any] = {
-        key: spec.default
+        key: spec.default_in(index)
         for key, spec in snap.keys.items()
         if not spec.type.startswith("dict") and snap.in_scope(spec, scope)
     }

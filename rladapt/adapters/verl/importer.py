@@ -28,7 +28,7 @@ from .translate import (
     TRUNCATION,
     hydra_value,
 )
-from .validate import parse_argv
+from .validate import engine_form, parse_argv
 from .versions import keys
 
 FRAMEWORK = "verl"
@@ -48,9 +48,14 @@ def match(argv: list[str]) -> int | None:
 def effective(argv: list[str], version: str) -> Effective:
     """The effective config of ``argv`` (the whole command, from the interpreter on); a key's source is the
     override that set it."""
-    inv = parse_argv(argv)
-    _refuse_config_path(inv.overrides, inv.config_name)
+    given = parse_argv(argv)
+    _refuse_config_path(given.overrides, given.config_name)
+    inv = engine_form(given, version)
     overrides, sources = list(inv.overrides), list(inv.overrides)
+    if (
+        inv is not given
+    ):  # the deprecated ppo_megatron_trainer (0.8.0+): its own override names it as the source
+        sources[0] = f"{DEFAULT} ({given.config_name}.yaml)"
     if inv.module in (ONE_STEP_OFF_MODULE, FULLY_ASYNC_MODULE):
         own = _EXPERIMENTAL_DEFAULTS.get((version, inv.config_name), {})
         # The experimental configs find ppo_trainer through their hydra.searchpath, some at file://verl/trainer/
@@ -60,7 +65,8 @@ def effective(argv: list[str], version: str) -> Effective:
         first = [PATCHED_SEARCHPATH, *(f"{key}={hydra_value(value)}" for key, value in own.items())]
         overrides = [*first, *overrides]
         sources = [*(f"{DEFAULT} ({inv.config_name}.yaml)" for _ in first), *sources]
-    eff = verl_effective(version, inv.config_name, overrides, sources)
+    snap = snapshot(FRAMEWORK, version)
+    eff = verl_effective(version, inv.scope(snap.scopes), overrides, sources, snap)
     values = {"(entrypoint)": inv.module, "(config-name)": inv.config_name, **eff.values}
     return Effective(eff.framework, eff.version, values, eff.sources)
 
@@ -202,7 +208,9 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     def as_list(value: Any) -> list[Any]:
         return list(value) if isinstance(value, (list, tuple)) else [value]
 
+    # the Megatron config (before 0.8.0), or ppo_trainer with model_engine=megatron (0.8.0+, translate.engine_choice)
     megatron = t.get("(config-name)") == CONFIG_NAMES.get(str(t.get("(entrypoint)")), ("", ""))[1]
+    megatron = megatron or t.get("model_engine") == "megatron"
     put("spec.data.train", "data.train_files", as_list)
     put("spec.data.val", "data.val_files", as_list)
     put("spec.data.prompt_key", "data.prompt_key")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from rladapt.plugins.patches import Patch
 
-from .entrypoints import FULLY_ASYNC_MODULE, ONE_STEP_OFF_MODULE
+from .entrypoints import FULLY_ASYNC_MODULE, MEGATRON_ENGINE, ONE_STEP_OFF_MODULE
 from .versions import keys
 
 if TYPE_CHECKING:
@@ -101,6 +101,8 @@ def slurm_num_cpus(native: NativeLaunch, job: RLJob) -> NativeLaunch:
     if any(_split(a)[1] == key for a in native.argv):
         return native  # the user fixed it already (native.verl)
     module_end = 3 if "--config-name" not in native.argv else 5
+    if native.argv[module_end : module_end + 1] == (MEGATRON_ENGINE,):
+        module_end += 1  # the engine choice stays first, as translate (and upstream's scripts) write it
     argv = [*native.argv[:module_end], f"{key}={SLURM_NUM_CPUS}", *native.argv[module_end:]]
     return native.model_copy(update={"argv": tuple(argv)})
 

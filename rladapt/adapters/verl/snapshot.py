@@ -2,7 +2,8 @@
 
 The wheel is only unzipped, never imported (verl's ``__init__`` pulls torch and ray). Configs: ``ppo_trainer`` and
 ``ppo_megatron_trainer``, and the one-step-off and fully-async configs where the version ships them
-(``rladapt.adapters.verl.translate.CONFIG_NAMES``). A key's type is the dataclass field's annotation where verl
+(``rladapt.adapters.verl.translate.CONFIG_NAMES``), each also with every other ``model_engine`` choice the version
+ships (scope ``"<config> model_engine=<engine>"``, see ``engine_scope``). A key's type is the dataclass field's annotation where verl
 declares the node with ``_target_``, or where the parent's dataclass field names the node's dataclass (read with
 ``ast`` from the same wheel), else the type of its default.
 """
@@ -45,20 +46,56 @@ def _generate(package: Path, version: str, origin: str) -> Snapshot:
     if found is not None and found != version:
         raise ValueError(f"{origin} is verl {found}, not {version}")
     classes = _dataclasses(package)
+    engines = engine_options(package)
     per_scope: list[tuple[str, dict[str, KeySpec]]] = []
+    variants: list[tuple[str, dict[str, KeySpec]]] = []
+
+    def composed(
+        module: str, name: str, choice: tuple[str, ...] = ()
+    ) -> tuple[dict[str, Any], dict[str, KeySpec]]:
+        searchpath = () if module.startswith("verl.trainer.") else (_TRAINER_SEARCHPATH,)
+        cfg = compose(package, Invocation(module, name, (*searchpath, *choice)))
+        tree = OmegaConf.to_container(cfg, resolve=False)
+        assert isinstance(tree, dict)
+        named = {str(k): v for k, v in tree.items()}
+        keys: dict[str, KeySpec] = {}
+        _walk(named, "", classes, keys)
+        return named, keys
+
     for module, names in CONFIG_NAMES.items():
         for name in names:
             if not (package / CONFIG_DIRS[module] / f"{name}.yaml").is_file():
                 continue
-            overrides = () if module.startswith("verl.trainer.") else (_TRAINER_SEARCHPATH,)
-            cfg = compose(package, Invocation(module, name, overrides))
-            tree = OmegaConf.to_container(cfg, resolve=False)
-            assert isinstance(tree, dict)
-            keys: dict[str, KeySpec] = {}
-            _walk({str(k): v for k, v in tree.items()}, "", classes, keys)
+            tree, keys = composed(module, name)
             per_scope.append((name, keys))
-    scopes, merged = merge_scopes(per_scope)
+            # the engine a config selects is a defaults-list choice the launch may override (``model_engine=X``,
+            # verl 0.7.1+); each other choice composes a config of its own, after the named configs so that
+            # their entries (and the scope indexes of existing keys) stay first
+            own = tree.get(ENGINE_GROUP)
+            for option in engines if isinstance(own, str) else ():
+                if option != own:
+                    choice = (f"{ENGINE_GROUP}={option}",)
+                    variants.append((engine_scope(name, option), composed(module, name, choice)[1]))
+    scopes, merged = merge_scopes([*per_scope, *variants], scoped_defaults=True)
     return Snapshot(framework="verl", version=version, source=origin, scopes=scopes, keys=merged)
+
+
+#: The config group that picks every role's engine (verl 0.7.1+ trainer/config/ppo_trainer.yaml defaults:
+#: ``model_engine: dp``, then ``actor@actor_rollout_ref.actor: ${model_engine}_actor`` and the same for the ref and
+#: the critic); 0.8.0 added ``model_engine/megatron.yaml`` and made ppo_megatron_trainer.yaml ``ppo_trainer`` with
+#: ``override model_engine: megatron``, marked "[Deprecated] ... python3 -m verl.trainer.main_ppo
+#: model_engine=megatron" (0.8.0 and 0.9.1 trainer/config/ppo_megatron_trainer.yaml).
+ENGINE_GROUP = "model_engine"
+
+
+def engine_scope(config_name: str, engine: str) -> str:
+    """The snapshot scope of ``config_name`` composed with ``model_engine=engine`` (not its own choice)."""
+    return f"{config_name} {ENGINE_GROUP}={engine}"
+
+
+def engine_options(package: Path) -> list[str]:
+    """The ``model_engine`` choices a verl package ships (``trainer/config/model_engine/*.yaml``), sorted."""
+    return sorted(p.stem for p in (package / "trainer" / "config" / ENGINE_GROUP).glob("*.yaml"))
 
 
 #: Keys whose YAML default is a value but whose reader also takes null, as "not given". The snapshot types them

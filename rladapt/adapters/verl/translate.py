@@ -26,7 +26,7 @@ from rladapt.plugins.translation import TranslationBuilder
 from rladapt.primitives.errors import Problem, UnsupportedError
 from rladapt.primitives.spec import CRITIC_ALGORITHMS, GRPO_ADVANTAGE_ALGORITHMS
 
-from .entrypoints import FULLY_ASYNC_MODULE, MAIN_MODULE, ONE_STEP_OFF_MODULE
+from .entrypoints import FULLY_ASYNC_MODULE, MAIN_MODULE, MEGATRON_ENGINE, ONE_STEP_OFF_MODULE
 from .versions import V0_6_1, V0_7_1, Keys, keys
 
 #: Where verl's TensorBoard logger writes (os.environ.get("TENSORBOARD_DIR", ...), utils/tracking.py, 0.5.0 to 0.9.1)
@@ -94,9 +94,22 @@ def entrypoint(job: RLJob) -> str:
     return ONE_STEP_OFF_MODULE if ws.max_staleness <= 1 and ws.every_steps == 1 else FULLY_ASYNC_MODULE
 
 
-def config_name(job: RLJob) -> str:
+def engine_choice(job: RLJob, version: str) -> str | None:
+    """The ``model_engine`` override that selects the job's engine, where the version selects it that way."""
+    megatron = job.spec.training.backend == "megatron"
+    if megatron and entrypoint(job) == MAIN_MODULE and keys(version).megatron_by_engine_choice:
+        return MEGATRON_ENGINE
+    return None
+
+
+def config_name(job: RLJob, version: str | None = None) -> str:
+    """The Hydra config the job launches with; ``version``: the verl version (the newest way when None)."""
     default, megatron = CONFIG_NAMES[entrypoint(job)]
-    return megatron if job.spec.training.backend == "megatron" else default
+    if job.spec.training.backend != "megatron":
+        return default
+    if entrypoint(job) == MAIN_MODULE and (version is None or keys(version).megatron_by_engine_choice):
+        return default  # ppo_trainer with model_engine=megatron (engine_choice)
+    return megatron
 
 
 def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
@@ -119,9 +132,14 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         raise UnsupportedError(b.problems)
 
     argv: list[str] = [job.spec.runtime.python, "-m", module]
-    name = config_name(job)
+    name = config_name(job, fv.version)
     if name != CONFIG_NAMES[module][0]:
         argv += ["--config-name", name]
+    choice = engine_choice(job, fv.version)
+    if choice is not None:
+        # first, as upstream's Megatron scripts write it: a config-group choice, applied before the key overrides
+        argv.append(choice)
+        b.origins["model_engine"] = "spec.training.backend"
     argv += b.overrides + native
     where = metrics_dir(job.checkpoint_dir)
     given = job.spec.env.get(TENSORBOARD_DIR)

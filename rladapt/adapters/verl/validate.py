@@ -18,15 +18,29 @@ from typing import TYPE_CHECKING, Any
 
 from rladapt.primitives.errors import Problem
 
+from .entrypoints import MAIN_MODULE
+from .snapshot import ENGINE_GROUP, engine_scope
 from .translate import CONFIG_DIRS, CONFIG_NAMES
+from .versions import keys
 
 if TYPE_CHECKING:
+    from rladapt.compat.schema import Snapshot
     from rladapt.plugins.native import NativeLaunch
 
 #: A verl package directory (the one holding ``trainer/config`` and ``version/version``) to validate against.
 CONFIG_DIR_ENV = "RLADAPT_VERL_CONFIG_DIR"
 _PKG_SEARCHPATH = "pkg://verl.trainer.config"
 _MAX_PROBLEMS = 20
+
+
+#: The config-group choice of one role's engine -> the role's key prefix (trainer/config/ppo_trainer.yaml defaults:
+#: ``actor@actor_rollout_ref.actor``, ``ref@actor_rollout_ref.ref``, ``critic@critic``, the last overridden as
+#: ``critic=...``: Hydra refuses "Could not override 'critic@critic'"; 0.7.1 to 0.9.1).
+ROLE_GROUPS: dict[str, str] = {
+    "actor@actor_rollout_ref.actor": "actor_rollout_ref.actor",
+    "ref@actor_rollout_ref.ref": "actor_rollout_ref.ref",
+    "critic": "critic",
+}
 
 
 @dataclass(frozen=True)
@@ -40,6 +54,51 @@ class Invocation:
     @property
     def config_subdir(self) -> str:
         return CONFIG_DIRS[self.module]
+
+    @property
+    def engine(self) -> str | None:
+        """The ``model_engine`` choice the overrides make (Hydra: the last one wins); None when they make none."""
+        found = None
+        for item in self.overrides:
+            lhs, sep, rhs = item.partition("=")
+            if sep and lhs.strip() == ENGINE_GROUP:
+                found = rhs.strip().strip("'\"")
+        return found
+
+    def scope(self, scopes: Sequence[str]) -> str:
+        """The snapshot scope this launch composes: its config, with its ``model_engine`` choice where that is
+        another than the config's own (``ppo_trainer model_engine=megatron``)."""
+        engine = self.engine
+        if engine is not None and engine_scope(self.config_name, engine) in scopes:
+            return engine_scope(self.config_name, engine)
+        return self.config_name
+
+    def role_engines(self) -> dict[str, str]:
+        """Role key prefix -> the engine one role's own group choice gives it (``critic=megatron_critic``,
+        ``ref@actor_rollout_ref.ref=megatron_ref``: Hydra composes that role from the engine's file while the
+        others keep theirs; 0.9.1 trainer/config/{actor,ref,critic}/<engine>_<role>.yaml)."""
+        out: dict[str, str] = {}
+        for item in self.overrides:
+            lhs, sep, rhs = item.partition("=")
+            prefix = ROLE_GROUPS.get(lhs.strip())
+            option = rhs.strip().strip("'\"")
+            role = prefix.rpartition(".")[2] if prefix else ""
+            if sep and prefix and option.endswith(f"_{role}"):
+                out[prefix] = option[: -len(role) - 1]
+        return out
+
+    def key_scope(self, key: str, scopes: Sequence[str], own: str) -> str:
+        """The scope ``key`` is judged in: ``own`` (``scope``), or for a key of a role with a group choice of
+        its own, the config that composes that role with that engine (verl before 0.8.0 has no megatron
+        ``model_engine``: its ppo_megatron_trainer)."""
+        for prefix, engine in self.role_engines().items():
+            if key == prefix or key.startswith(prefix + "."):
+                if engine_scope(self.config_name, engine) in scopes:
+                    return engine_scope(self.config_name, engine)
+                megatron = CONFIG_NAMES.get(self.module, ("", ""))[1]
+                if engine == "megatron" and megatron in scopes and megatron != self.config_name:
+                    return megatron
+        return own
 
 
 def parse_argv(argv: Sequence[str]) -> Invocation:
@@ -60,6 +119,20 @@ def parse_argv(argv: Sequence[str]) -> Invocation:
             overrides.append(item)
         i += 1
     return Invocation(module=module, config_name=name, overrides=tuple(overrides))
+
+
+def engine_form(invocation: Invocation, version: str) -> Invocation:
+    """``invocation`` as ppo_trainer with ``model_engine=megatron`` where it names the deprecated
+    ppo_megatron_trainer of verl 0.8.0+, which is exactly that: ``defaults: [ppo_trainer, override model_engine:
+    megatron, _self_]`` and nothing else (0.8.0 and 0.9.1 trainer/config/ppo_megatron_trainer.yaml). A later
+    ``model_engine=X`` of the launch still wins, as it does over the file's override. Else ``invocation`` itself.
+    """
+    default, megatron = CONFIG_NAMES[MAIN_MODULE]
+    if invocation.module != MAIN_MODULE or invocation.config_name != megatron:
+        return invocation
+    if not keys(version).megatron_by_engine_choice:
+        return invocation
+    return Invocation(invocation.module, default, (f"{ENGINE_GROUP}=megatron", *invocation.overrides))
 
 
 def package_version(package_dir: Path) -> str | None:
@@ -237,12 +310,16 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
                 "one of " + ", ".join(snap.scopes),
             )
         ]
+    problem = _engine_problem(snap, invocation, native)
+    if problem is not None:
+        return [problem]
+    scope = invocation.scope(snap.scopes)
     items = []
     for item in invocation.overrides:
         lhs, sep, rhs = item.partition("=")
         key = lhs.lstrip("+~")
-        if not key or key.startswith("hydra.") or "/" in key or "@" in key:
-            continue
+        if not key or key.startswith("hydra.") or "/" in key or "@" in key or lhs.strip() in ROLE_GROUPS:
+            continue  # Hydra's own keys and config-group choices are not config keys
         op: Op = "delete" if lhs.startswith("~") else "add" if lhs.startswith("+") else "set"
         if item in native.passthrough:  # the user's own override: blame the spec entry
             where = f"spec.native.verl[{native.passthrough.index(item)}]"
@@ -255,7 +332,38 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
                 where=where,
                 found=item,
                 op=op,
-                scope=invocation.config_name,
+                scope=invocation.key_scope(key, snap.scopes, scope),
             )
         )
     return check(snap, items, other_versions=lambda key: versions_having("verl", key, native.version))
+
+
+def engine_choices(snap: Snapshot) -> list[str]:
+    """The ``model_engine`` choices of a verl version's snapshot: the default one (``model_engine`` of
+    ppo_trainer, the first scope) and every one a scope composes; empty before verl 0.7.1 (no such group)."""
+    if ENGINE_GROUP not in snap.keys:
+        return []
+    found = {str(snap.default(ENGINE_GROUP))}
+    for scope in snap.scopes:
+        _, sep, choice = scope.partition(f" {ENGINE_GROUP}=")
+        if sep:
+            found.add(choice)
+    return sorted(found)
+
+
+def _engine_problem(snap: Snapshot, invocation: Invocation, native: NativeLaunch) -> Problem | None:
+    """A ``model_engine`` choice the version does not ship (Hydra: "Could not find 'model_engine/X'")."""
+    engine, choices = invocation.engine, engine_choices(snap)
+    if engine is None or not choices or engine in choices:
+        return None  # before 0.7.1 the key check names the versions that have model_engine
+    item = next(o for o in reversed(invocation.overrides) if o.partition("=")[0].strip() == ENGINE_GROUP)
+    where = (
+        f"spec.native.verl[{native.passthrough.index(item)}]" if item in native.passthrough else "verl argv"
+    )
+    hint = " (Megatron before 0.8.0: --config-name ppo_megatron_trainer)" if engine == "megatron" else ""
+    return Problem(
+        where,
+        f"verl {native.version} has no {ENGINE_GROUP} {engine!r}{hint}",
+        expected="one of " + ", ".join(choices),
+        found=item,
+    )

@@ -268,6 +268,16 @@ class Keys:
         return "actor" if self.version >= V0_7_1 else "always"
 
     @property
+    def megatron_by_engine_choice(self) -> bool:
+        """main_ppo selects Megatron with ``model_engine=megatron`` on ppo_trainer from 0.8.0, whose
+        trainer/config/ppo_megatron_trainer.yaml is "[Deprecated] ... for backward compatibility, please use
+        ppo_trainer.yaml instead. python3 -m verl.trainer.main_ppo model_engine=megatron ..." (0.8.0, 0.9.1);
+        before, ``model_engine`` has no megatron choice (0.7.1 trainer/config/model_engine: dp, torchtitan,
+        veomni) and ``--config-name ppo_megatron_trainer`` is the way. The experimental entrypoints' own
+        ``*_ppo_megatron_trainer.yaml`` are not deprecated (0.9.1) and stay."""
+        return self.version >= V0_8_0
+
+    @property
     def has_filter_groups(self) -> bool:
         """``algorithm.filter_groups`` (dynamic sampling) in the main trainer config from 0.9.0."""
         return self.version >= V0_9_0

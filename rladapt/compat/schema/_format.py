@@ -38,6 +38,16 @@ class KeySpec:
     declared: str | None = None
     item: str | None = None
     scopes: tuple[int, ...] = ()
+    #: (scope index, default) where a scope's own default differs from ``default`` (the first scope's): verl's
+    #: ppo_trainer with model_engine=megatron has ``actor.strategy: megatron`` where ppo_trainer has ``fsdp``
+    scoped_defaults: tuple[tuple[int, Any], ...] = ()
+
+    def default_in(self, index: int | None) -> Any:
+        """The default in the scope of that index (``default`` when the scope has none of its own)."""
+        for where, value in self.scoped_defaults:
+            if where == index:
+                return value
+        return self.default
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"type": self.type}
@@ -55,6 +65,8 @@ class KeySpec:
             out["aliases"] = list(self.aliases)
         if self.scopes:
             out["in"] = list(self.scopes)
+        if self.scoped_defaults:
+            out["default_in"] = {str(i): value for i, value in self.scoped_defaults}
         return out
 
     @classmethod
@@ -71,6 +83,7 @@ class KeySpec:
             declared=data.get("declared"),
             item=data.get("item"),
             scopes=tuple(data.get("in", ())),
+            scoped_defaults=tuple((int(i), v) for i, v in data.get("default_in", {}).items()),
         )
 
 
@@ -87,9 +100,14 @@ class Snapshot:
     def get(self, key: str) -> KeySpec | None:
         return self.keys.get(key)
 
-    def default(self, key: str) -> Any:
-        """The framework's own default of ``key`` in this version (KeyError when the version has no such key)."""
-        return self.keys[key].default
+    def default(self, key: str, scope: str | None = None) -> Any:
+        """The framework's own default of ``key`` in this version, in ``scope`` when given (KeyError when the
+        version has no such key)."""
+        return self.keys[key].default_in(self.scope_index(scope))
+
+    def scope_index(self, scope: str | None) -> int | None:
+        """The index of ``scope`` in ``scopes`` (None for None or a scope this snapshot does not have)."""
+        return self.scopes.index(scope) if scope is not None and scope in self.scopes else None
 
     def has(self, key: str, scope: str | None = None) -> bool:
         """Whether ``key`` exists (itself or below a free-form mapping), in ``scope`` when given."""
@@ -176,22 +194,39 @@ class _ParsedOnUse(Mapping[str, KeySpec]):
 
 def merge_scopes(
     per_scope: Iterable[tuple[str, Mapping[str, KeySpec]]],
+    *,
+    scoped_defaults: bool = False,
 ) -> tuple[tuple[str, ...], dict[str, KeySpec]]:
     """One key table from several configs of a version: the first config's entry wins, ``scopes`` says where.
 
-    Keys present in every config carry no ``scopes`` (the common case, and the small file).
+    Keys present in every config carry no ``scopes`` (the common case, and the small file). ``scoped_defaults``:
+    also keep each config's own default where it differs from the first one's (``KeySpec.scoped_defaults``).
     """
     names: list[str] = []
     where: dict[str, list[int]] = {}
     first: dict[str, KeySpec] = {}
+    others: dict[str, list[tuple[int, Any]]] = {}
     for index, (name, keys) in enumerate(per_scope):
         names.append(name)
         for key, spec in keys.items():
             where.setdefault(key, []).append(index)
-            first.setdefault(key, spec)
+            kept = first.setdefault(key, spec)
+            if scoped_defaults and _json(spec.default) != _json(kept.default):
+                others.setdefault(key, []).append((index, spec.default))
     everywhere = list(range(len(names)))
     merged = {
-        key: KeySpec(**{**spec.__dict__, "scopes": () if where[key] == everywhere else tuple(where[key])})
+        key: KeySpec(
+            **{
+                **spec.__dict__,
+                "scopes": () if where[key] == everywhere else tuple(where[key]),
+                "scoped_defaults": tuple(others.get(key, ())),
+            }
+        )
         for key, spec in first.items()
     }
     return tuple(names), merged
+
+
+def _json(value: Any) -> str:
+    """A value as the file holds it (1 and 1.0, False and 0 stay different)."""
+    return json.dumps(value, sort_keys=True)
