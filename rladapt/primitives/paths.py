@@ -113,6 +113,23 @@ def job_inputs(job: RLJob, base: Path) -> list[JobInput]:
     return [item for item in _candidates(job) if is_local(item.path, item.kind, base)]
 
 
+def input_kind(field: str) -> Kind:
+    """The kind of path the spec ``field`` names (as ``job_inputs`` lists it)."""
+    if field == "spec.runtime.python":
+        return "interpreter"
+    if field.startswith("spec.data."):
+        return "data"
+    if field.startswith("spec.model.") or field == "spec.reward.model.path":
+        return "model"
+    return "file"
+
+
+def all_inputs(job: RLJob) -> dict[str, str]:
+    """Every spec field of ``job`` that names a path the job reads -> its value, local or not (``is_local``
+    tells, from where the job runs)."""
+    return {item.field: item.path for item in _candidates(job)}
+
+
 def _why_missing(item: JobInput, where: Path) -> str | None:
     if not where.exists():
         return "no such file or directory"

@@ -21,7 +21,7 @@ GSM8K = str(REPO / "examples" / "grpo-gsm8k.yaml")
 
 
 def rladapt(
-    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None
+    *args: str, env: dict[str, str] | None = None, cwd: Path | None = None, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "rladapt.cli", *args],
@@ -29,7 +29,7 @@ def rladapt(
         text=True,
         env={**os.environ, **(env or {})},
         cwd=cwd,
-        timeout=120,
+        timeout=timeout,
     )
 
 
