@@ -49,7 +49,16 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 ADDRESS_ENV = "RAY_ADDRESS"
 #: Request keys that are instructions to this launcher, not arguments of ``submit_job``.
-_LOCAL_KEYS = ("address", "request_timeout", "secret_env", "notes", "inputs", "shared", "working_dir")
+_LOCAL_KEYS = (
+    "address",
+    "request_timeout",
+    "secret_env",
+    "notes",
+    "paths",
+    "inputs",
+    "shared",
+    "working_dir",
+)
 _NUMERIC_OPTIONS = ("entrypoint_num_cpus", "entrypoint_num_gpus", "entrypoint_memory")
 _STATES = {"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"}
 #: Seconds each HTTP request to the dashboard may wait to connect, and then between bytes of the answer.
@@ -176,8 +185,10 @@ def render_request(
     request["request_timeout"] = opts["request_timeout"]
     if secret_env:
         request["secret_env"] = secret_env
-    if secret_notes or path_notes:
-        request["notes"] = [*path_notes, *secret_notes]
+    if secret_notes:
+        request["notes"] = secret_notes
+    if path_notes:  # what rladapt did so that the job finds the files it reads
+        request["paths"] = path_notes
     if native.inputs:  # checked at submit: the ones in the upload, and those on shared storage mounted here
         request["inputs"] = dict(native.inputs)
         request["working_dir"] = native.working_dir

@@ -79,8 +79,9 @@ def test_request_is_the_exact_submission_with_patches_files_and_no_secret_values
     ]
     assert request["secret_env"] == {"API_KEY": [{"env": "SRC_KEY"}]}
     # The dry run says plainly that an env source travels by value into Ray's job table.
-    shipped, note = request["notes"]
+    (shipped,) = request["paths"]
     assert shipped.endswith("data/gsm8k/train.parquet, data/gsm8k/test.parquet")
+    (note,) = request["notes"]
     assert note.startswith("secret API_KEY <- $SRC_KEY of the submitting shell (the first set), BY VALUE")
     assert "Ray's job table stores it" in note and "`file` source" in note
     assert SECRET not in json.dumps(request)

@@ -62,7 +62,7 @@ def test_with_the_working_directory_shared_the_interpreter_runs_from_there_and_t
     assert isinstance(runtime_env, dict)
     excludes = runtime_env["excludes"]
     assert "*.safetensors" in excludes and excludes[-1] == "!/examples/tiny/model/model.safetensors"
-    notes = "\n".join(request["notes"])
+    notes = "\n".join(request["paths"])
     assert "runs it from the shared storage" in notes and "examples/tiny/model/model.safetensors" in notes
     # and the emulated upload now ships the weights, as Ray's walk would
     upload = Upload(REPO, list(excludes))
