@@ -155,5 +155,6 @@ def missing_inputs(inputs: list[JobInput], base: Path) -> list[Problem]:
             "file": "an existing file",
         }[item.kind]
         seen = "" if item.path.startswith(("/", "~")) else " (relative to the job's working directory)"
-        problems.append(Problem(item.field, f"{reason}{seen}", expected, quote(item.path)))
+        # the whole path, however long: it is what the user has to find and fix
+        problems.append(Problem(item.field, f"{reason}{seen}", expected, quote(item.path, limit=4096)))
     return problems
