@@ -58,17 +58,35 @@ def register(cli: click.Group) -> None:
     metavar="NAME[==VERSION]",
     help="Also check that the spec translates for this framework (repeatable).",
 )
+@click.option(
+    "--no-path-check",
+    "path_check",
+    flag_value=False,
+    default=True,
+    help="Do not check that the local files the job reads exist here (for a spec whose files exist only where "
+    "it runs).",
+)
 @deep_check_option
-def validate(spec: str, overrides: tuple[str, ...], frameworks: tuple[str, ...]) -> None:
+def validate(spec: str, overrides: tuple[str, ...], frameworks: tuple[str, ...], path_check: bool) -> None:
     """Check SPEC (with OVERRIDES): every field problem together, then every cross-field one.
 
+    Then the local files the job reads (interpreter, model, data, reward, agent and tool files; Hugging Face ids
+    and URLs excepted) must exist, relative ones in spec.runtime.working_dir seen from the current directory.
     With --framework (repeatable), also translate it for each framework, so one job.yaml is known to run on all.
     """
+    from pathlib import Path
+
     from rladapt.pipeline import render_native
     from rladapt.plugins import get_registry
-    from rladapt.primitives import SpecError, load_job
+    from rladapt.primitives import SpecError, job_inputs, load_job, missing_inputs
+    from rladapt.primitives.paths import resolve
 
     job = load_job(spec, list(overrides))
+    if path_check:
+        base = resolve(job.spec.runtime.working_dir, Path.cwd())
+        missing = missing_inputs(job_inputs(job, base), base)
+        if missing:
+            raise SpecError(missing, f"{spec}: files the job reads are missing (--no-path-check skips this)")
     pools = ", ".join(
         f"{p.name} {p.nodes}x{p.gpus_per_node} [{' '.join(p.roles)}]" for p in job.placement.pools
     )

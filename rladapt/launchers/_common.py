@@ -308,3 +308,46 @@ def refuse_role_resources(native: NativeLaunch, launcher: str, why: str) -> None
                 )
     if problems:
         raise SpecError(problems, f"the {launcher} launcher cannot express this job")
+
+
+# --- the paths the job reads (NativeLaunch.inputs), checked before submit ---------------------------------------
+
+
+def missing_inputs_problems(
+    inputs: Mapping[str, str], working_dir: str, cwd: Path, shared: Sequence[str] | None = None
+) -> list[Problem]:
+    """A problem for each local path of ``inputs`` that the job would not find, looked at from here.
+
+    Relative paths are resolved in ``working_dir`` (seen from ``cwd``). With ``shared`` None every absolute path
+    is looked at here (the job reads this machine's file system, or a Slurm cluster's shared one); with a list (a
+    Ray cluster), only those under a shared directory that is mounted here, the others being judged at render.
+    """
+    from rladapt.primitives import JobInput, missing_inputs
+    from rladapt.primitives.paths import input_kind, is_local, resolve
+
+    base = resolve(working_dir, cwd)
+    checked = []
+    for name, value in inputs.items():
+        kind = input_kind(name)
+        if not is_local(value, kind, base):
+            continue
+        if shared is not None and value.startswith(("/", "~")):
+            where = Path(os.path.normpath(resolve(value, base)))
+            mounted = [Path(s) for s in shared if Path(s).is_dir()]
+            if not any(where == d or d in where.parents for d in mounted):
+                continue
+        checked.append(JobInput(name, value, kind))
+    return missing_inputs(checked, base)
+
+
+def refuse_missing_inputs(
+    inputs: Mapping[str, str], working_dir: str, launcher: str, shared: Sequence[str] | None = None
+) -> None:
+    """Raise a SpecError (exit 2, nothing submitted) naming each path of ``inputs`` the job would not find."""
+    problems = missing_inputs_problems(inputs, working_dir, Path.cwd(), shared)
+    if problems:
+        raise SpecError(
+            problems,
+            f"the {launcher} launcher: files the job reads are missing (fix the path, or make the file exist "
+            "where the job runs)",
+        )

@@ -42,6 +42,7 @@ from rladapt.launchers._common import (
     nothing_to_stop,
     quote_path,
     ray_job_config_lines,
+    refuse_missing_inputs,
     refuse_role_resources,
     script_secret_plan,
     secret_lines,
@@ -211,6 +212,8 @@ class LocalLauncher(Launcher):
             "a process group on this machine takes the CPUs and memory that are free; nothing reserves them",
         )
         request: dict[str, Any] = {"python": command.python, "working_dir": native.working_dir}
+        if native.inputs:  # checked at submit: the job reads them from this machine's file system
+            request["inputs"] = dict(native.inputs)
         secrets = _secret_sources(native)
         if secrets:
             request["secrets"] = secrets
@@ -232,6 +235,11 @@ class LocalLauncher(Launcher):
             )
         # Nothing is written or started before these: a missing secret or interpreter leaves no half-made run.
         _check_secrets(artifacts.request)
+        refuse_missing_inputs(
+            artifacts.request.get("inputs") or {},
+            str(artifacts.request.get("working_dir", ".")),
+            self.PLUGIN_NAME,
+        )
         if "python" in artifacts.request:
             _check_interpreter(artifacts.files[SCRIPT], str(artifacts.request["python"]))
         # The preflight may take long enough for `rladapt stop` to come in: the runner records the stop.

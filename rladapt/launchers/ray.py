@@ -34,12 +34,14 @@ from rladapt.launchers._common import (
     complete_lines,
     no_readable_source,
     nothing_to_stop,
+    refuse_missing_inputs,
     refuse_role_resources,
 )
+from rladapt.launchers.ray_upload import check_inputs
 from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, SecretKind, hookimpl
 from rladapt.plugins.job import FILES_ENV, LITERAL_ENV, SECRET_FILES_ENV, WORKER_SETUP_HOOK, json_env_value
 from rladapt.plugins.launcher import Command, Option
-from rladapt.primitives.errors import LaunchError, UsageError
+from rladapt.primitives.errors import LaunchError, Problem, SpecError, UsageError
 
 if TYPE_CHECKING:
     from ray.job_submission import JobSubmissionClient
@@ -47,7 +49,16 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 ADDRESS_ENV = "RAY_ADDRESS"
 #: Request keys that are instructions to this launcher, not arguments of ``submit_job``.
-_LOCAL_KEYS = ("address", "request_timeout", "secret_env", "notes")
+_LOCAL_KEYS = (
+    "address",
+    "request_timeout",
+    "secret_env",
+    "notes",
+    "paths",
+    "inputs",
+    "shared",
+    "working_dir",
+)
 _NUMERIC_OPTIONS = ("entrypoint_num_cpus", "entrypoint_num_gpus", "entrypoint_memory")
 _STATES = {"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"}
 #: Seconds each HTTP request to the dashboard may wait to connect, and then between bytes of the answer.
@@ -122,6 +133,8 @@ def render_request(
         "(-o entrypoint_num_cpus, -o entrypoint_memory)",
     )
     runtime_env = json.loads(json.dumps(native.runtime_env))  # a deep copy of the adapter's value
+    shared = _shared_dirs(opts.get("shared"))
+    command, path_notes = _ship_inputs(native, runtime_env, command, shared)
     wanted = {**dict(runtime_env.get("env_vars") or {}), **native.env}
     # Ray expands $VAR in env_vars with no way to escape it; values are verbatim everywhere else in rladapt
     # (the local script quotes them), so a value holding '$' goes through the bootstrap instead.
@@ -174,7 +187,61 @@ def render_request(
         request["secret_env"] = secret_env
     if secret_notes:
         request["notes"] = secret_notes
+    if path_notes:  # what rladapt did so that the job finds the files it reads
+        request["paths"] = path_notes
+    if native.inputs:  # checked at submit: the ones in the upload, and those on shared storage mounted here
+        request["inputs"] = dict(native.inputs)
+        request["working_dir"] = native.working_dir
+    if shared:
+        request["shared"] = shared
     return request
+
+
+def _shared_dirs(value: Any) -> list[str]:
+    """The ``shared`` option: comma-separated absolute directories, each mounted at the same path on every node."""
+    if not value:
+        return []
+    dirs = [d.strip() for d in str(value).split(",") if d.strip()]
+    relative = [d for d in dirs if not d.startswith("/")]
+    if relative:
+        raise UsageError(
+            f"ray launcher: shared={value!r}: expected absolute directories separated by commas, found "
+            f"{', '.join(repr(d) for d in relative)}"
+        )
+    return [os.path.normpath(d) for d in dirs]
+
+
+def _ship_inputs(
+    native: NativeLaunch, runtime_env: dict[str, Any], command: Command, shared: list[str]
+) -> tuple[Command, list[str]]:
+    """Make sure the job finds each path it reads (``NativeLaunch.inputs``) on the cluster: files an exclude would
+    drop are shipped (a negated exclude, added to ``runtime_env`` in place), a relative interpreter left out of
+    the upload runs from shared storage; anything else is refused here (a SpecError, exit 2)."""
+    working_dir = runtime_env.get("working_dir")
+    if not native.inputs:
+        return command, []
+    if not isinstance(working_dir, str) or "://" in working_dir:
+        # nothing is uploaded from here (a remote package): only absolute paths on shared storage are known
+        working_dir = None
+    verdict = check_inputs(
+        native.inputs,
+        working_dir if working_dir is not None else native.working_dir,
+        list(runtime_env.get("excludes") or []) if working_dir is not None else ["*"],
+        shared,
+        Path.cwd(),
+    )
+    if verdict.problems:
+        raise SpecError(
+            [Problem(name, message) for name, message in verdict.problems],
+            "the ray launcher cannot give the job the files it reads",
+        )
+    if verdict.ship:
+        runtime_env["excludes"] = [*(runtime_env.get("excludes") or []), *verdict.ship]
+    if verdict.interpreter is not None:
+        written = native.inputs.get("spec.runtime.python")
+        argv = tuple(verdict.interpreter if item == written else item for item in command.argv)
+        command = Command(argv=argv, env=command.env, ray_runtime_env=command.ray_runtime_env)
+    return command, verdict.notes
 
 
 def _settle_secrets(secret_env: dict[str, list[dict[str, str]]]) -> tuple[dict[str, str], dict[str, str]]:
@@ -359,6 +426,13 @@ class RayLauncher(Launcher):
         Option("entrypoint_num_gpus", float, "GPUs reserved for the driver (entrypoint)", minimum=0),
         Option("entrypoint_memory", float, "memory in bytes reserved for the driver (entrypoint)", minimum=0),
         Option(
+            "shared",
+            str,
+            "absolute directories (comma-separated) that every node of the cluster mounts at the same path: the "
+            "job may read paths there, and runs a relative interpreter left out of the upload (a virtualenv) from "
+            "there",
+        ),
+        Option(
             "request_timeout",
             float,
             "seconds each request to the Ray dashboard may wait for an answer",
@@ -414,6 +488,12 @@ class RayLauncher(Launcher):
             raise LaunchError(
                 f"no Ray cluster address: pass --launcher-opt address=http://HEAD:8265 or set {ADDRESS_ENV}"
             )
+        refuse_missing_inputs(
+            artifacts.request.get("inputs") or {},
+            str(artifacts.request.get("working_dir", ".")),
+            self.PLUGIN_NAME,
+            shared=list(artifacts.request.get("shared") or []),
+        )
         if secret_env:
             request["runtime_env"] = _with_secrets(
                 request.get("runtime_env") or {}, *_settle_secrets(secret_env)

@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from rladapt.primitives.paths import all_inputs
+
 if TYPE_CHECKING:
     from rladapt.primitives import RLJob
 
@@ -152,6 +154,11 @@ class NativeLaunch(_Frozen):
         description="Native key (Hydra key, flag, config key) -> the spec field or patch that set it; native "
         "validation names it when the framework version rejects the key.",
     )
+    inputs: dict[str, str] = Field(
+        default_factory=dict,
+        description="Spec field -> the path it names that the job reads (interpreter, model, data, reward, agent "
+        "and tool files), as written: each launcher checks that the job will find it where it runs.",
+    )
 
     @classmethod
     def from_job(
@@ -202,6 +209,7 @@ class NativeLaunch(_Frozen):
             lifecycle=spec.lifecycle.model_dump(),
             publish=spec.pool.model_dump() if spec.pool is not None else None,
             notes=tuple(notes),
+            inputs=all_inputs(job),
         )
 
     @property

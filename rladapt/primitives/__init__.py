@@ -18,6 +18,7 @@ from .errors import (
     quote,
 )
 from .loading import load_job, load_job_text, read_spec_text, validate_data
+from .paths import JobInput, is_remote, job_inputs, missing_inputs
 from .spec import API_VERSION, ROLE_NAMES, Placement, Pool, RLJob, Spec
 
 
@@ -36,6 +37,7 @@ def json_schema_text() -> str:
 __all__ = [
     "API_VERSION",
     "ROLE_NAMES",
+    "JobInput",
     "LaunchError",
     "OutputError",
     "Placement",
@@ -49,10 +51,13 @@ __all__ = [
     "UnsupportedError",
     "UsageError",
     "field_path",
+    "is_remote",
+    "job_inputs",
     "json_schema",
     "json_schema_text",
     "load_job",
     "load_job_text",
+    "missing_inputs",
     "quote",
     "read_spec_text",
     "validate_data",

@@ -380,6 +380,69 @@ _KILLED = Signature(
 )
 
 #: The built-in catalogue, in the order of the issue that asked for it.
+_HUB_ID_REFUSED = Signature(
+    id="model-path-not-found",
+    patterns=(
+        # huggingface_hub 0.36.2, utils/_validators.py validate_repo_id: a from_pretrained path that is not a
+        # directory here is taken for a Hub id, and one with two slashes is refused: "Repo id must be in the form
+        # 'repo_name' or 'namespace/repo_name': 'examples/tiny/modell'. Use `repo_type` argument if needed."
+        r"Repo id must be in the form 'repo_name' or 'namespace/repo_name': '",
+    ),
+    cause=(
+        "A model (or tokenizer) path is not a directory where the job runs, so the Hugging Face loader took it "
+        "for a Hub id and refused it: the path is misspelt, or the directory is not on the machine that runs "
+        "the job (not shipped with the working directory, not on a mounted or shared volume)."
+    ),
+    fix=(
+        "Correct spec.model.path (spec.model.tokenizer, spec.reward.model.path): `rladapt validate` names a local "
+        "path that does not exist before anything runs; on a cluster, put the model where every node reads it "
+        "(see the launcher's shared-storage rules in the launchers documentation)."
+    ),
+    source="huggingface_hub 0.36.2 utils/_validators.py (validate_repo_id), raised through transformers 4.57.6",
+)
+
+_WEIGHTS_MISSING = Signature(
+    id="model-weights-missing",
+    patterns=(
+        # transformers 4.57.6, modeling_utils.py _get_resolved_checkpoint_files: "Error no file named
+        # pytorch_model.bin, model.safetensors, tf_model.h5, model.ckpt.index or flax_model.msgpack found in
+        # directory examples/tiny/model."
+        r"Error no file named .* found in directory ",
+    ),
+    cause=(
+        "The model directory exists where the job runs but holds no weights: its config was copied without them "
+        "(a Ray working-directory upload drops *.safetensors and *.bin unless rladapt ships them), or a download "
+        "or copy stopped early."
+    ),
+    fix=(
+        "Launch through rladapt (its ray launcher ships the weight files a job reads, or refuses the launch), or "
+        "give spec.model.path as a directory on storage every node reads; check the directory holds "
+        "model.safetensors (or its shards)."
+    ),
+    source="transformers 4.57.6 modeling_utils.py (_get_resolved_checkpoint_files)",
+)
+
+_INTERPRETER_MISSING = Signature(
+    id="interpreter-not-found",
+    patterns=(
+        # dash (/bin/sh, which runs a Ray job's entrypoint: subprocess shell=True): "/bin/sh: 1: .venv/bin/python:
+        # not found", exit 127; bash (the local and Slurm scripts): "bash: line 1: .venv/bin/python: No such file
+        # or directory", exit 127 (both captured here with a missing relative interpreter)
+        r"(?:line )?\d+: \S*python[\w.\-]*: (?:not found|No such file or directory)\s*$",
+    ),
+    cause=(
+        "The job's Python interpreter (spec.runtime.python) does not exist where the job runs (exit 127): a "
+        "relative path into a virtualenv that was not shipped (Ray's working-directory upload leaves .venv out) "
+        "or is not on that machine."
+    ),
+    fix=(
+        "Give spec.runtime.python as an interpreter every node has (an absolute path on shared storage, or a name "
+        "on the nodes' PATH); on Ray declare the shared directory with -o shared=DIR so that rladapt checks it "
+        "before submitting."
+    ),
+    source="dash 0.5.12 and bash 5.2 (command not found, exit 127), captured here",
+)
+
 BUILTIN: tuple[Signature, ...] = (
     _NCCL_TIMEOUT,
     _CUDA_OOM,
@@ -396,4 +459,7 @@ BUILTIN: tuple[Signature, ...] = (
     _DISK_FULL,
     _TORCH_SAVE_FAILED,
     _KILLED,
+    _HUB_ID_REFUSED,
+    _WEIGHTS_MISSING,
+    _INTERPRETER_MISSING,
 )

@@ -74,7 +74,8 @@ SPECS = [
 def test_shown_spec_is_valid(block: str, tmp_path: Path) -> None:
     spec = tmp_path / "job.yaml"
     spec.write_text(block, encoding="utf-8")
-    res = rladapt("validate", str(spec), cwd=REPO)
+    # the pages' specs name a cluster's data and models, not files of this repository
+    res = rladapt("validate", str(spec), "--no-path-check", cwd=REPO)
     assert res.returncode == 0, res.stderr
 
 

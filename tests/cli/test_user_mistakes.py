@@ -201,6 +201,9 @@ def test_a_spec_read_from_a_pipe_is_read_once_and_its_text_is_what_is_hashed(tmp
     """``launch -f verl <(cat job.yaml)``: the recorded hash is that of the text launched, not of "" (the pipe
     read a second time). Real bash process substitution, a real local launch (stopped at once)."""
     script = 'exec "$0" -m rladapt.cli launch -f verl <(cat "$1") "$2" -l local -o stop_grace=0'
+    for name in ("data/gsm8k/train.parquet", "data/gsm8k/test.parquet", "rewards/gsm8k.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)  # the files the example names: the local
+        (tmp_path / name).write_text("")  # launcher refuses a job whose files are missing
     res = subprocess.run(
         ["bash", "-c", script, sys.executable, GSM8K, JOB_PYTHON],
         capture_output=True,

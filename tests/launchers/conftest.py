@@ -104,8 +104,17 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     shutil.copy(HERE / STUB, work / STUB)
     (work / f"{PATCH_MODULE}.py").write_text(PATCH_SOURCE)
+    make_example_files(work)
     monkeypatch.chdir(work)
     return work
+
+
+def make_example_files(work: Path) -> None:
+    """Stand-ins for the data and reward files the GSM8K example names (the stub entrypoint reads none of them):
+    every launcher refuses a job whose files are missing where it runs."""
+    for name in ("data/gsm8k/train.parquet", "data/gsm8k/test.parquet", "rewards/gsm8k.py"):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_text("")
 
 
 def write_spec(

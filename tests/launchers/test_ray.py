@@ -28,6 +28,7 @@ from .conftest import (
     HOSTILE,
     PATCH_HOOK,
     PROBE_FILE_TEXT,
+    make_example_files,
     no_pwned,
     render_job,
     stub_report,
@@ -67,10 +68,19 @@ def test_request_is_the_exact_submission_with_patches_files_and_no_secret_values
     assert json.loads(runtime_env["env_vars"][LITERAL_ENV]) == {"HOSTILE": HOSTILE}
     assert "$" not in runtime_env["env_vars"][FILES_ENV]
     assert json.loads(runtime_env["env_vars"][FILES_ENV]) == {"rladapt-probe/config.yaml": PROBE_FILE_TEXT}
-    # The adapter's runtime_env (working_dir, excludes) is kept.
-    assert {k: v for k, v in native.runtime_env.items() if k != "env_vars"}.items() <= runtime_env.items()
+    # The adapter's runtime_env (working_dir, excludes) is kept; the data files the job reads, which an exclude
+    # (*.parquet) would drop, are shipped by negated excludes after it.
+    kept = {k: v for k, v in native.runtime_env.items() if k not in ("env_vars", "excludes")}
+    assert kept.items() <= runtime_env.items()
+    assert runtime_env["excludes"] == [
+        *native.runtime_env["excludes"],
+        "!/data/gsm8k/train.parquet",
+        "!/data/gsm8k/test.parquet",
+    ]
     assert request["secret_env"] == {"API_KEY": [{"env": "SRC_KEY"}]}
     # The dry run says plainly that an env source travels by value into Ray's job table.
+    (shipped,) = request["paths"]
+    assert shipped.endswith("data/gsm8k/train.parquet, data/gsm8k/test.parquet")
     (note,) = request["notes"]
     assert note.startswith("secret API_KEY <- $SRC_KEY of the submitting shell (the first set), BY VALUE")
     assert "Ray's job table stores it" in note and "`file` source" in note
@@ -254,6 +264,7 @@ def test_a_dashboard_that_stalls_after_api_version_fails_launch_within_the_timeo
     """`rladapt launch` (a real subprocess, the real verl adapter) against a real HTTP server that answers
     /api/version and then never answers: exit 1 naming the address and the timeout, no traceback, and the run
     recorded as failed. Before every request had a timeout, launch hung here (the subprocess timeout fails it)."""
+    make_example_files(tmp_path)
     with stalling_dashboard() as (seen, url):
         started = time.monotonic()
         proc = subprocess.run(

@@ -67,7 +67,8 @@ def test_on_ray_a_kill_in_a_save_is_restarted_by_the_bootstrap_and_resumes(
         ],
         framework="trl==1.16.0",
         launcher="ray",
-        options={"address": ray_head["address"]},
+        # the test's head runs on this machine: every absolute path the job reads is where the nodes see it
+        options={"address": ray_head["address"], "shared": "/"},
     )
     final = runner.wait(run, interval=0.5, timeout=600)
     output = "".join(runner.logs(run))

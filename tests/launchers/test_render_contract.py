@@ -31,7 +31,16 @@ from rladapt.plugins.launcher import RUN_ID_OPTION, legacy_render, render_artifa
 from rladapt.plugins.testing.checks import check_launcher
 from rladapt.runs import RunStore
 
-from .conftest import HERE, PATCH_MODULE, PATCH_SOURCE, STUB, EngineStubPlugin, render_job, write_spec
+from .conftest import (
+    HERE,
+    PATCH_MODULE,
+    PATCH_SOURCE,
+    STUB,
+    EngineStubPlugin,
+    make_example_files,
+    render_job,
+    write_spec,
+)
 
 
 class OldStyle(Launcher):
@@ -104,6 +113,7 @@ def spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     shutil.copy(HERE / STUB, work / STUB)
     (work / f"{PATCH_MODULE}.py").write_text(PATCH_SOURCE)
+    make_example_files(work)
     monkeypatch.chdir(work)
     return write_spec(work, env={"STUB_EXIT": "0"})
 

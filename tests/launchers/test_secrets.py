@@ -53,7 +53,8 @@ REFUSED: dict[tuple[str, str], str] = {
 #: What each launcher needs on the command line for a dry run of any example.
 LAUNCHER_ARGS = {
     "local": [],
-    "ray": [],
+    # a dry run: every path the job reads is taken as on storage the nodes share (none is looked at)
+    "ray": ["-o", "shared=/"],
     "slurm": [],
     "kubernetes": ["-o", "image=rayproject/ray:2.40.0-py311"],
 }

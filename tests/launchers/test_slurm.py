@@ -964,3 +964,44 @@ def test_a_requeued_job_finds_its_own_owner_file_and_continues(
     assert "REQUEUE-DRIVER committed step 2" not in output  # (Slurm truncates the output file on a requeue)
     again = read_owner(root)
     assert again is not None and again.run == "slurm-test" and again.token != first.token
+
+
+# --- the README's TRL example on the real Slurm ----------------------------------------------------------------
+
+
+@pytest.mark.engine
+def test_the_readme_trl_example_trains_on_slurm_with_checkpoints_metrics_and_resume(
+    slurm_env: dict[str, str], tmp_path: Path
+) -> None:
+    """``rladapt launch -f trl -l slurm examples/grpo-tiny-trl.yaml`` from the repository root, as written (its
+    relative interpreter, model, data and reward read in the working directory the nodes share), CPU-only: the
+    node has no GPUs and TRL needs no Ray cluster (``-o gpus_per_node=0 -o ray=false``)."""
+    pytest.importorskip("trl", reason="the trl extra (the dev extra installs it)")
+    from tests.cli.test_cli import rladapt
+
+    if not (REPO / ".venv" / "bin" / "python").exists():
+        pytest.skip("the README's interpreter .venv/bin/python is made by scripts/test.sh")
+    ck = tmp_path / "ck"
+    res = rladapt(
+        "launch", "-f", "trl", "--follow", "examples/grpo-tiny-trl.yaml", "-l", "slurm", "-o", "gpus_per_node=0",
+        "-o", "cpus_per_task=1", "-o", "mem=2G", "-o", "ray=false", "spec.training.steps=2",
+        "spec.checkpoint.every_steps=2", "spec.checkpoint.resume=auto", f"spec.checkpoint.dir={ck}",
+        cwd=REPO, timeout=900,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr
+    run_id = res.stdout.splitlines()[0]
+    assert f"run {run_id}: SUCCEEDED (exit code 0)" in res.stderr
+
+    listed = rladapt("checkpoints", run_id, "--format", "json", cwd=REPO)
+    assert listed.returncode == 0, listed.stderr
+    assert json.loads(listed.stdout)["resume_from"]["step"] == 2
+    metrics = rladapt("metrics", run_id, "--format", "csv", cwd=REPO)
+    assert metrics.returncode == 0, metrics.stderr
+    assert [r.split(",")[0] for r in metrics.stdout.splitlines()[1:]] == ["1", "2"]
+
+    resumed = rladapt("resume", run_id, cwd=REPO)
+    assert resumed.returncode == 0, resumed.stderr
+    followed = rladapt("logs", run_id, "--follow", cwd=REPO, timeout=900)
+    assert "resuming from step 2" in followed.stdout, followed.stdout[-2000:]
+    status = rladapt("status", run_id, "--format", "json", cwd=REPO)
+    assert json.loads(status.stdout)["state"] == "SUCCEEDED", status.stdout

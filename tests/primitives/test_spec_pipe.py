@@ -72,6 +72,8 @@ def test_a_pipe_over_the_byte_limit_is_refused_after_the_limit() -> None:
 
 
 def test_cli_launch_dry_run_and_validate_from_a_pipe(tmp_path: Path) -> None:
+    (tmp_path / "train.parquet").write_bytes(b"")  # the files the spec names: validate checks they exist
+    (tmp_path / "reward.py").write_text("")
     for args in (["validate"], ["launch", "-f", "verl", "--dry-run"]):
         with pipe_of(MINIMAL) as fd:
             out = subprocess.run(

@@ -29,7 +29,13 @@ from pathlib import Path
 from typing import Any
 
 from rladapt.files import write_text
-from rladapt.launchers._common import complete_lines, nothing_to_stop, script_secret_plan, unreadable_secrets
+from rladapt.launchers._common import (
+    complete_lines,
+    nothing_to_stop,
+    refuse_missing_inputs,
+    script_secret_plan,
+    unreadable_secrets,
+)
 from rladapt.plugins import Artifacts, Command, Launcher, NativeLaunch, RunStatus, hookimpl
 from rladapt.primitives.errors import LaunchError
 
@@ -91,6 +97,9 @@ class SlurmLauncher(Launcher):
             "nodes": native.total_nodes,
             "ray": opts.ray,
         }
+        if native.inputs:  # checked at submit, from here: a Slurm cluster's nodes share its file system
+            request["inputs"] = dict(native.inputs)
+            request["working_dir"] = native.working_dir
         secrets = script_secret_plan(native)
         if secrets:  # names only: sbatch hands the job this shell's environment, checked at submit
             request["secrets"] = secrets
@@ -109,6 +118,9 @@ class SlurmLauncher(Launcher):
         unset = unreadable_secrets(artifacts.request.get("secrets", []), None)
         if unset:
             raise LaunchError(f"no source of these secrets can be read in this shell: {', '.join(unset)}")
+        refuse_missing_inputs(
+            artifacts.request.get("inputs") or {}, str(artifacts.request.get("working_dir", ".")), PLUGIN_NAME
+        )
         run_dir = run_dir.absolute()
         run_dir.mkdir(parents=True, exist_ok=True)
         script = write_text(

@@ -84,9 +84,11 @@ def test_grpo_trains_checkpoints_and_repeats_exactly(tmp_path: Path) -> None:
 
 def test_a_missing_reward_file_fails_before_training(tmp_path: Path) -> None:
     res, ckpt = launch(tmp_path, "bad", f"spec.reward.function.path={tmp_path / 'nope.py'}")
-    assert res.returncode != 0
-    assert f"error: spec.reward.function.path: no such file {str(tmp_path / 'nope.py')!r}" in res.stdout
-    assert "Traceback" not in res.stdout
+    # the local launcher refuses it before the job starts (exit 2), as `rladapt validate` does
+    assert res.returncode == 2
+    assert "spec.reward.function.path: no such file or directory" in res.stderr
+    assert f"found {str(tmp_path / 'nope.py')!r}" in res.stderr
+    assert "Traceback" not in res.stdout + res.stderr
     assert not list(ckpt.glob("checkpoint-*"))
 
 
