@@ -290,9 +290,18 @@ def serve(alias_name: str, replicas: int, engine: str, port: int | None, store: 
     While it runs, `pool alias NAME V` and `pool rollback NAME` switch every replica in two phases (each stages
     and verifies V; only if all staged does any serve it) before the alias moves.
     """
+    import importlib.util
     import signal
 
     from rladapt.pool import ServeGroup
+
+    if engine == "reference":
+        lacking = [name for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
+        if lacking:  # each replica would exit saying so: say it once, before starting any
+            raise UsageError(
+                f"the reference engine generates with transformers and torch ({', '.join(lacking)} not installed): "
+                "install 'rladapt[engine]' (and torch: pip install torch==2.13.0)"
+            )
 
     def stop_on_term(signum: int, frame: object) -> None:
         raise KeyboardInterrupt  # `kill` (SIGTERM) stops the replicas too, as Ctrl-C does

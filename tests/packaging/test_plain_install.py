@@ -178,3 +178,22 @@ def test_a_kubernetes_dry_run_without_the_extra_names_it(plain: Path, tmp_path: 
     assert res.returncode == 2, res.stdout + res.stderr
     assert "pip install 'rladapt[kubernetes]'" in res.stderr
     assert res.stdout == "" and "Traceback" not in res.stderr
+
+
+def test_the_pool_publishes_and_verifies_without_an_extra_and_serve_names_its_extra(
+    plain: Path, tmp_path: Path
+) -> None:
+    """Issue 26: the store needs nothing beyond the base install; serving with the reference engine needs the
+    ``engine`` extra and says so once (exit 2), before any replica starts."""
+    pool = str(tmp_path / "pool")
+    model = str(REPO / "examples" / "tiny" / "model")
+    published = _rladapt(plain, ["pool", "publish", model, "--alias", "serving"], tmp_path, RLADAPT_POOL=pool)
+    assert (published.returncode, published.stdout.strip()) == (0, "published v00000001 (alias serving)"), (
+        published.stderr
+    )
+    verified = _rladapt(plain, ["pool", "verify", "serving"], tmp_path, RLADAPT_POOL=pool)
+    assert (verified.returncode, verified.stdout.strip()) == (0, "v00000001: ok"), verified.stderr
+    served = _rladapt(plain, ["pool", "serve", "--alias", "serving"], tmp_path, RLADAPT_POOL=pool)
+    assert served.returncode == 2, served.stdout + served.stderr
+    assert "install 'rladapt[engine]'" in served.stderr and "Traceback" not in served.stderr
+    assert not (tmp_path / "pool" / "serving" / "serving.json").exists()
