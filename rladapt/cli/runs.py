@@ -198,6 +198,9 @@ def status(run_id: str | None, fmt: str) -> None:
         found = _validation(runner, run, metrics)
         record["validation"] = None if found is None else found.to_json()
         record["progress"] = _progress_json(run, current, metrics)
+        published = _published(run.id)
+        if published is not None:
+            record["pool"] = published
         click.echo(dump_json(record, what="the run record", sort_keys=True))
         return
     rec = run.record
@@ -219,7 +222,31 @@ def status(run_id: str | None, fmt: str) -> None:
         click.echo(line)
     for warning in metrics.warnings if metrics is not None else ():  # a read-back that may be short says so
         click.echo(f"metrics:   warning: {warning}")
+    published = _published(run.id)
+    if published:
+        shown = [
+            f"{v['version']} (step {v['step']})" + (f" [{', '.join(v['aliases'])}]" if v["aliases"] else "")
+            for v in reversed(published)
+        ]
+        click.echo(f"pool:      {', '.join(shown)}")
     click.echo(f"directory: {run.dir}")
+
+
+def _published(run_id: str) -> list[dict[str, Any]] | None:
+    """The versions the run published to the pool ``RLADAPT_POOL`` names (None without one), each with the
+    aliases naming it: what of the run is serving."""
+    import os
+
+    from rladapt.pool import VersionStore
+
+    where = os.environ.get("RLADAPT_POOL")
+    if not where or not os.path.isdir(where):
+        return None
+    try:
+        found = VersionStore(where).of_run(run_id)
+    except RladaptError:
+        return None
+    return [{"version": m.version, "step": m.source.step, "aliases": aliases} for m, aliases in found]
 
 
 def _read_metrics(run: Run) -> RunMetrics | None:

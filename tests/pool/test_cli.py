@@ -142,3 +142,19 @@ def test_publish_a_verl_run_without_hf_weights_says_which_setting_writes_them(
     assert code == 2, err
     assert "verl 0.9.1 saved step 10 without Hugging Face weights" in err and "save_contents" in err
     assert not (pool / "versions").exists()
+
+
+def test_status_shows_what_the_run_published_and_which_alias_names_it(
+    pool: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = a_trl_run(tmp_path)
+    assert rladapt(capsys, "pool", "publish", run, "--step", "2")[0] == 0
+    assert rladapt(capsys, "pool", "publish", run, "--alias", "serving")[0] == 0
+    code, out, err = rladapt(capsys, "status", run)
+    assert code == 0, err
+    assert "pool:      v00000002 (step 4) [serving], v00000001 (step 2)" in out.splitlines()
+    code, out, err = rladapt(capsys, "status", run, "--format", "json")
+    assert json.loads(out)["pool"] == [
+        {"version": "v00000001", "step": 2, "aliases": []},
+        {"version": "v00000002", "step": 4, "aliases": ["serving"]},
+    ]
