@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rladapt.primitives.errors import OutputError, UsageError
 
-__all__ = ["OutputError", "write_text"]
+__all__ = ["OutputError", "sync_dir", "write_text"]
 
 
 def _umask() -> int:
@@ -99,7 +99,7 @@ def write_text(
         os.chmod(tmp, mode)
         os.replace(tmp, target)
         tmp = None
-        _sync_dir(folder)
+        sync_dir(folder)
     except OSError as exc:
         raise OutputError(f"cannot write the {what} {str(target)!r}: {_reason(exc)}") from None
     finally:
@@ -108,7 +108,7 @@ def write_text(
     return target
 
 
-def _sync_dir(folder: Path) -> None:
+def sync_dir(folder: Path) -> None:
     """Make the rename itself durable; a file system that cannot open a directory for syncing is left alone."""
     try:
         fd = os.open(folder, os.O_RDONLY)

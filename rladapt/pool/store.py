@@ -37,9 +37,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from rladapt.files import write_text
+from rladapt.files import sync_dir, write_text
 from rladapt.plugins.weights import hf_files
 from rladapt.primitives.errors import OutputError, RladaptError, UsageError
+from rladapt.processes import alive
 
 from .manifest import (
     MANIFEST,
@@ -225,7 +226,7 @@ class VersionStore:
                 target = self.root / "versions" / name
                 target.parent.mkdir(parents=True, exist_ok=True)
                 os.rename(tmp, target)
-                _fsync_dir(target.parent)
+                sync_dir(target.parent)
                 write_text(self.root / "counter", f"{number}\n", what="pool counter")
                 return manifest, True
         except OSError as exc:
@@ -475,7 +476,7 @@ class VersionStore:
             except (OSError, ValueError, KeyError, TypeError):
                 host, pid, started = "?", -1, path.stat().st_mtime
             if host == socket.gethostname():
-                if not _pid_alive(pid):
+                if not alive(pid, None):
                     stale.append(path.name)
             elif time.time() - started > _FOREIGN_TMP_AGE:
                 stale.append(path.name)
@@ -549,29 +550,4 @@ def _fsync_tree(folder: Path) -> None:
                 os.fsync(fd)
             finally:
                 os.close(fd)
-    _fsync_dir(folder)
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def _pid_alive(pid: int) -> bool:
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
+    sync_dir(folder)

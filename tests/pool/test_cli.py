@@ -8,23 +8,17 @@ from pathlib import Path
 
 import pytest
 
-from rladapt.cli import main
 from rladapt.plugins import Artifacts
 from rladapt.runs import CheckpointFacts, RunStore, spec_hash
 from tests.adapters.checkpoint_builders import trl_step
+from tests.cli.test_help import cli_run
 
 TINY = Path(__file__).resolve().parents[2] / "examples" / "tiny" / "model"
 
 
 def rladapt(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        main(list(args))
-        code = 0
-    except SystemExit as exc:
-        code = int(exc.code or 0)
-    out, err = capsys.readouterr()
-    return code, out, err
+    """The CLI in this process with main()'s exit-code policy: (exit code, stdout, stderr)."""
+    return cli_run(*args, capsys=capsys)
 
 
 @pytest.fixture
