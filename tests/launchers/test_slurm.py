@@ -35,6 +35,7 @@ import pytest
 
 from rladapt.cli import main as cli_main
 from rladapt.launchers.slurm import SCRIPT, SlurmLauncher, status_from_scontrol
+from rladapt.launchers.slurm.script import ScriptOptions, _driver_lines
 from rladapt.plugins import (
     Artifacts,
     NativeLaunch,
@@ -45,7 +46,8 @@ from rladapt.plugins import (
     SecretSourceRef,
     VolumeSpec,
 )
-from rladapt.plugins.launcher import STOP_REQUEST_FILE, render_artifacts
+from rladapt.plugins.job import PREVIOUS_EXIT_ENV, RESTART_ENV
+from rladapt.plugins.launcher import STOP_REQUEST_FILE, Command, render_artifacts
 from rladapt.primitives.errors import LaunchError, UsageError
 from rladapt.runs import RunStore
 from tests.conftest import REPO
@@ -523,6 +525,38 @@ def test_failing_driver_gives_failed_with_its_exit_code(
     # A second stop of a finished job changes nothing and says so.
     again = launcher.stop(handle, run_dir)
     assert (again.state, again.exit_code) == ("FAILED", 7) and "already finished" in again.message
+
+
+def test_the_restart_loop_tells_each_start_which_restart_it_is_and_how_the_last_one_ended(
+    engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    """Each start in the batch script's loop is a fresh bootstrap: without the previous start's exit code it cannot
+    mark the step that start failed to load (issue 23), and every restart took that step again. Rendered and run
+    by bash with a stand-in driver (no Slurm needed): the first start inherits neither variable, even from a
+    submission environment that holds them; restart N sees N and the code of the start before it."""
+    native = _native(engine_registry, workdir)
+    native = native.model_copy(update={"lifecycle": {**native.lifecycle, "max_restarts": 2}})
+    script = _render(native, ray=False).files[SCRIPT]
+    assert f'  export {RESTART_ENV}="$rladapt_attempt" {PREVIOUS_EXIT_ENV}="$rladapt_rc"\n' in script
+    # the loop's own lines, around a driver that records what it sees and fails twice (exit 6, then 7)
+    seen = tmp_path / "seen.txt"
+    driver = (
+        "import os, sys; from pathlib import Path; p = Path(sys.argv[-1]); "
+        f"v = [os.environ.get(n, '-') for n in ({RESTART_ENV!r}, {PREVIOUS_EXIT_ENV!r})]; "
+        "n = len(p.read_text().splitlines()) if p.exists() else 0; "
+        "p.open('a').write(' '.join(v) + chr(10)); sys.exit((6, 7, 0)[n])"
+    )
+    command = Command(argv=(sys.executable, "-c", driver, "--", str(seen)))
+    merged = SlurmLauncher().merge_options(native, BASE_OPTIONS)
+    lines = _driver_lines(native, ScriptOptions(native, merged), command)
+    env = {**os.environ, RESTART_ENV: "9", PREVIOUS_EXIT_ENV: "1"}
+    result = subprocess.run(
+        ["bash", "-c", "\n".join(["set -euo pipefail", *lines])],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert seen.read_text().splitlines() == ["- -", "1 6", "2 7"]
+    assert "restart 2 of 2" in result.stderr
 
 
 @pytest.mark.engine
