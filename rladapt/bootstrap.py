@@ -9,6 +9,8 @@ With ``$RLADAPT_CHECKPOINTS`` set (``rladapt.resume``), it first decides what th
 complete checkpoint of the framework's own layout, partial steps moved aside, the framework's own resume
 arguments added to the command. With ``max_restarts`` in it, it runs each attempt as a child and starts a failed
 one again, deciding again each time, up to that many times (a stop, SIGTERM or SIGINT, is never restarted).
+Where the job script restarts the driver itself (Slurm), the script tells each start which restart it is and how
+the start before it ended (``RESTART_ENV``, ``PREVIOUS_EXIT_ENV``), so the same rule marks a step that failed to load.
 
 ``worker_setup`` is the Ray ``runtime_env.worker_process_setup_hook`` (``WORKER_SETUP_HOOK``): it applies the
 hooks listed in ``$RLADAPT_RUNTIME_PATCHES`` (comma-separated ``module:function``) in each worker process. Both
@@ -35,7 +37,9 @@ from rladapt.plugins.job import (
     FILES_ENV,
     LITERAL_ENV,
     PATCHES_ENV,
+    PREVIOUS_EXIT_ENV,
     PUBLISH_ENV,
+    RESTART_ENV,
     RUN_ATTEMPT_ENV,
     RUN_ID_ENV,
     SECRET_FILES_ENV,
@@ -298,6 +302,55 @@ def _mark_if_unloaded(
     _say(f"step {chosen.step} ({chosen.path}) is marked bad, never chosen again: {reason}")
 
 
+def _restart_of_the_job() -> tuple[int, int | None]:
+    """Which restart of the job script's own loop this start is, and the exit code of the start before it
+    (``RESTART_ENV``, ``PREVIOUS_EXIT_ENV``: Slurm's restart loop sets them); (0, None) for a first start.
+
+    Both are taken out of the environment: they describe this start only, not the framework's processes.
+    """
+    restart_text = os.environ.pop(RESTART_ENV, "")
+    exit_text = os.environ.pop(PREVIOUS_EXIT_ENV, "")
+    try:
+        restart = int(restart_text) if restart_text else 0
+        code = int(exit_text) if exit_text else None
+    except ValueError:
+        _say(
+            f"ignoring ${RESTART_ENV}={restart_text!r} ${PREVIOUS_EXIT_ENV}={exit_text!r}: expected integers"
+        )
+        return 0, None
+    return max(restart, 0), code
+
+
+def _mark_previous_start(
+    adapter: FrameworkAdapter, settings: ResumeSettings, restart: int, code: int
+) -> None:
+    """On restart ``restart`` of the job script's loop, apply ``_mark_if_unloaded`` to the step the start before
+    it resumed from: the last start of ``$RLADAPT_ATTEMPTS``, when that is the previous start (restart - 1).
+
+    A previous start that failed before it recorded itself (a patch that did not import, a secret file missing)
+    loaded no step; the last entry is then an older start's, and blaming its step would be wrong: nothing is marked.
+    """
+    from rladapt.resume import last_attempt
+
+    entry = last_attempt()
+    if entry is None or entry.get("restart") != restart - 1 or not isinstance(entry.get("from_step"), int):
+        return
+    root = Path.cwd() / settings.dir
+    scan = adapter.scan_checkpoints(root, settings.version)
+    recorded = Path(str(entry.get("path")))
+    chosen = next(
+        (
+            c
+            for c in (scan.checkpoints if scan else ())
+            if c.step == entry["from_step"] and c.path == recorded
+        ),
+        None,
+    )
+    if chosen is None:
+        return  # moved aside or deleted since: no start can choose it again
+    _mark_if_unloaded(adapter, settings, chosen, code, restart - 1)
+
+
 def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str]) -> list[str]:
     """Decide the resume point; without restarts return the command to run here, else supervise the attempts.
 
@@ -327,6 +380,13 @@ def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str])
         print(f"rladapt.bootstrap: {exc.message}", file=sys.stderr)
         raise SystemExit(2) from None
     requeued, let_go = _hold_checkpoint_dir(settings.dir)
+    job_restart, previous_exit = _restart_of_the_job()
+    if previous_exit is not None and job_restart > 0:
+        try:
+            _mark_previous_start(adapter, settings, job_restart, previous_exit)
+        except (RladaptError, OSError) as exc:
+            # the decision below scans again and says what is wrong with the directory, with its exit code
+            _say(f"cannot judge the step the previous start resumed from: {exc}")
     stopping: list[int] = []
     child: list[subprocess.Popen[bytes]] = []
 
@@ -338,7 +398,7 @@ def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str])
     restart = 0
     while True:
         try:
-            first = restart == 0 and not requeued
+            first = restart == 0 and job_restart == 0 and not requeued
             decision = decide(adapter, settings if first else restarted(settings), native)
             if decision is not None:
                 carry_out(decision, _say)
@@ -356,7 +416,7 @@ def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str])
             print(f"rladapt.bootstrap: cannot decide what to resume from: {message}", file=sys.stderr)
             raise SystemExit(1) from None
         argv = list(decision.plan.argv) if decision is not None else list(native)
-        record_attempt(decision, restart, settings.max_restarts)
+        record_attempt(decision, job_restart + restart, settings.max_restarts)
         if settings.max_restarts <= 0:
             return argv
         if not child:

@@ -167,8 +167,19 @@ def record_attempt(decision: Decision | None, restart: int, max_restarts: int) -
 
 def read_attempts(run_dir: Path) -> list[dict[str, Any]]:
     """The starts recorded in a run directory, oldest first; unreadable lines are skipped."""
+    return _read_attempts_file(run_dir / ATTEMPTS_FILE)
+
+
+def last_attempt() -> dict[str, Any] | None:
+    """The start recorded last in ``$RLADAPT_ATTEMPTS`` (as ``record_attempt`` wrote it); None when unset or empty."""
+    target = os.environ.get(ATTEMPTS_ENV)
+    starts = _read_attempts_file(Path(target)) if target else []
+    return starts[-1] if starts else None
+
+
+def _read_attempts_file(path: Path) -> list[dict[str, Any]]:
     try:
-        lines = (run_dir / ATTEMPTS_FILE).read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError):
         return []
     out = []
@@ -192,6 +203,7 @@ __all__ = [
     "Settings",
     "carry_out",
     "decide",
+    "last_attempt",
     "restarted",
     "settings_for",
 ]

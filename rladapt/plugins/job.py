@@ -24,7 +24,9 @@ __all__ = [
     "FILES_ENV",
     "LITERAL_ENV",
     "PATCHES_ENV",
+    "PREVIOUS_EXIT_ENV",
     "PUBLISH_ENV",
+    "RESTART_ENV",
     "RUN_ATTEMPT_ENV",
     "RUN_ID_ENV",
     "SECRET_FILES_ENV",
@@ -69,6 +71,11 @@ ATTEMPTS_FILE = "attempts.jsonl"
 #: same attempt (a Slurm requeue, a pod retry) from its first start.
 RUN_ID_ENV = "RLADAPT_RUN_ID"
 RUN_ATTEMPT_ENV = "RLADAPT_RUN_ATTEMPT"
+#: Set by a launcher whose job script restarts the driver itself (Slurm's restart loop): which restart of the job this
+#: start is (1, 2, ...) and the exit code of the start before it. Each start is a fresh bootstrap, so these are how it
+#: knows that the previous start, recorded last in ``ATTEMPTS_ENV``, failed on the step it resumed from.
+RESTART_ENV = "RLADAPT_RESTART"
+PREVIOUS_EXIT_ENV = "RLADAPT_PREVIOUS_EXIT"
 #: ``1``: the job takes its checkpoint directory over from another run (``--take-over``).
 TAKE_OVER_ENV = "RLADAPT_TAKE_OVER"
 

@@ -35,6 +35,7 @@ import pytest
 
 from rladapt.cli import main as cli_main
 from rladapt.launchers.slurm import SCRIPT, SlurmLauncher, status_from_scontrol
+from rladapt.launchers.slurm.script import ScriptOptions, _driver_lines
 from rladapt.plugins import (
     Artifacts,
     NativeLaunch,
@@ -45,9 +46,13 @@ from rladapt.plugins import (
     SecretSourceRef,
     VolumeSpec,
 )
-from rladapt.plugins.launcher import STOP_REQUEST_FILE, render_artifacts
+from rladapt.plugins.checkpoints import read_bad
+from rladapt.plugins.job import PREVIOUS_EXIT_ENV, RESTART_ENV
+from rladapt.plugins.launcher import STOP_REQUEST_FILE, Command, render_artifacts
 from rladapt.primitives.errors import LaunchError, UsageError
+from rladapt.resume import read_attempts
 from rladapt.runs import RunStore
+from tests.adapters.checkpoint_builders import verl_step
 from tests.conftest import REPO
 from tests.launchers.conftest import (
     HOSTILE,
@@ -525,6 +530,38 @@ def test_failing_driver_gives_failed_with_its_exit_code(
     assert (again.state, again.exit_code) == ("FAILED", 7) and "already finished" in again.message
 
 
+def test_the_restart_loop_tells_each_start_which_restart_it_is_and_how_the_last_one_ended(
+    engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    """Each start in the batch script's loop is a fresh bootstrap: without the previous start's exit code it cannot
+    mark the step that start failed to load (issue 23), and every restart took that step again. Rendered and run
+    by bash with a stand-in driver (no Slurm needed): the first start inherits neither variable, even from a
+    submission environment that holds them; restart N sees N and the code of the start before it."""
+    native = _native(engine_registry, workdir)
+    native = native.model_copy(update={"lifecycle": {**native.lifecycle, "max_restarts": 2}})
+    script = _render(native, ray=False).files[SCRIPT]
+    assert f'  export {RESTART_ENV}="$rladapt_attempt" {PREVIOUS_EXIT_ENV}="$rladapt_rc"\n' in script
+    # the loop's own lines, around a driver that records what it sees and fails twice (exit 6, then 7)
+    seen = tmp_path / "seen.txt"
+    driver = (
+        "import os, sys; from pathlib import Path; p = Path(sys.argv[-1]); "
+        f"v = [os.environ.get(n, '-') for n in ({RESTART_ENV!r}, {PREVIOUS_EXIT_ENV!r})]; "
+        "n = len(p.read_text().splitlines()) if p.exists() else 0; "
+        "p.open('a').write(' '.join(v) + chr(10)); sys.exit((6, 7, 0)[n])"
+    )
+    command = Command(argv=(sys.executable, "-c", driver, "--", str(seen)))
+    merged = SlurmLauncher().merge_options(native, BASE_OPTIONS)
+    lines = _driver_lines(native, ScriptOptions(native, merged), command)
+    env = {**os.environ, RESTART_ENV: "9", PREVIOUS_EXIT_ENV: "1"}
+    result = subprocess.run(
+        ["bash", "-c", "\n".join(["set -euo pipefail", *lines])],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert seen.read_text().splitlines() == ["- -", "1 6", "2 7"]
+    assert "restart 2 of 2" in result.stderr
+
+
 @pytest.mark.engine
 def test_restarts_rerun_the_driver(
     slurm_env: dict[str, str], engine_registry: Registry, workdir: Path, tmp_path: Path
@@ -964,6 +1001,87 @@ def test_a_requeued_job_finds_its_own_owner_file_and_continues(
     assert "REQUEUE-DRIVER committed step 2" not in output  # (Slurm truncates the output file on a requeue)
     again = read_owner(root)
     assert again is not None and again.run == "slurm-test" and again.token != first.token
+
+
+LOADING_DRIVER = "slurm_loading_driver.py"
+#: Stands in for verl's main_ppo in the restart loop: it takes the step verl would (``resume_from_path``, or under
+#: ``auto`` the step ``latest_checkpointed_iteration.txt`` names), fails to load global_step_2 with exit 1 as a
+#: ``load_state_dict`` error would, and ends at once from any other step.
+LOADING_DRIVER_SOURCE = """
+import json, sys
+from pathlib import Path
+args = dict(a.split("=", 1) for a in sys.argv[1:] if "=" in a)
+root = Path(args["trainer.default_local_dir"])
+mode, path = args.get("trainer.resume_mode"), args.get("trainer.resume_from_path")
+marker = root / "latest_checkpointed_iteration.txt"
+if mode == "auto" and marker.exists():
+    path = str(root / f"global_step_{marker.read_text().strip()}")
+print("LOADING-DRIVER " + json.dumps({"mode": mode, "resumed_from": path}), flush=True)
+if path and Path(path).name == "global_step_2":
+    print("LOADING-DRIVER RuntimeError: Error(s) in loading state_dict", file=sys.stderr, flush=True)
+    sys.exit(1)
+"""
+
+
+def _loading_job(registry: Registry, workdir: Path) -> tuple[NativeLaunch, Path]:
+    """verl's steps 1 and 2 for the placement's 8 ranks (real torch.save files) and the driver that cannot load 2."""
+    native = _native(registry, workdir)
+    (workdir / LOADING_DRIVER).write_text(LOADING_DRIVER_SOURCE)
+    native = native.model_copy(
+        update={
+            "argv": (native.argv[0], LOADING_DRIVER, *native.argv[2:]),
+            "lifecycle": {**native.lifecycle, "max_restarts": 1},
+        }
+    )
+    root = workdir / str(native.checkpoint_dir)
+    verl_step(root, 1, world=8)
+    verl_step(root, 2, world=8)
+    return native, root
+
+
+def _assert_marked_and_continued(output: str, root: Path, native: NativeLaunch) -> None:
+    reason = "the first start resumed from it and exited with 1 before committing a later step"
+    assert f"step 2 ({root / 'global_step_2'}) is marked bad, never chosen again: {reason}" in output, output
+    assert f"resuming from step 1 ({root / 'global_step_1'})" in output
+    assert [m["step"] for m in read_bad(root)] == [2]
+    assert "restart 1 of 1" in output and "rladapt: the driver exited with 0" in output
+
+
+def test_the_rendered_restart_loop_marks_a_step_its_driver_failed_to_load(
+    engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    """The rendered script, run by bash here (no Slurm): the real bootstrap, the verl adapter's scan and the
+    attempts file. Before, the restart resumed from global_step_2 again and the job ended with exit 1."""
+    native, root = _loading_job(engine_registry, workdir)
+    script = _render(native, ray=False).files[SCRIPT]
+    # the whole script, run by bash as sbatch would start it: in the run directory, with Slurm's two variables
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    env = {**os.environ, "SLURM_JOB_ID": "7", "SLURM_SUBMIT_DIR": str(workdir), "PYTHONPATH": str(REPO)}
+    result = subprocess.run(
+        ["bash", "-c", script],
+        cwd=run_dir, env=env, capture_output=True, text=True, timeout=300, check=False,
+    )  # fmt: skip
+    output = result.stdout + result.stderr
+    assert result.returncode == 0, output
+    _assert_marked_and_continued(output, root, native)
+    starts = [(s["restart"], s["from_step"]) for s in read_attempts(run_dir)]
+    assert starts == [(0, 2), (1, 1)]
+
+
+@pytest.mark.engine
+def test_a_restart_on_slurm_marks_the_step_its_driver_failed_to_load(
+    slurm_env: dict[str, str], engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    native, root = _loading_job(engine_registry, workdir)
+    launcher, run_dir = SlurmLauncher(), tmp_path / "run"
+    handle = launcher.submit(_render(native, ray=False), run_dir)
+    status = _wait_terminal(launcher, handle, run_dir)
+    output = _output(handle)
+    assert (status.state, status.exit_code) == ("SUCCEEDED", 0), output
+    _assert_marked_and_continued(output, root, native)
+    starts = [(s["restart"], s["from_step"]) for s in read_attempts(run_dir)]
+    assert starts == [(0, 2), (1, 1)]
 
 
 # --- the README's TRL example on the real Slurm ----------------------------------------------------------------

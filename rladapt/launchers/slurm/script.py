@@ -18,6 +18,7 @@ from rladapt.launchers._common import (
     secret_lines,
 )
 from rladapt.plugins import NativeLaunch
+from rladapt.plugins.job import PREVIOUS_EXIT_ENV, RESTART_ENV
 from rladapt.plugins.launcher import STOP_REQUEST_FILE, Command, Option
 from rladapt.primitives.errors import UsageError
 
@@ -419,7 +420,11 @@ def _driver_lines(native: NativeLaunch, opts: ScriptOptions, command: Command) -
     if restarts <= 0:
         lines += ["rladapt_rc=0", f"{driver} || rladapt_rc=$?"]
     else:
+        # Each start is a fresh bootstrap: it is told which restart it is and how the start before it ended, so
+        # that it marks the step that start resumed from bad when it failed to load it (rladapt.bootstrap), as
+        # the bootstrap does for the attempts it supervises itself. The first start inherits neither.
         lines += [
+            f"unset {RESTART_ENV} {PREVIOUS_EXIT_ENV}",
             "rladapt_attempt=0",
             "while :; do",
             "  rladapt_rc=0",
@@ -428,6 +433,7 @@ def _driver_lines(native: NativeLaunch, opts: ScriptOptions, command: Command) -
             "  rladapt_attempt=$((rladapt_attempt + 1))",
             '  echo "rladapt: the driver exited with $rladapt_rc;" \\',
             f'    "restart $rladapt_attempt of {restarts}" >&2',
+            f'  export {RESTART_ENV}="$rladapt_attempt" {PREVIOUS_EXIT_ENV}="$rladapt_rc"',
             "done",
         ]
     lines += ['echo "rladapt: the driver exited with $rladapt_rc"', 'exit "$rladapt_rc"']
