@@ -155,6 +155,22 @@ def test_remote_urls_and_hub_ids_are_not_inputs_of_the_pods() -> None:
     assert set(unshipped(render_artifacts(LAUNCHER, absolute, {"image": IMAGE}))) == {"spec.data.train[0]"}
 
 
+def test_a_file_the_launch_generates_is_shipped_and_a_home_directory_is_nowhere_known() -> None:
+    native = toy_launch(load_job(GSM8K))
+    generated = native.model_copy(
+        update={
+            "files": {**native.files, "rewards/generated.py": "def compute_score(): ...\n"},
+            "inputs": {
+                "spec.reward.function.path": "rewards/generated.py",
+                "spec.data.train[0]": "~/t.parquet",
+            },
+        }
+    )
+    warned = unshipped(render_artifacts(LAUNCHER, generated, {"image": IMAGE}))
+    assert set(warned) == {"spec.data.train[0]"}  # the reward file is mounted from the launch's ConfigMap
+    assert warned["spec.data.train[0]"].startswith("spec.data.train[0] ~/t.parquet is on no volume:")
+
+
 def test_every_example_renders_valid_manifests_with_requests_on_every_pod() -> None:
     for example in EXAMPLES:
         rayjob, _ = manifests(
