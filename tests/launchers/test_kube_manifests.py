@@ -1,5 +1,7 @@
 """Manifests a cluster admin accepts (issue 24): every RayJob pod requests CPU and memory, and a checkpoint
-directory on no volume (the pod's ephemeral disk) is a warning at render, an error with ``launch --strict``.
+directory on no volume (the pod's ephemeral disk) is a warning at render, an error with ``launch --strict``; so is
+each local file the job reads (data, model, reward and agent files, tool configs) that is on no volume the pods
+mount, since nothing of this machine reaches them.
 
 Before, the head pod carried no requests at all, pools whose roles asked nothing carried GPUs only, and nothing
 said that checkpoints under a relative ``spec.checkpoint.dir`` would be written inside the pod and lost with it.
@@ -33,6 +35,11 @@ def render(example: Path, *overrides: str, **options: Any) -> Any:
 
 def ephemeral(artifacts: Any) -> list[str]:
     return [w for w in artifacts.warnings if w.startswith("spec.checkpoint.dir ")]
+
+
+def unshipped(artifacts: Any) -> dict[str, str]:
+    """The inputs warned about as on no volume: spec field -> warning."""
+    return {w.split(" ", 1)[0]: w for w in artifacts.warnings if "the pods read it from the image" in w}
 
 
 def test_the_head_pod_requests_cpu_and_memory_and_the_options_make_them_its_limits() -> None:
@@ -84,6 +91,86 @@ def test_a_checkpoint_directory_on_no_volume_is_a_warning() -> None:
     assert ephemeral(render(SEPARATE)) == []  # the example mounts its PVC at /ckpt
 
 
+def test_a_data_file_on_no_volume_is_a_warning_naming_the_field_and_where_the_pods_look() -> None:
+    warned = unshipped(render(GSM8K))
+    assert warned["spec.data.train[0]"] == (
+        "spec.data.train[0] data/gsm8k/train.parquet (in the pods: /workspace/data/gsm8k/train.parquet) is on no "
+        "volume: the pods read it from the image, where it must already be (nothing of this machine is shipped "
+        "to them); mount a volume over it (spec.volumes: a pvc claim, nfs or host_path), or build it into the image"
+    )
+    # the example's other local inputs; its model is a Hub id and its interpreter the image's
+    assert set(warned) == {"spec.data.train[0]", "spec.data.val[0]", "spec.reward.function.path"}
+    local_model = unshipped(
+        render(GSM8K, "spec.model.path=/models/qwen", "spec.runtime.python=.venv/bin/python")
+    )
+    assert "spec.model.path /models/qwen is on no volume" in local_model["spec.model.path"]
+    assert "spec.runtime.python" not in local_model
+    assert (
+        "(in the pods: /opt/job/data/gsm8k/"
+        in unshipped(render(GSM8K, workdir="/opt/job"))["spec.data.val[0]"]
+    )
+
+
+def test_inputs_under_a_mounted_volume_are_not_warned_about() -> None:
+    pvc = "spec.volumes=[{name: data, mount: /workspace/data, source: {pvc: rl-data}}]"
+    assert set(unshipped(render(GSM8K, pvc))) == {"spec.reward.function.path"}
+    nfs = "spec.volumes=[{name: shared, mount: /shared, source: {nfs: {server: fs.example, path: /export}}}]"
+    absolute = [
+        nfs,
+        "spec.data.train=[/shared/train.parquet]",
+        "spec.data.val=[/shared/test.parquet]",
+        "spec.reward.function.path=/shared/rewards/gsm8k.py",
+        "spec.model.path=/shared/models/qwen",
+    ]
+    assert unshipped(render(GSM8K, *absolute)) == {}
+    # a memory volume is a tmpfs the pod starts with empty: nothing to read there
+    tmpfs = "spec.volumes=[{name: shm, mount: /shared, source: {memory: 8Gi}}]"
+    assert set(unshipped(render(GSM8K, *absolute[1:], tmpfs))) == {
+        "spec.data.train[0]",
+        "spec.data.val[0]",
+        "spec.reward.function.path",
+        "spec.model.path",
+    }
+    host = "spec.volumes=[{name: shared, mount: /sharedx, source: {host_path: /mnt}}]"
+    assert "spec.data.train[0]" in unshipped(render(GSM8K, *absolute[1:], host))  # a prefix is no mount
+
+
+def test_remote_urls_and_hub_ids_are_not_inputs_of_the_pods() -> None:
+    remote = [
+        "spec.data.train=[s3://bucket/gsm8k/train.parquet]",
+        "spec.data.val=[openai/gsm8k]",  # a Hub dataset id: the framework downloads it
+        "spec.model.path=Qwen/Qwen2.5-3B-Instruct",
+        "spec.reward.function.path=/shared/rewards/gsm8k.py",
+        "spec.volumes=[{name: shared, mount: /shared, source: {pvc: rl-shared}}]",
+    ]
+    assert unshipped(render(GSM8K, *remote)) == {}
+    # a remote working directory is a package Ray downloads: the relative paths are read inside it
+    native = toy_launch(load_job(GSM8K, ["spec.runtime.working_dir=s3://bucket/job.zip"]))
+    native = native.model_copy(update={"files": {}})
+    artifacts = render_artifacts(LAUNCHER, native, {"image": IMAGE})
+    assert unshipped(artifacts) == {}
+    absolute = native.model_copy(
+        update={"inputs": {**native.inputs, "spec.data.train[0]": "/data/t.parquet"}}
+    )
+    assert set(unshipped(render_artifacts(LAUNCHER, absolute, {"image": IMAGE}))) == {"spec.data.train[0]"}
+
+
+def test_a_file_the_launch_generates_is_shipped_and_a_home_directory_is_nowhere_known() -> None:
+    native = toy_launch(load_job(GSM8K))
+    generated = native.model_copy(
+        update={
+            "files": {**native.files, "rewards/generated.py": "def compute_score(): ...\n"},
+            "inputs": {
+                "spec.reward.function.path": "rewards/generated.py",
+                "spec.data.train[0]": "~/t.parquet",
+            },
+        }
+    )
+    warned = unshipped(render_artifacts(LAUNCHER, generated, {"image": IMAGE}))
+    assert set(warned) == {"spec.data.train[0]"}  # the reward file is mounted from the launch's ConfigMap
+    assert warned["spec.data.train[0]"].startswith("spec.data.train[0] ~/t.parquet is on no volume:")
+
+
 def test_every_example_renders_valid_manifests_with_requests_on_every_pod() -> None:
     for example in EXAMPLES:
         rayjob, _ = manifests(
@@ -112,11 +199,16 @@ def test_launch_says_the_warnings_and_strict_refuses_them() -> None:
     assert shown.returncode == 0, shown.stderr
     assert "warning: spec.checkpoint.dir checkpoints/qwen2-5-3b-grpo-gsm8k" in shown.stderr
     assert "kind: RayJob" in shown.stdout
+    assert "warning: spec.reward.function.path rewards/gsm8k.py is on no volume" in shown.stderr
     strict = _rladapt(*args, "--strict")
     assert strict.returncode == 2, strict.stderr
     assert strict.stdout == ""
     assert "--strict: the kubernetes launcher warns, nothing was submitted:" in strict.stderr
     assert "  - spec.checkpoint.dir checkpoints/qwen2-5-3b-grpo-gsm8k is on no volume" in strict.stderr
+    assert (
+        "  - spec.data.train[0] data/gsm8k/train.parquet is on no volume: the pods read it from the image"
+        in (strict.stderr)
+    )
     assert "Traceback" not in strict.stderr
     rendered = _rladapt("render", "-f", "verl", str(GSM8K), "-l", "kubernetes", "-o", f"image={IMAGE}")
     assert rendered.returncode == 0 and rendered.stdout == shown.stdout

@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from rladapt.launchers._common import PoolNeeds, pool_needs
 from rladapt.plugins import NativeLaunch, PoolSpec
 from rladapt.plugins.launcher import Command
 from rladapt.primitives.errors import Problem, SpecError, UsageError
+from rladapt.primitives.paths import input_kind, is_local, resolve
 
 from .options import DEFAULT_WORKDIR, QUANTITY, KubernetesOptions, image_ok, label_key_ok, label_value_ok
 
@@ -425,24 +426,36 @@ class Renderer:
         # Requests equal to limits: GPUs require it, and it gives the pods Guaranteed QoS.
         return self.client.V1ResourceRequirements(limits=dict(amounts), requests=dict(amounts))
 
-    def check_storage(self, workdir: str | None, mounts: list[Any]) -> None:
+    @staticmethod
+    def in_pod(path: str, workdir: str | None) -> str | None:
+        """Where ``path`` (as written in the spec) is in the pods: absolute, or under their working directory;
+        None when no one knows (relative to the image's own WORKDIR, or under a home directory)."""
+        if path.startswith("/"):
+            return posixpath.normpath(path)
+        if workdir is None or path == "~" or path.startswith("~/"):
+            return None
+        return posixpath.normpath(posixpath.join(workdir, path))
+
+    def on_volume(self, in_pod: str | None, files: Sequence[str] = ()) -> bool:
+        """Whether ``in_pod`` lies on a volume the pods mount and that outlives them (any kind but memory), or
+        is one of the launch's own ``files`` (mounted from its ConfigMap)."""
+        if in_pod is None:
+            return False
+        durable = [vol for vol in self.native.volumes if vol.kind != "memory" and vol.mount.startswith("/")]
+        return in_pod in files or any(
+            in_pod == posixpath.normpath(v.mount)
+            or in_pod.startswith(posixpath.normpath(v.mount).rstrip("/") + "/")
+            for v in durable
+        )
+
+    def check_storage(self, workdir: str | None) -> None:
         """A warning when the checkpoint directory (with the metrics under it) is on no volume the pods mount:
         it would be written to the pod's ephemeral disk, and go with the pod."""
         where = self.native.checkpoint_dir
         if not where or "://" in where:
             return  # none, or remote storage the framework writes to itself
-        if where.startswith("/"):
-            in_pod: str | None = posixpath.normpath(where)
-        elif workdir is not None:
-            in_pod = posixpath.normpath(posixpath.join(workdir, where))
-        else:
-            in_pod = None  # relative to the image's WORKDIR, which no volume is known to cover
-        durable = [vol for vol in self.native.volumes if vol.kind != "memory" and vol.mount.startswith("/")]
-        if in_pod is not None and any(
-            in_pod == posixpath.normpath(v.mount)
-            or in_pod.startswith(posixpath.normpath(v.mount).rstrip("/") + "/")
-            for v in durable
-        ):
+        in_pod = self.in_pod(where, workdir)
+        if self.on_volume(in_pod):
             return
         shown = where if in_pod is None or in_pod == where else f"{where} (in the pods: {in_pod})"
         self.warnings.append(
@@ -450,6 +463,33 @@ class Renderer:
             "ephemeral disk and be lost with it; mount a volume over it (spec.volumes: a pvc claim, nfs or "
             "host_path) or give an absolute path under one"
         )
+
+    def check_inputs(self, workdir: str | None, uri: str | None) -> None:
+        """A warning for each local path the job reads (``NativeLaunch.inputs``) that is on no volume the pods
+        mount: nothing of this machine reaches the pods, so the file must already be in the image.
+
+        Left out: the interpreter (the image provides it), remote URLs and Hugging Face Hub ids (the framework
+        downloads them; a value that could be either is a Hub id unless it exists here, as ``rladapt validate``
+        judges it), and relative paths when the working directory is a remote package (Ray downloads it and the
+        job reads them there)."""
+        wd = self.native.working_dir
+        base = Path.cwd() if "://" in wd else resolve(wd, Path.cwd())
+        files = [posixpath.normpath(posixpath.join(workdir or "/", rel)) for rel in self.native.files]
+        for field, value in self.native.inputs.items():
+            kind = input_kind(field)
+            if kind == "interpreter" or not is_local(value, kind, base):
+                continue
+            if uri is not None and not value.startswith(("/", "~")):
+                continue
+            in_pod = self.in_pod(value, workdir)
+            if self.on_volume(in_pod, files):
+                continue
+            shown = value if in_pod is None or in_pod == value else f"{value} (in the pods: {in_pod})"
+            self.warnings.append(
+                f"{field} {shown} is on no volume: the pods read it from the image, where it must already be "
+                "(nothing of this machine is shipped to them); mount a volume over it (spec.volumes: a pvc "
+                "claim, nfs or host_path), or build it into the image"
+            )
 
     def pod_template(self, container: Any, volumes: list[Any], labels: dict[str, str]) -> Any:
         c, o = self.client, self.opts
@@ -533,7 +573,8 @@ class Renderer:
             for pname, number in ray_ports.items()
         ] + extra_ports
         head = container(HEAD_CONTAINER, head_ports, self.head_resources())
-        self.check_storage(workdir, mounts)
+        self.check_storage(workdir)
+        self.check_inputs(workdir, uri)
         api = c.ApiClient()
         sanitize: Callable[[Any], Any] = api.sanitize_for_serialization
         workers = []
