@@ -29,6 +29,7 @@ from tests.launchers.conftest import (
     PATCH_SOURCE,
     STUB,
     EngineStubPlugin,
+    make_example_files,
     render_job,
     stub_report,
     wait_for,
@@ -74,6 +75,7 @@ def spec(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     work.mkdir()
     shutil.copy(HERE / STUB, work / STUB)
     (work / f"{PATCH_MODULE}.py").write_text(PATCH_SOURCE)
+    make_example_files(work)  # the local launcher refuses a job whose input files are missing
     monkeypatch.chdir(work)
     return write_spec(work, env={"STUB_EXIT": "0"})
 

@@ -20,7 +20,7 @@ from rladapt.launch import Runner
 from rladapt.pipeline import parse_framework
 from rladapt.plugins import FrameworkAdapter
 from rladapt.plugins.resumes import ResumeTrace
-from rladapt.primitives.errors import LaunchError, UsageError
+from rladapt.primitives.errors import LaunchError, RladaptError, UsageError
 from rladapt.runs import Run
 
 from .certificate import Certificate, Check, Interruption, compare
@@ -113,7 +113,6 @@ def certify(
     interruptions, checks = [], []
     traces: dict[str, ResumeTrace] = {}
     for label in ("killed-at-checkpoint", "killed-at-random"):
-        launched = time.monotonic()
         run, ck = launch(label)
         killed = False
         deadline = time.monotonic() + options.timeout
@@ -129,9 +128,20 @@ def certify(
                 else:
                     time.sleep(0.05)
         else:
-            delay = rng.uniform(0.1, 0.9) * took
-            how = f"SIGKILL {delay:.1f} s after its launch (seed {options.seed})"
-            while time.monotonic() < launched + delay and not runner.status(run).terminal:
+            # A moment inside the training, whatever the machine's speed: after a random step has been logged
+            # (not the last), then a random part of a step's time (from the uninterrupted run). A moment in wall
+            # time from the launch can fall after a faster run has ended.
+            after = rng.randint(1, max(1, steps - 1))
+            extra = rng.uniform(0.0, 0.9) * took / max(1, steps) / 2
+            how = f"SIGKILL {extra:.1f} s after step {after} was logged (seed {options.seed})"
+            while time.monotonic() < deadline and not runner.status(run).terminal:
+                try:
+                    logged = max(adapter_trace_steps(adapter, ck, entry.version), default=0)
+                except (RladaptError, OSError, ValueError):
+                    logged = 0  # a metrics line being written: look again
+                if logged >= after:
+                    time.sleep(extra)
+                    break
                 time.sleep(0.05)
             if not runner.status(run).terminal:
                 _kill(run)
@@ -166,6 +176,12 @@ def certify(
         checks=tuple(checks),
         notes=tuple(notes),
     )
+
+
+def adapter_trace_steps(adapter: FrameworkAdapter, ck: Path, version: str) -> list[int]:
+    """The steps a running job has logged so far (its trace read back while it runs)."""
+    trace = adapter.resume_trace(ck, version)
+    return [] if trace is None else list(trace.metrics)
 
 
 def _has_complete(adapter: FrameworkAdapter, ck: Path, version: str) -> bool:

@@ -407,7 +407,7 @@ _WEIGHTS_MISSING = Signature(
         # transformers 4.57.6, modeling_utils.py _get_resolved_checkpoint_files: "Error no file named
         # pytorch_model.bin, model.safetensors, tf_model.h5, model.ckpt.index or flax_model.msgpack found in
         # directory examples/tiny/model."
-        r"Error no file named .* found in directory ",
+        r"Error no file named .{1,1024}? found in directory ",
     ),
     cause=(
         "The model directory exists where the job runs but holds no weights: its config was copied without them "
@@ -428,7 +428,7 @@ _INTERPRETER_MISSING = Signature(
         # dash (/bin/sh, which runs a Ray job's entrypoint: subprocess shell=True): "/bin/sh: 1: .venv/bin/python:
         # not found", exit 127; bash (the local and Slurm scripts): "bash: line 1: .venv/bin/python: No such file
         # or directory", exit 127 (both captured here with a missing relative interpreter)
-        r"(?:line )?\d+: \S*python[\w.\-]*: (?:not found|No such file or directory)\s*$",
+        r"(?:line )?\d{1,9}: \S{0,1024}python[\w.\-]{0,64}: (?:not found|No such file or directory)\s{0,64}$",
     ),
     cause=(
         "The job's Python interpreter (spec.runtime.python) does not exist where the job runs (exit 127): a "

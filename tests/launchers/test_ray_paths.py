@@ -73,16 +73,21 @@ def test_an_absolute_path_must_be_on_declared_shared_storage(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     monkeypatch.chdir(REPO)
-    model = f"spec.model.path={tmp_path}"
+    model = f"spec.model.path={tmp_path / 'model'}"
+    (tmp_path / "model").mkdir()
+    # an interpreter outside the checkout wherever the suite's own venv is (CI makes it inside the checkout)
+    python = tmp_path / "venv" / "bin" / "python"
+    python.parent.mkdir(parents=True)
+    python.symlink_to(sys.executable)
     with pytest.raises(SpecError) as refused:
-        ray_request([model, f"spec.runtime.python={sys.executable}"], {"shared": str(REPO)})
+        ray_request([model, f"spec.runtime.python={python}"], {"shared": str(REPO)})
     paths = {p.path: p.message for p in refused.value.problems}
     assert (
         "outside the working directory Ray uploads, on no declared shared storage" in paths["spec.model.path"]
     )
     assert "spec.runtime.python" in paths
-    shared = f"{REPO},{tmp_path},{Path(sys.executable).parent}"
-    ray_request([model, f"spec.runtime.python={sys.executable}"], {"shared": shared})  # accepted
+    shared = f"{REPO},{tmp_path}"
+    ray_request([model, f"spec.runtime.python={python}"], {"shared": shared})  # accepted
 
 
 def test_a_relative_shared_directory_is_a_usage_error() -> None:

@@ -78,7 +78,10 @@ def hazards(native: NativeLaunch) -> list[Problem]:
     strategy = (
         str(strategy_set.value)
         if strategy_set is not None
-        else ("megatron" if "megatron" in invocation.config_name else "fsdp")
+        # Megatron by its config (up to 0.7.1: ppo_megatron_trainer) or by model_engine=megatron (0.8.0+)
+        else (
+            "megatron" if "megatron" in invocation.config_name or invocation.engine == "megatron" else "fsdp"
+        )
     )
     if strategy == "megatron":
         return []
