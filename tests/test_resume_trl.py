@@ -192,7 +192,8 @@ def test_on_slurm_a_kill_in_a_save_is_restarted_by_the_script_and_resumes(
     assert final.state == "SUCCEEDED", output[-3000:]
     assert mark.exists() and "restart 1 of 1" in output  # the script's loop, not the bootstrap's
     assert "resuming from step 2" in output
-    assert [(s["restart"], s["from_step"]) for s in read_attempts(run.dir)] == [(0, None), (0, 2)]
+    # the script's loop numbers its restarts for the job (RLADAPT_RESTART): the second start is restart 1
+    assert [(s["restart"], s["from_step"]) for s in read_attempts(run.dir)] == [(0, None), (1, 2)]
     assert _per_step(ck) == uninterrupted
 
 

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import time
 import urllib.request
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,9 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     shutil.copy(HERE / STUB, work / STUB)
     (work / f"{PATCH_MODULE}.py").write_text(PATCH_SOURCE)
     make_example_files(work)
+    # Ray unpacks a working_dir once per content hash and shares it between jobs: without a file of its own, two
+    # tests' identical uploads would share one relative checkpoint directory (and its owner file) on the head
+    (work / ".test-id").write_text(f"{uuid.uuid4()}\n")
     monkeypatch.chdir(work)
     return work
 
