@@ -106,10 +106,8 @@ def certify(
                 + f" (its output: rladapt logs {run.id})"
             )
 
-    started = time.monotonic()
     baseline, base_ck = launch("uninterrupted")
     finish(baseline, "the uninterrupted run")
-    took = time.monotonic() - started
     interruptions, checks = [], []
     traces: dict[str, ResumeTrace] = {}
     for label in ("killed-at-checkpoint", "killed-at-random"):
@@ -129,20 +127,26 @@ def certify(
                     time.sleep(0.05)
         else:
             # A moment inside the training, whatever the machine's speed: after a random step has been logged
-            # (not the last), then a random part of a step's time (from the uninterrupted run). A moment in wall
-            # time from the launch can fall after a faster run has ended.
-            after = rng.randint(1, max(1, steps - 1))
-            extra = rng.uniform(0.0, 0.9) * took / max(1, steps) / 2
-            how = f"SIGKILL {extra:.1f} s after step {after} was logged (seed {options.seed})"
+            # (not the last), then a random part (under half) of the time that step took in this very run, as
+            # seen from here. A moment in wall time (or a part of the uninterrupted run's time per step, which
+            # counts its start-up) can fall after a faster run has ended.
+            after = rng.randint(min(2, steps - 1), max(1, steps - 1))
+            part = rng.uniform(0.0, 0.5)
+            how = f"SIGKILL {part:.0%} of a step's time after step {after} was logged (seed {options.seed})"
+            seen: dict[int, float] = {}
             while time.monotonic() < deadline and not runner.status(run).terminal:
                 try:
                     logged = max(adapter_trace_steps(adapter, ck, entry.version), default=0)
                 except (RladaptError, OSError, ValueError):
                     logged = 0  # a metrics line being written: look again
+                now = time.monotonic()
+                for step in range(1, logged + 1):
+                    seen.setdefault(step, now)
                 if logged >= after:
-                    time.sleep(extra)
+                    step_time = seen[after] - seen.get(after - 1, seen[after])
+                    time.sleep(part * step_time)
                     break
-                time.sleep(0.05)
+                time.sleep(0.02)
             if not runner.status(run).terminal:
                 _kill(run)
                 killed = True

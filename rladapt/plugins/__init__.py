@@ -46,6 +46,7 @@ from .native import (
     SecretKind,
     SecretRef,
     SecretSourceRef,
+    ServiceRole,
     VolumeSpec,
 )
 from .patches import Patch
@@ -117,6 +118,7 @@ __all__ = [
     "SecretKind",
     "SecretRef",
     "SecretSourceRef",
+    "ServiceRole",
     "Signature",
     "Snapshot",
     "TranslationBuilder",

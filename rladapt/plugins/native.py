@@ -114,6 +114,37 @@ class Resume(_Frozen):
     path: str | None = None
 
 
+class ServiceRole(_Frozen):
+    """A process rladapt runs beside the training job (an evaluator, a serving group): framework-neutral, derived
+    from the spec (``services``), rendered by each launcher as its own unit (a process group on local, a Ray job on
+    Ray, a job step on Slurm, a Deployment on Kubernetes) so that training never waits for it."""
+
+    name: str = Field(
+        pattern=r"^[a-z][a-z0-9-]{0,39}$", description="Unique in the launch; names its unit and log."
+    )
+    argv: tuple[str, ...] = Field(
+        description="The command; argv[0] is the job's interpreter (spec.runtime.python) unless a program is named."
+    )
+    env: dict[str, str] = Field(default_factory=dict, description="Added to the job's environment.")
+    cpus: int = Field(1, ge=1)
+    memory: str | None = Field(None, description="Kubernetes/Slurm memory form, e.g. 4Gi; None: not asked.")
+    gpus: int = Field(0, ge=0)
+    ports: tuple[PortSpec, ...] = ()
+    restart: Literal["on-failure", "never"] = Field(
+        "on-failure", description="Started again when it exits non-zero while the job runs."
+    )
+    outlives_job: bool = Field(
+        False,
+        description="False: stopped when the training job ends. True: left to finish its own work (an evaluator "
+        "draining the last versions) and stopped by rladapt stop.",
+    )
+
+
+def services(job: RLJob) -> tuple[ServiceRole, ...]:
+    """The service roles the spec asks for (continuous evaluation, a serving group), in a fixed order."""
+    return ()
+
+
 class NativeLaunch(_Frozen):
     framework: str
     version: str
@@ -147,6 +178,9 @@ class NativeLaunch(_Frozen):
     lifecycle: dict[str, Any] = Field(default_factory=dict)
     publish: dict[str, Any] | None = Field(
         None, description="spec.pool: the job publishes each complete checkpoint to this model pool."
+    )
+    services: tuple[ServiceRole, ...] = Field(
+        (), description="Processes run beside the training job (evaluator, serving group): ``ServiceRole``."
     )
     notes: tuple[str, ...] = Field((), description="Human-readable remarks from the adapter (warnings).")
     origins: dict[str, str] = Field(
@@ -208,6 +242,7 @@ class NativeLaunch(_Frozen):
             launcher_options={k: dict(v) for k, v in spec.launcher.items()},
             lifecycle=spec.lifecycle.model_dump(),
             publish=spec.pool.model_dump() if spec.pool is not None else None,
+            services=services(job),
             notes=tuple(notes),
             inputs=all_inputs(job),
         )
