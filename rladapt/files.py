@@ -10,6 +10,7 @@ device or a directory at the target is refused rather than silently turned into 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 import tempfile
@@ -106,6 +107,27 @@ def write_text(
         if tmp is not None:
             Path(tmp).unlink(missing_ok=True)
     return target
+
+
+def read_json_lines(path: Path) -> list[dict[str, object]]:
+    """The JSON objects of a JSON-lines file that its writers append to, in order; [] when there is no file.
+
+    Lenient on purpose: the last line may be cut by a kill mid-write and a line may be damaged, and one bad line must
+    not hide the rest (a resume decision or a run's holders read this while a job may be writing it).
+    """
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return []
+    out = []
+    for line in text.splitlines():
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            out.append(entry)
+    return out
 
 
 def sync_dir(folder: Path) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from rladapt.files import read_json_lines
 from rladapt.plugins.checkpoints import ASIDE_DIR, Checkpoint, CheckpointScan, ResumePlan, move_aside
 from rladapt.plugins.job import (
     ATTEMPTS_ENV,
@@ -167,30 +168,14 @@ def record_attempt(decision: Decision | None, restart: int, max_restarts: int) -
 
 def read_attempts(run_dir: Path) -> list[dict[str, Any]]:
     """The starts recorded in a run directory, oldest first; unreadable lines are skipped."""
-    return _read_attempts_file(run_dir / ATTEMPTS_FILE)
+    return read_json_lines(run_dir / ATTEMPTS_FILE)
 
 
 def last_attempt() -> dict[str, Any] | None:
     """The start recorded last in ``$RLADAPT_ATTEMPTS`` (as ``record_attempt`` wrote it); None when unset or empty."""
     target = os.environ.get(ATTEMPTS_ENV)
-    starts = _read_attempts_file(Path(target)) if target else []
+    starts = read_json_lines(Path(target)) if target else []
     return starts[-1] if starts else None
-
-
-def _read_attempts_file(path: Path) -> list[dict[str, Any]]:
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
-    out = []
-    for line in lines:
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            out.append(entry)
-    return out
 
 
 __all__ = [

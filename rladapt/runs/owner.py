@@ -35,6 +35,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
+from rladapt.files import read_json_lines
 from rladapt.primitives.errors import UsageError
 
 __all__ = [
@@ -240,15 +241,10 @@ def _log_take(root: Path, mine: Owner) -> None:
 
 def read_holders(root: Path) -> list[tuple[float, str]]:
     """``(taken, run)`` of every take of ``root``, by time; unreadable lines are skipped, no file gives []."""
-    try:
-        lines = (root / HOLDERS_FILE).read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        return []
     out = []
-    for line in lines:
+    for entry in read_json_lines(root / HOLDERS_FILE):
         try:
-            entry = json.loads(line)
-            out.append((float(entry["taken"]), str(entry["run"])))
+            out.append((float(entry["taken"]), str(entry["run"])))  # type: ignore[arg-type]
         except (ValueError, TypeError, KeyError):
             continue
     return sorted(out)

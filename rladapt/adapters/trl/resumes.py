@@ -17,9 +17,9 @@ the version every pinned TRL, 0.23.1 to 1.16.0, is tested with; ``trainer.py``):
 from __future__ import annotations
 
 import hashlib
-import json
 from pathlib import Path
 
+from rladapt.files import read_json_lines
 from rladapt.plugins.resumes import Restored, ResumeTrace
 
 from .driver import METRICS_FILE, SAMPLES_FILE
@@ -70,21 +70,6 @@ def restores(version: str) -> tuple[Restored, ...]:
     return RESTORED
 
 
-def _lines(path: Path) -> list[dict[str, object]]:
-    """The JSON objects of a JSON-lines file; a line cut by a kill (the last one) is skipped."""
-    if not path.is_file():
-        return []
-    out = []
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(entry, dict):
-            out.append(entry)
-    return out
-
-
 def _number(value: object) -> float | None:
     return float(value) if isinstance(value, (int, float)) else None
 
@@ -94,12 +79,12 @@ def trace(root: Path, version: str) -> ResumeTrace:
     the prompts the step consumed (from the last driver start that logged it), and the sha256 of the final
     checkpoint's weights (``model.safetensors`` of the highest ``checkpoint-N``)."""
     metrics: dict[int, dict[str, float | None]] = {}
-    for entry in _lines(root / METRICS_FILE):
+    for entry in read_json_lines(root / METRICS_FILE):
         step = entry.get("step")
         if isinstance(step, int) and (entry.get("loss") is not None or entry.get("reward") is not None):
             metrics[step] = {"loss": _number(entry.get("loss")), "reward": _number(entry.get("reward"))}
     by_start: dict[int, dict[str, list[str]]] = {}
-    for entry in _lines(root / SAMPLES_FILE):
+    for entry in read_json_lines(root / SAMPLES_FILE):
         step, start, prompts = entry.get("step"), str(entry.get("start")), entry.get("prompts")
         if isinstance(step, int) and isinstance(prompts, list) and entry.get("rank", 0) == 0:
             by_start.setdefault(step, {}).setdefault(start, []).extend(str(p) for p in prompts)
