@@ -77,6 +77,9 @@ class ServeGroup:
         if self.replicas < 1:
             raise UsageError(f"--replicas must be at least 1, not {self.replicas}")
         version = self.store.alias_state(self.alias).version
+        self.store.path(
+            version
+        )  # a store without local folders (an object store) cannot be served: said here
         logs = self.log_dir or (self.store.root / "serving" / "logs")
         logs.mkdir(parents=True, exist_ok=True)
         ports = (
