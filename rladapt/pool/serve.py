@@ -56,6 +56,8 @@ class Replica:
     port: int
     log: Path
     process: subprocess.Popen[bytes] | None = None
+    #: the GPU it may use (CUDA_VISIBLE_DEVICES), for the engines that run on one
+    gpu: str | None = None
 
     @property
     def url(self) -> str:
@@ -87,7 +89,11 @@ class ServeGroup:
             if self.port
             else [_free_port() for _ in range(self.replicas)]
         )
-        self.members = [Replica(port, logs / f"{self.alias}-{port}.log") for port in ports]
+        gpus = self._gpus(driver)
+        self.members = [
+            Replica(port, logs / f"{self.alias}-{port}.log", gpu=gpus[i] if gpus else None)
+            for i, port in enumerate(ports)
+        ]
         for member in self.members:
             self._spawn(member, version)
         try:
@@ -105,14 +111,38 @@ class ServeGroup:
     def driver(self) -> Engine:
         return engine_for(self.engine)
 
+    def _gpus(self, driver: Engine) -> list[str] | None:
+        """One GPU per replica for the engines that run on one: the i-th of the visible devices (or GPU i), so
+        that N vLLM servers do not all start on the first GPU; a UsageError when fewer are visible."""
+        if not driver.uses_gpu:
+            return None
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        devices = [d for d in visible.split(",") if d.strip()] if visible is not None else None
+        if devices is None:
+            return [str(i) for i in range(self.replicas)]
+        if len(devices) < self.replicas:
+            raise UsageError(
+                f"{self.replicas} {self.engine} replicas need a GPU each; CUDA_VISIBLE_DEVICES names {len(devices)} "
+                f"({visible!r})"
+            )
+        return devices[: self.replicas]
+
+    def replica_env(self, member: Replica) -> dict[str, str]:
+        env = {**os.environ, **self.driver.env()}
+        if member.gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = member.gpu
+        return env
+
     def _spawn(self, member: Replica, version: str) -> None:
-        driver = self.driver
-        argv = driver.command(self.store, version, host="127.0.0.1", port=member.port)
+        argv = self.driver.command(self.store, version, host="127.0.0.1", port=member.port)
         with member.log.open("ab") as log:
             member.process = subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                env={**os.environ, **driver.env()},
-            )  # fmt: skip
+                argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.replica_env(member),
+            )
 
     def _wait(self, member: Replica, timeout: float) -> None:
         deadline = time.monotonic() + timeout

@@ -238,9 +238,17 @@ def test_pool_serve_group_of_fake_engine_processes_starts_switches_and_restarts(
 
     monkeypatch.setattr(cls, "command", fake_command)
     monkeypatch.setenv("PYTHONPATH", f"{REPO}{os.pathsep}{os.environ.get('PYTHONPATH', '')}")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5")
+    with pytest.raises(UsageError, match=f"2 {kind} replicas need a GPU each; CUDA_VISIBLE_DEVICES names 1"):
+        ServeGroup(store, "serving", replicas=2, engine=kind).start(timeout=60)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "5,7")
     group = ServeGroup(store, "serving", replicas=2, engine=kind)
     started = group.start(timeout=60)
     try:
+        # each replica process sees its own GPU, and the engine's own environment
+        environs = [_environ(m.process.pid) for m in group.members if m.process is not None]
+        assert [e.get("CUDA_VISIBLE_DEVICES") for e in environs] == ["5", "7"]
+        assert all(e.get("VLLM_SERVER_DEV_MODE") == ("1" if kind == "vllm" else None) for e in environs)
         driver = cls()
         assert [driver.served(url) for url in started.replicas] == ["v00000001"] * 2
         _, result = move_alias(store, "serving", "v00000002")
@@ -256,3 +264,9 @@ def test_pool_serve_group_of_fake_engine_processes_starts_switches_and_restarts(
         assert group.follow_once() is None
     finally:
         group.stop()
+
+
+def _environ(pid: int) -> dict[str, str]:
+    """A running process's environment, as Linux shows it."""
+    raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
+    return dict(item.decode().split("=", 1) for item in raw if b"=" in item)

@@ -41,6 +41,8 @@ class Engine(ABC):
     #: True when the replica verifies the version's files itself (the reference engine); otherwise the switch
     #: verifies them once, on the store path the engine will load, before asking any replica to stage
     verifies_itself: bool = False
+    #: each replica runs on one GPU of its own (``pool serve`` gives replica i the i-th visible device)
+    uses_gpu: bool = False
 
     @abstractmethod
     def command(self, store: VersionStore, version: str, *, host: str, port: int) -> list[str]:

@@ -34,6 +34,7 @@ __all__ = ["SglangEngine"]
 class SglangEngine(Engine):
     name = "sglang"
     requires = "sglang"
+    uses_gpu = True
 
     def command(self, store: VersionStore, version: str, *, host: str, port: int) -> list[str]:
         return [sys.executable, "-m", "sglang.launch_server", "--model-path", version_folder(store, version),

@@ -36,6 +36,7 @@ __all__ = ["VllmEngine"]
 class VllmEngine(Engine):
     name = "vllm"
     requires = "vllm"
+    uses_gpu = True
 
     def command(self, store: VersionStore, version: str, *, host: str, port: int) -> list[str]:
         return [sys.executable, "-m", "vllm.entrypoints.openai.api_server", "--model", version_folder(store, version),
