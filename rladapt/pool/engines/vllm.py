@@ -14,6 +14,9 @@ The routes and payloads, from vLLM's own code (vllm-project/vllm):
 - ``vllm/v1/worker/gpu_worker.py`` (commit 35d5cda123ec28581759b6d34cde8052314fb1e6): ``Worker.update_config
   (overrides)`` (``{"model_config": {"model": PATH}}`` points the loader at the version's folder) and
   ``Worker.reload_weights()`` (re-reads the weights in place through the model loader).
+- The model runner's ``update_config`` takes only ``load_config`` and ``model_config`` overrides (an assertion
+  names the others); the V2 model runner (``VLLM_USE_V2_MODEL_RUNNER``) raises ``NotImplementedError`` on
+  ``reload_weights``, which fails the commit (and commits the other replicas back) rather than half-switching.
 - These routes are mounted only when the server runs with ``VLLM_SERVER_DEV_MODE=1`` (``env`` sets it).
 
 Why the checksum: ``update_weight_version`` only *names* a version; a reload that answers 200 and changes nothing
