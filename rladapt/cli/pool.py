@@ -208,11 +208,8 @@ def alias(name: str, ref: str, if_current: str | None, store: str | None, fmt: s
 def _emit_move(fmt: str, name: str, state: Any, switched: Any) -> None:
     document = {**state.to_json(), "switch": switched.to_json() if switched else None}
     text = f"{name} -> {state.version}"
-    if switched is not None:
-        if switched.committed:
-            text += " (every replica switched)"
-        else:  # staged everywhere, but a replica died before its commit: the group restarts it on the alias
-            text += f" (not committed on {'; '.join(f'{u}: {w}' for u, w in switched.failures.items())})"
+    if switched is not None:  # a switch that did not commit everywhere raised SwitchFailed before this
+        text += " (every replica switched)"
     _emit(fmt, document, text)
 
 

@@ -25,7 +25,7 @@ from rladapt.files import write_text
 from rladapt.primitives.errors import RladaptError
 
 from .engines import Engine, engine_for
-from .store import AliasState, VersionStore
+from .store import AliasMoved, AliasState, VersionStore
 
 __all__ = ["Group", "SwitchFailed", "SwitchResult", "move_alias", "read_group", "rollback_alias", "switch"]
 
@@ -217,12 +217,23 @@ def move_alias(store: VersionStore, name: str, ref: str, *, if_current: str | No
     group = read_group(store, name)
     result = None
     if group is not None:
+        if if_current is not None:  # a compare-and-swap that will fail must not switch the replicas first
+            now_at = store.aliases().get(name, "none")
+            wanted = if_current if if_current == "none" else store.resolve(if_current)
+            if now_at != wanted:
+                raise AliasMoved(f"alias {name!r} names {now_at}, not {wanted}: not moved to {version}")
         result = switch(list(group.replicas), version, timeout=timeout, engine=group.engine, store=store)
         if not result.committed:
             raise SwitchFailed(
                 f"alias {name!r} stays where it was: not every replica could take {version} ({result.reasons()})"
             )
-    return store.set_alias(name, version, if_current=if_current, by=by), result
+    try:
+        return store.set_alias(name, version, if_current=if_current, by=by), result
+    except AliasMoved:
+        if group is not None:  # moved by someone else between the check and the swap: serve what it names now
+            switch(list(group.replicas), store.alias_state(name).version, timeout=timeout, engine=group.engine,
+                   store=store)  # fmt: skip
+        raise
 
 
 def rollback_alias(store: VersionStore, name: str, *, by: str | None = None,

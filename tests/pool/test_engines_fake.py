@@ -270,3 +270,15 @@ def _environ(pid: int) -> dict[str, str]:
     """A running process's environment, as Linux shows it."""
     raw = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     return dict(item.decode().split("=", 1) for item in raw if b"=" in item)
+
+
+def test_a_compare_and_swap_that_fails_switches_no_fake_replica(
+    store: VersionStore, fakes: list[FakeEngine]
+) -> None:
+    from rladapt.pool import AliasMoved
+
+    replicas = start(fakes, "sglang", store, "ok", "ok")
+    group_of(store, "sglang", replicas)
+    with pytest.raises(AliasMoved, match="names v00000001, not v00000002"):
+        move_alias(store, "serving", "v00000003", if_current="v00000002")
+    assert all(fake.routes() == [] for fake in replicas)
