@@ -2,6 +2,7 @@
 
 - publish: ``VersionStore.publish`` of a model folder with a SIZE MiB safetensors file (copy, sha256 as it writes,
   read-back hash, fsync, rename), against ``shutil.copytree`` of the same folder in the same run;
+- publish to ``memory://``: the same through the object-store protocol (``rladapt.pool.objects``);
 - switch: a two-phase switch of REPLICAS reference replicas to another version of the tiny example model (each
   replica re-hashes the version's files and loads them, then all commit), against copying that version's files
   once per replica.
@@ -58,6 +59,10 @@ def main() -> None:
         print(
             f"publish {args.size} MiB: {publish:.2f} s; copytree baseline {copy:.2f} s ({publish / copy:.1f}x)"
         )
+        # the object-store protocol (upload, manifest last, create-if-absent claims) on fsspec's memory filesystem
+        remote = VersionStore("memory://bench-pool")
+        upload = _timed(lambda: remote.publish(folder, source=Source(run_id="bench", step=1)))
+        print(f"publish {args.size} MiB to memory://: {upload:.2f} s ({upload / copy:.1f}x the copy)")
 
         small = VersionStore(root / "small")
         for step in (1, 2):

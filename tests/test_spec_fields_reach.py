@@ -191,6 +191,10 @@ PROBES: dict[str, Probe] = {
     # a pool needs its store: the other pool fields are probed with one set
     "spec.pool.alias": Probe("rlprobe7777", needs={"spec.pool": {"store": "pool"}}),
     "spec.pool.every_steps": Probe(INT, needs={"spec.pool": {"store": "pool"}}),
+    **{
+        f"spec.pool.serve.{name}": Probe(value, needs={"spec.pool": {"store": "pool", "serve": {}}})
+        for name, value in (("alias", TEXT), ("replicas", 77), ("engine", "sglang"), ("port", INT))
+    },
     # never saving: the example's period and retention would do nothing, so the context drops them
     "spec.checkpoint.enabled": Probe(
         False, needs={"spec.checkpoint.every_steps": 0, "spec.checkpoint.keep_last": None}

@@ -208,11 +208,8 @@ def alias(name: str, ref: str, if_current: str | None, store: str | None, fmt: s
 def _emit_move(fmt: str, name: str, state: Any, switched: Any) -> None:
     document = {**state.to_json(), "switch": switched.to_json() if switched else None}
     text = f"{name} -> {state.version}"
-    if switched is not None:
-        if switched.committed:
-            text += " (every replica switched)"
-        else:  # staged everywhere, but a replica died before its commit: the group restarts it on the alias
-            text += f" (not committed on {'; '.join(f'{u}: {w}' for u, w in switched.failures.items())})"
+    if switched is not None:  # a switch that did not commit everywhere raised SwitchFailed before this
+        text += " (every replica switched)"
     _emit(fmt, document, text)
 
 
@@ -280,7 +277,11 @@ def gc(
 @click.option("--alias", "alias_name", required=True, metavar="NAME", help="The alias the replicas follow.")
 @click.option("--replicas", type=int, default=1, show_default=True, help="How many replicas.")
 @click.option(
-    "--engine", default="reference", show_default=True, help="The engine (reference: transformers, CPU)."
+    "--engine",
+    type=click.Choice(["reference", "vllm", "sglang"]),
+    default="reference",
+    show_default=True,
+    help="The engine: reference (rladapt's own, transformers on CPU), vllm or sglang (their own servers, a GPU).",
 )
 @click.option("--port", type=int, help="The first replica's port (the others follow); default: free ports.")
 @_store_option
@@ -288,20 +289,14 @@ def serve(alias_name: str, replicas: int, engine: str, port: int | None, store: 
     """Start REPLICAS engines on the version NAME names and follow NAME until interrupted.
 
     While it runs, `pool alias NAME V` and `pool rollback NAME` switch every replica in two phases (each stages
-    and verifies V; only if all staged does any serve it) before the alias moves.
+    and verifies V; only if all staged does any serve it, and each must then report V) before the alias moves.
     """
-    import importlib.util
     import signal
 
     from rladapt.pool import ServeGroup
+    from rladapt.pool.serve import check_engine
 
-    if engine == "reference":
-        lacking = [name for name in ("torch", "transformers") if importlib.util.find_spec(name) is None]
-        if lacking:  # each replica would exit saying so: say it once, before starting any
-            raise UsageError(
-                f"the reference engine generates with transformers and torch ({', '.join(lacking)} not installed): "
-                "install 'rladapt[engine]' (and torch: pip install torch==2.13.0)"
-            )
+    check_engine(engine)
 
     def stop_on_term(signum: int, frame: object) -> None:
         raise KeyboardInterrupt  # `kill` (SIGTERM) stops the replicas too, as Ctrl-C does

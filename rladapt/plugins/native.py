@@ -142,7 +142,9 @@ class ServiceRole(_Frozen):
 
 def services(job: RLJob) -> tuple[ServiceRole, ...]:
     """The service roles the spec asks for (continuous evaluation, a serving group), in a fixed order."""
-    return ()
+    from .pool_serving import pool_serving  # imported here: it builds on this module's ServiceRole
+
+    return (*pool_serving(job),)
 
 
 class NativeLaunch(_Frozen):

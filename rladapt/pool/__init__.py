@@ -4,8 +4,9 @@
 where it came from. See ``docs/concepts/pool.md`` for why versions never change and how a switch is made.
 """
 
+from .engines import Engine, EngineCallFailed, EngineFailed, engine_for
 from .manifest import MANIFEST, DamagedManifest, FileEntry, Manifest, Source, version_name
-from .serve import ENGINES, ServeGroup
+from .serve import ENGINES, ServeGroup, check_engine
 from .store import AliasMoved, AliasState, GcReport, Lease, VersionStore, hf_weight_files
 from .switch import Group, SwitchFailed, SwitchResult, move_alias, read_group, rollback_alias, switch
 
@@ -15,6 +16,9 @@ __all__ = [
     "AliasMoved",
     "AliasState",
     "DamagedManifest",
+    "Engine",
+    "EngineCallFailed",
+    "EngineFailed",
     "FileEntry",
     "GcReport",
     "Group",
@@ -25,6 +29,8 @@ __all__ = [
     "SwitchFailed",
     "SwitchResult",
     "VersionStore",
+    "check_engine",
+    "engine_for",
     "hf_weight_files",
     "move_alias",
     "read_group",

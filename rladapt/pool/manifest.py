@@ -80,21 +80,30 @@ class Manifest(_Frozen):
     def read(cls, folder: Path) -> Manifest:
         path = folder / MANIFEST
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            text = path.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise DamagedManifest(f"version {folder.name} has no {MANIFEST} ({str(path)!r})") from None
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        except (OSError, UnicodeDecodeError) as exc:
             raise DamagedManifest(f"cannot read {str(path)!r}: {exc}") from None
+        return cls.parse(text, str(path))
+
+    @classmethod
+    def parse(cls, text: str, path: str) -> Manifest:
+        """The manifest in ``text`` (read from ``path``, which messages name); a DamagedManifest if it is not one."""
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DamagedManifest(f"cannot read {path!r}: {exc}") from None
         if isinstance(data, dict) and data.get("format") not in (None, FORMAT):
             raise DamagedManifest(
-                f"{str(path)!r} has format {data.get('format')!r}; this rladapt reads format {FORMAT}"
+                f"{path!r} has format {data.get('format')!r}; this rladapt reads format {FORMAT}"
             )
         try:
             return cls.model_validate(data)
         except ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(part) for part in first["loc"])
-            raise DamagedManifest(f"{str(path)!r}: field {where!r}: {first['msg']}") from None
+            raise DamagedManifest(f"{path!r}: field {where!r}: {first['msg']}") from None
 
 
 def file_entry(path: Path) -> FileEntry:

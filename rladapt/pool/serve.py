@@ -3,15 +3,16 @@
 The group starts each replica on the version the alias names, registers itself (``<store>/serving/<alias>.json``)
 so that ``pool alias`` / ``pool rollback`` switch it two-phase before moving the alias, and then follows the alias:
 when the alias names another version than the replicas serve (moved by a tool that does not know the group), it
-switches them; a replica that exited is started again on the alias's version.
+switches them; a replica that exited is started again on the alias's version. The engine
+(``rladapt.pool.engines``: reference, vllm, sglang) says how a replica starts and how it switches.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import socket
 import subprocess
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -19,14 +20,29 @@ from pathlib import Path
 
 from rladapt.primitives.errors import RladaptError, UsageError
 
+from .engines import ENGINES, Engine, engine_for
 from .store import VersionStore
-from .switch import Group, get_json, group_path, switch, write_group
+from .switch import Group, group_path, switch, write_group
 
-__all__ = ["ENGINES", "ServeGroup"]
+__all__ = ["ENGINES", "ServeGroup", "check_engine"]
 
-#: Engines ``pool serve`` can start. vLLM and SGLang need a GPU and their own servers; their switch protocols
-#: are the next step (issue 26), so they are refused by name rather than accepted and half-done.
-ENGINES = ("reference",)
+
+def check_engine(name: str) -> Engine:
+    """The engine ``name``, once its server's Python module is importable here; a UsageError (exit 2) saying what
+    to install otherwise, before any replica starts (each would exit saying it, N times)."""
+    engine = engine_for(name)
+    needed = [engine.requires] if engine.requires else []
+    if name == "reference":
+        needed = ["torch", "transformers"]
+    lacking = [module for module in needed if importlib.util.find_spec(module) is None]
+    if lacking:
+        hint = (
+            "install 'rladapt[engine]' (and torch: pip install torch==2.13.0)"
+            if name == "reference"
+            else f"install {name} where the replicas run (it needs a GPU)"
+        )
+        raise UsageError(f"--engine {name}: {', '.join(lacking)} is not installed: {hint}")
+    return engine
 
 
 def _free_port() -> int:
@@ -40,6 +56,8 @@ class Replica:
     port: int
     log: Path
     process: subprocess.Popen[bytes] | None = None
+    #: the GPU it may use (CUDA_VISIBLE_DEVICES), for the engines that run on one
+    gpu: str | None = None
 
     @property
     def url(self) -> str:
@@ -57,14 +75,13 @@ class ServeGroup:
     members: list[Replica] = field(default_factory=list)
 
     def start(self, *, timeout: float = 300.0) -> Group:
-        if self.engine not in ENGINES:
-            raise UsageError(
-                f"--engine {self.engine!r}: this rladapt serves with {', '.join(ENGINES)} "
-                "(vLLM and SGLang need a GPU and are not wired yet)"
-            )
+        driver = engine_for(self.engine)
         if self.replicas < 1:
             raise UsageError(f"--replicas must be at least 1, not {self.replicas}")
         version = self.store.alias_state(self.alias).version
+        self.store.path(
+            version
+        )  # a store without local folders (an object store) cannot be served: said here
         logs = self.log_dir or (self.store.root / "serving" / "logs")
         logs.mkdir(parents=True, exist_ok=True)
         ports = (
@@ -72,12 +89,17 @@ class ServeGroup:
             if self.port
             else [_free_port() for _ in range(self.replicas)]
         )
-        self.members = [Replica(port, logs / f"{self.alias}-{port}.log") for port in ports]
+        gpus = self._gpus(driver)
+        self.members = [
+            Replica(port, logs / f"{self.alias}-{port}.log", gpu=gpus[i] if gpus else None)
+            for i, port in enumerate(ports)
+        ]
         for member in self.members:
             self._spawn(member, version)
         try:
             for member in self.members:
                 self._wait(member, timeout)
+                driver.started(member.url, self.store, version)
         except RladaptError:
             self.stop()
             raise
@@ -85,12 +107,41 @@ class ServeGroup:
         write_group(self.store, group)
         return group
 
+    @property
+    def driver(self) -> Engine:
+        return engine_for(self.engine)
+
+    def _gpus(self, driver: Engine) -> list[str] | None:
+        """One GPU per replica for the engines that run on one: the i-th of the visible devices (or GPU i), so
+        that N vLLM servers do not all start on the first GPU; a UsageError when fewer are visible."""
+        if not driver.uses_gpu:
+            return None
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        devices = [d for d in visible.split(",") if d.strip()] if visible is not None else None
+        if devices is None:
+            return [str(i) for i in range(self.replicas)]
+        if len(devices) < self.replicas:
+            raise UsageError(
+                f"{self.replicas} {self.engine} replicas need a GPU each; CUDA_VISIBLE_DEVICES names {len(devices)} "
+                f"({visible!r})"
+            )
+        return devices[: self.replicas]
+
+    def replica_env(self, member: Replica) -> dict[str, str]:
+        env = {**os.environ, **self.driver.env()}
+        if member.gpu is not None:
+            env["CUDA_VISIBLE_DEVICES"] = member.gpu
+        return env
+
     def _spawn(self, member: Replica, version: str) -> None:
-        argv = [sys.executable, "-m", "rladapt.pool.engine", "--store", str(self.store.root),
-                "--version", version, "--port", str(member.port)]  # fmt: skip
+        argv = self.driver.command(self.store, version, host="127.0.0.1", port=member.port)
         with member.log.open("ab") as log:
             member.process = subprocess.Popen(
-                argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                argv,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                env=self.replica_env(member),
             )
 
     def _wait(self, member: Replica, timeout: float) -> None:
@@ -100,7 +151,7 @@ class ServeGroup:
                 tail = member.log.read_text(errors="replace").strip().splitlines()[-3:]
                 raise RladaptError(f"replica on port {member.port} exited: {' | '.join(tail)}")
             try:
-                get_json(member.url, "/health", timeout=2)
+                self.driver.health(member.url, timeout=2)
                 return
             except RladaptError:
                 time.sleep(0.2)
@@ -113,15 +164,16 @@ class ServeGroup:
             if member.process is not None and member.process.poll() is not None:
                 self._spawn(member, wanted)
                 self._wait(member, 300)
+                self.driver.started(member.url, self.store, wanted)
                 return f"restarted the replica on port {member.port} on {wanted}"
         served = set()
         for member in self.members:
             try:
-                served.add(get_json(member.url, "/version")["version"])
-            except (RladaptError, KeyError):
+                served.add(self.driver.served(member.url))
+            except RladaptError:
                 return None  # a replica between states: look again next round
         if served != {wanted}:
-            result = switch([m.url for m in self.members], wanted)
+            result = switch([m.url for m in self.members], wanted, engine=self.engine, store=self.store)
             return (
                 f"switched to {wanted}"
                 if result.committed

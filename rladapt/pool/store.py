@@ -113,14 +113,21 @@ class GcReport:
 
 
 class VersionStore:
-    """One store of versions at ``root`` (created on first write)."""
+    """One store of versions at ``root`` (created on first write): a directory (or ``file://`` URL), or any other
+    fsspec URL, which makes an ``ObjectVersionStore`` (``rladapt.pool.objects``)."""
 
-    def __init__(self, root: Path | str) -> None:
+    def __new__(cls, root: Path | str, **kwargs: Any) -> VersionStore:
         text = str(root)
-        if "://" in text and not text.startswith("file://"):
-            # an object store has no rename and no flock: its commit protocol (manifest last, conditional writes)
+        if cls is VersionStore and "://" in text and not text.startswith("file://"):
+            # an object store has no rename and no flock: its commit protocol (manifest last, create-if-absent)
             # is a different implementation, not a flag of this one
-            raise UsageError(f"pool store {text!r}: only a local or mounted directory is supported so far")
+            from .objects import ObjectVersionStore
+
+            return super().__new__(ObjectVersionStore)
+        return super().__new__(cls)
+
+    def __init__(self, root: Path | str, **kwargs: Any) -> None:
+        text = str(root)
         self.root = Path(text.removeprefix("file://"))
 
     # --- reading -------------------------------------------------------------------------------------------

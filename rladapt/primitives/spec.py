@@ -751,6 +751,36 @@ class Checkpoint(_Model):
         return self
 
 
+#: The engines a pool serving group can run (``rladapt.pool.ENGINES``; a test keeps the two equal).
+PoolEngine = Literal["reference", "vllm", "sglang"]
+
+
+class PoolServe(_Model):
+    """A serving group beside the training: ``rladapt pool serve`` following an alias of the pool, rendered by the
+    launcher as its own unit (``NativeLaunch.services``), so rollout and eval consumers can pin a version."""
+
+    alias: str = Field(
+        "serving",
+        pattern=r"^[A-Za-z][A-Za-z0-9._-]{0,63}$",
+        description="The alias the replicas follow; `rladapt pool alias` / `rollback` switch them two-phase.",
+    )
+    replicas: PositiveInt = Field(1, description="How many replicas (one GPU each for vllm and sglang).")
+    engine: PoolEngine = Field(
+        "reference",
+        description="reference (rladapt's own, CPU), vllm or sglang (their own servers, a GPU each).",
+    )
+    port: int = Field(8000, ge=1, le=65535, description="The first replica's port; the others follow it.")
+
+    @model_validator(mode="after")
+    def _ports_fit(self) -> PoolServe:
+        if self.port + self.replicas - 1 > 65535:
+            raise ValueError(
+                f"{self.replicas} replicas from port {self.port} would need ports up to "
+                f"{self.port + self.replicas - 1}; the last port is 65535"
+            )
+        return self
+
+
 class PoolPublish(_Model):
     """Publish the run's weights to a model pool (``rladapt pool``) as its checkpoints complete."""
 
@@ -763,6 +793,9 @@ class PoolPublish(_Model):
         pattern=r"^[A-Za-z][A-Za-z0-9._-]{0,63}$",
         description="Point this alias (e.g. candidate) at each new version; a serving group that follows it "
         "switches in two phases.",
+    )
+    serve: PoolServe | None = Field(
+        None, description="Run a serving group following an alias of this pool beside the training job."
     )
 
 

@@ -199,10 +199,9 @@ def test_leases_renew_release_and_need_an_existing_version(store: VersionStore, 
         store.lease("1", "ev", ttl=0)
 
 
-def test_an_object_store_url_is_refused_for_now(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="only a local or mounted directory"):
-        VersionStore("s3://bucket/pool")
-    assert VersionStore(f"file://{tmp_path}").root == tmp_path
+def test_a_file_url_is_the_directory_store(tmp_path: Path) -> None:
+    store = VersionStore(f"file://{tmp_path}")
+    assert type(store) is VersionStore and store.root == tmp_path
 
 
 def test_of_run_lists_a_runs_versions_with_their_aliases(store: VersionStore, tmp_path: Path) -> None:
