@@ -140,9 +140,11 @@ class ServiceRole(_Frozen):
     )
 
 
-def services(job: RLJob) -> tuple[ServiceRole, ...]:
+def services(job: RLJob, framework: str = "", version: str = "") -> tuple[ServiceRole, ...]:
     """The service roles the spec asks for (continuous evaluation, a serving group), in a fixed order."""
-    return ()
+    from rladapt.evaluate.role import evaluator_roles  # it builds ServiceRoles: imported once this module is
+
+    return (*evaluator_roles(job, framework, version),)
 
 
 class NativeLaunch(_Frozen):
@@ -242,7 +244,7 @@ class NativeLaunch(_Frozen):
             launcher_options={k: dict(v) for k, v in spec.launcher.items()},
             lifecycle=spec.lifecycle.model_dump(),
             publish=spec.pool.model_dump() if spec.pool is not None else None,
-            services=services(job),
+            services=services(job, framework, version),
             notes=tuple(notes),
             inputs=all_inputs(job),
         )
