@@ -31,6 +31,9 @@ __all__ = [
 
 RESULT_FORMAT = 1
 GATE_FILE = "_gate.json"
+#: The evaluator's settings and its last pass (``<results>/_evaluator.json``): what ``rladapt status`` and
+#: ``rladapt eval`` read to know the suites and where the versions are.
+STATE_FILE = "_evaluator.json"
 
 
 @dataclass(frozen=True)
@@ -134,4 +137,17 @@ def read_gate(root: Path, version: str) -> dict[str, Any] | None:
 
 def write_gate(root: Path, version: str, decision: dict[str, Any]) -> Path:
     return write_text(root / version / GATE_FILE, json.dumps(decision, indent=1) + "\n", what="gate decision",
+                      make_parents=True)  # fmt: skip
+
+
+def read_state(root: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((root / STATE_FILE).read_text())
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def write_state(root: Path, state: dict[str, Any]) -> Path:
+    return write_text(root / STATE_FILE, json.dumps(state, indent=1) + "\n", what="evaluator state",
                       make_parents=True)  # fmt: skip

@@ -13,8 +13,10 @@ after a crash or a stop evaluates only what has no result yet.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import shutil
+import socket
 import statistics
 import sys
 import tempfile
@@ -29,11 +31,22 @@ from rladapt.plugins.job import RUN_ID_ENV
 from rladapt.pool import AliasMoved, VersionStore, move_alias
 from rladapt.primitives.errors import RladaptError, UsageError
 from rladapt.primitives.spec import EvalSuite
+from rladapt.runs import Run
 
-from .results import EvalResult, read_gate, read_results, result_path, results_root, write_gate, write_result
+from .results import (
+    EvalResult,
+    read_gate,
+    read_results,
+    read_state,
+    result_path,
+    results_root,
+    write_gate,
+    write_result,
+    write_state,
+)
 from .settings import EvalSettings
 
-__all__ = ["HOLDER", "Evaluator", "Progress", "Target"]
+__all__ = ["HOLDER", "Evaluator", "Progress", "Target", "evaluator_of_run"]
 
 #: The lease holder name in the pool (``rladapt pool gc`` reports "leased by evaluator").
 HOLDER = "evaluator"
@@ -62,6 +75,13 @@ class Progress:
     @property
     def behind(self) -> int:
         return len(self.versions) - len(self.evaluated)
+
+    def summary(self) -> str:
+        """``2 of 3 versions evaluated on share-of-a (1 behind: v00000003)``."""
+        pending = [v for v in self.versions if v not in self.evaluated]
+        behind = f" ({len(pending)} behind: {', '.join(pending)})" if pending else " (up to date)"
+        return (f"{len(self.evaluated)} of {len(self.versions)} versions evaluated on "
+                f"{', '.join(self.suites)}{behind}")  # fmt: skip
 
     def to_json(self) -> dict[str, Any]:
         return {"versions": len(self.versions), "evaluated": len(self.evaluated), "behind": self.behind,
@@ -140,6 +160,7 @@ class Evaluator:
         """Evaluate every (version, suite) without a result (``force``: again, replacing it); then the gate."""
         chosen = self.suites(suites)
         made = []
+        self._record_state()
         for target in self.targets():
             if select is not None and not select(target):
                 continue
@@ -147,7 +168,13 @@ class Evaluator:
             if todo:
                 made += self._evaluate(target, todo)
         self.gate_pass()
+        self._record_state()
         return made
+
+    def _record_state(self) -> None:
+        settings = dataclasses.replace(self.settings, run_id=self.run_id)
+        write_state(self.root, {"settings": settings.to_json(), "pid": os.getpid(), "host": socket.gethostname(),
+                                "updated": datetime.now(timezone.utc).isoformat(timespec="seconds")})  # fmt: skip
 
     def _evaluate(self, target: Target, suites: list[EvalSuite]) -> list[EvalResult]:
         made = []
@@ -311,3 +338,18 @@ class _folder:
     def __exit__(self, *exc: object) -> None:
         if self.tmp is not None:
             shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+def evaluator_of_run(run: Run) -> Evaluator | None:
+    """The evaluator of a recorded run as it last ran (its state file in the run's checkpoint directory, seen from
+    here), or None when it never ran."""
+    root = results_root(run.record.checkpoint_root())
+    state = read_state(root)
+    if state is None:
+        return None
+    try:
+        settings = EvalSettings.from_json(state.get("settings"))
+    except ValueError:
+        return None
+    settings = dataclasses.replace(settings, checkpoint_dir=str(run.record.checkpoint_root()))
+    return Evaluator(settings, run_id=run.id, say=lambda _: None)

@@ -24,6 +24,7 @@ from rladapt.evaluate import EvalSettings, read_results
 from rladapt.evaluate.results import read_gate
 from rladapt.launch import Runner
 from rladapt.pool import VersionStore
+from tests.pool.test_cli import rladapt
 
 REPO = Path(__file__).resolve().parents[2]
 SPEC = "examples/grpo-tiny-trl.yaml"
@@ -56,7 +57,7 @@ def _evaluator(argv: tuple[str, ...], run_id: str, log: Path) -> subprocess.Pope
 
 
 def test_the_readme_trl_run_is_evaluated_once_per_version_across_a_kill(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     ck, pool = tmp_path / "ck", tmp_path / "pool"
     monkeypatch.chdir(REPO)
@@ -131,7 +132,7 @@ def test_the_readme_trl_run_is_evaluated_once_per_version_across_a_kill(
     found, warnings = read_results(results, run.id)
     assert warnings == []
     assert sorted((r.version, r.suite, r.step) for r in found) == [(v, "share-of-a", s) for v, s in versions]
-    assert sorted(p.name for p in results.iterdir()) == [v for v, _ in versions]
+    assert sorted(p.name for p in results.iterdir() if p.is_dir()) == [v for v, _ in versions]
     for result in found:
         assert result.score == pytest.approx(independent_score(store.path(result.version)), abs=1e-9)
         assert len(result.samples) == len(VAL.read_text().splitlines())
@@ -147,3 +148,41 @@ def test_the_readme_trl_run_is_evaluated_once_per_version_across_a_kill(
     else:
         assert "serving" not in aliases
     assert [lease for lease in store.leases() if lease.holder == "evaluator"] == []
+
+    # the results are the run's metrics: at the step of each version, naming it
+    code, out, err = rladapt(
+        capsys, "metrics", run.id, "--format", "json", "--metric", "eval/share-of-a/score"
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    scores = {r.step: r.score for r in found}
+    assert [(row["step"], row["eval/share-of-a/score"]) for row in doc["steps"] if row["eval/share-of-a/score"]
+            is not None] == sorted(scores.items())  # fmt: skip
+    assert doc["versions"]["eval/share-of-a/score"] == {str(s): v for v, s in versions}
+    code, out, err = rladapt(capsys, "metrics", run.id)
+    assert code == 0 and "eval/share-of-a/score" in out.splitlines()[0], err
+
+    # status: how far behind the evaluator is
+    code, out, err = rladapt(capsys, "status", run.id, "--format", "json")
+    assert code == 0, err
+    assert json.loads(out)["evaluation"] == {"versions": 3, "evaluated": 3, "behind": 0, "pending": [],
+                                             "suites": ["share-of-a"]}  # fmt: skip
+    code, out, err = rladapt(capsys, "status", run.id)
+    assert "evaluator: 3 of 3 versions evaluated on share-of-a (up to date)" in out, out
+
+    # on demand: nothing is measured twice unless asked; bad input is exit 2
+    code, out, err = rladapt(capsys, "eval", run.id, "--step", "4")
+    assert (code, out.strip()) == (0, "nothing to evaluate: every chosen version has a result for every suite "
+                                      "(--force to measure again)"), err  # fmt: skip
+    code, out, err = rladapt(capsys, "eval", run.id, "--version", "2", "--force", "--format", "json")
+    assert code == 0, err
+    (again,) = json.loads(out)
+    assert (again["version"], again["step"], again["score"]) == ("v00000002", 4, scores[4])
+    for args, says in [
+        (("--suite", "nope"), "--suite 'nope': the run has no such suite (suites: share-of-a)"),
+        (("--step", "3"), "--step 3: the run has no version of that step (steps: 2, 4, 6)"),
+        (("--version", "v00000009"), "has no version v00000009"),
+        (("--version", "2", "--step", "4"), "give one of them"),
+    ]:
+        code, out, err = rladapt(capsys, "eval", run.id, *args)
+        assert code == 2 and says in err and "Traceback" not in err, (args, err)
