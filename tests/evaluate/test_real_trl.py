@@ -7,8 +7,10 @@ independently from that version's weights (greedy), and the gate promoted exactl
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+import shutil
 import signal
 import statistics
 import subprocess
@@ -20,7 +22,7 @@ import pytest
 import torch
 import transformers
 
-from rladapt.evaluate import EvalSettings, read_results
+from rladapt.evaluate import EvalSettings, Evaluator, read_results
 from rladapt.evaluate.results import read_gate
 from rladapt.launch import Runner
 from rladapt.pool import VersionStore
@@ -186,3 +188,14 @@ def test_the_readme_trl_run_is_evaluated_once_per_version_across_a_kill(
     ]:
         code, out, err = rladapt(capsys, "eval", run.id, *args)
         assert code == 2 and says in err and "Traceback" not in err, (args, err)
+
+    # follow: checkpoints, on a copy of the run's checkpoint directory: each complete step is a version of its own,
+    # measured from the checkpoint's files, with the score its pool version had
+    copy = tmp_path / "ck-copy"
+    shutil.copytree(ck, copy, ignore=shutil.ignore_patterns("rladapt-eval"))
+    by_steps = settings.continuous.model_copy(update={"follow": "checkpoints", "gate": None})
+    by_checkpoint = Evaluator(dataclasses.replace(settings, continuous=by_steps, checkpoint_dir=str(copy),
+                                                  store=None), run_id=run.id, say=lambda _: None)  # fmt: skip
+    made = by_checkpoint.run_pass()
+    assert [(r.version, r.step, r.score) for r in made] == [(f"step-{s}", s, scores[s]) for s in (2, 4, 6)]
+    assert by_checkpoint.run_pass() == []
