@@ -48,7 +48,7 @@ class EvalSettings:
             framework=framework,
             version=version,
             store=spec.pool.store if spec.pool is not None else None,
-            final_step=spec.training.steps,
+            final_step=_last_version_step(job),
         )
 
     def to_json(self) -> dict[str, Any]:
@@ -80,3 +80,15 @@ class EvalSettings:
             run_id=data.get("run_id") if isinstance(data.get("run_id"), str) else None,
             final_step=final if isinstance(final, int) else None,
         )
+
+
+def _last_version_step(job: RLJob) -> int | None:
+    """The step of the run's last version: its last step, or with ``spec.pool.every_steps`` the last multiple of
+    it (the publisher skips the others); None when the run counts epochs (its last step is not known here)."""
+    steps = job.spec.training.steps
+    if steps is None:
+        return None
+    pool, continuous = job.spec.pool, job.spec.eval.continuous
+    if pool is not None and pool.every_steps and continuous is not None and continuous.follow == "pool":
+        return steps - steps % pool.every_steps or None
+    return steps
