@@ -7,6 +7,9 @@ thread: the evaluator runs beside the training on the same machine and must not 
 
 from __future__ import annotations
 
+import json
+import urllib.error
+import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -14,7 +17,7 @@ from typing import Any
 from rladapt.primitives.errors import RladaptError, UsageError
 from rladapt.primitives.spec import SuiteGeneration
 
-__all__ = ["Model", "load_model"]
+__all__ = ["EngineModel", "Model", "NotServed", "load_model"]
 
 
 def _modules() -> tuple[Any, Any, Any]:
@@ -74,3 +77,40 @@ def load_model(folder: Path) -> Model:
         raise RladaptError(f"cannot load the model in {str(folder)!r}: {exc}") from None
     model.eval()
     return Model(model, tokenizer)
+
+
+class NotServed(RladaptError):
+    """The serving engine cannot answer for the version (it switched away, a chat prompt, unreachable): the
+    evaluator loads the weights itself instead."""
+
+
+@dataclass
+class EngineModel:
+    """A replica of the pool's serving group that serves the version being evaluated (``rladapt pool serve``):
+    its OpenAI-compatible ``/v1/completions``, each answer checked to come from that version."""
+
+    url: str
+    version: str
+    timeout: float = 600.0
+
+    def answers(self, prompt: Any, generation: SuiteGeneration, seed: int) -> list[str]:
+        if not isinstance(prompt, str):
+            raise NotServed("a chat prompt needs the model's chat template: generated locally")
+        body = {
+            "prompt": prompt,
+            "max_tokens": generation.max_new_tokens,
+            "temperature": generation.temperature,
+        }
+        out = []
+        for _ in range(generation.samples):
+            request = urllib.request.Request(self.url.rstrip("/") + "/v1/completions", data=json.dumps(body).encode(),
+                                             headers={"Content-Type": "application/json"})  # fmt: skip
+            try:
+                with urllib.request.urlopen(request, timeout=self.timeout) as response:
+                    answer = json.loads(response.read())
+            except (urllib.error.URLError, OSError, ValueError) as exc:
+                raise NotServed(f"{self.url}: {getattr(exc, 'reason', exc)}") from None
+            if answer.get("weight_version") != self.version:  # the alias moved on meanwhile
+                raise NotServed(f"{self.url} now serves {answer.get('weight_version')}, not {self.version}")
+            out.append(str(answer["choices"][0]["text"]))
+        return out

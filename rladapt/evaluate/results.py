@@ -48,6 +48,8 @@ class EvalResult:
     evaluated: str = ""
     seconds: float = 0.0
     generation: dict[str, Any] = field(default_factory=dict)
+    #: what generated the answers: a serving replica's URL, or "transformers" (the weights loaded by the evaluator)
+    engine: str = ""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -59,6 +61,7 @@ class EvalResult:
             "score": self.score,
             "metrics": self.metrics,
             "generation": self.generation,
+            "engine": self.engine,
             "evaluated": self.evaluated,
             "seconds": self.seconds,
             "samples": self.samples,
@@ -85,6 +88,7 @@ class EvalResult:
             evaluated=str(data.get("evaluated") or ""),
             seconds=float(data.get("seconds") or 0.0),
             generation=dict(data.get("generation") or {}),
+            engine=str(data.get("engine") or ""),
         )
 
 

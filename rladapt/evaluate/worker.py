@@ -185,13 +185,25 @@ class Evaluator:
                 return []  # collected between the listing and the lease: nothing to measure any more
         try:
             with _folder(target.files) as folder:
-                from .generate import load_model
+                from .generate import EngineModel, NotServed, load_model
 
-                model = load_model(folder)
+                engine = self._engine(target)
+                model: Any = None
                 for suite in suites:
                     if target.pooled and self.store is not None:
                         self.store.lease(target.version, HOLDER, LEASE_TTL)
-                    result = self._suite(model, target, suite)
+                    result = None
+                    if engine is not None:
+                        try:
+                            result = self._suite(EngineModel(engine, target.version), target, suite, engine)
+                        except NotServed as exc:
+                            self.say(
+                                f"{target.version}: not through {engine} ({exc.message}): loading it here"
+                            )
+                            engine = None
+                    if result is None:
+                        model = model or load_model(folder)
+                        result = self._suite(model, target, suite, "transformers")
                     write_result(self.root, result)
                     self.say(f"{target.version} (step {target.step}) {suite.name}: score {result.score:.4f} "
                              f"over {len(result.samples)} answers in {result.seconds:.1f}s")  # fmt: skip
@@ -202,7 +214,19 @@ class Evaluator:
                     self.store.release(target.version, HOLDER)
         return made
 
-    def _suite(self, model: Any, target: Target, suite: EvalSuite) -> EvalResult:
+    def _engine(self, target: Target) -> str | None:
+        """A serving replica of the pool that serves ``target`` now (a group following an alias naming it)."""
+        if not target.pooled or self.store is None:
+            return None
+        from rladapt.pool import read_group
+
+        for alias, version in sorted(self.store.aliases().items()):
+            group = read_group(self.store, alias) if version == target.version else None
+            if group is not None and group.replicas:
+                return group.replicas[0]
+        return None
+
+    def _suite(self, model: Any, target: Target, suite: EvalSuite, engine: str) -> EvalResult:
         from .scorers import score
 
         rows, scorer = self._inputs(suite)
@@ -231,6 +255,7 @@ class Evaluator:
             evaluated=datetime.now(timezone.utc).isoformat(timespec="seconds"),
             seconds=round(time.monotonic() - started, 3),
             generation=suite.generation.model_dump(mode="json"),
+            engine=engine,
         )
 
     def _inputs(self, suite: EvalSuite) -> tuple[list[dict[str, Any]], Any]:
