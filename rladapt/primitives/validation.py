@@ -559,4 +559,15 @@ def _continuous(job: RLJob) -> list[Problem]:
                     f"{where}.gate", "a gate moves a pool alias", "follow: pool (with spec.pool)", ce.follow
                 )
             )
+        pool = job.spec.pool
+        if pool is not None and pool.alias == gate.promote:
+            # the publisher moves spec.pool.alias to every version: the gate would only ever race it
+            out.append(
+                Problem(
+                    f"{where}.gate.promote",
+                    "the job's publisher moves this alias to every new version (spec.pool.alias)",
+                    "another alias than spec.pool.alias",
+                    gate.promote,
+                )
+            )
     return out

@@ -90,6 +90,14 @@ def test_a_gate_names_one_of_the_suites() -> None:
     assert [p.path for p in caught.value.problems] == ["spec.eval.continuous.gate.suite"]
 
 
+def test_a_gate_does_not_promote_to_the_alias_the_publisher_moves() -> None:
+    gate = "{suite: share-of-a, min: 0.5, promote: candidate}"
+    with pytest.raises(SpecError) as caught:
+        load_job(EXAMPLE, ["spec.pool={store: pool, alias: candidate}",
+                           f"spec.eval.continuous={{follow: pool, suites: [{SUITE}], gate: {gate}}}"])  # fmt: skip
+    assert [p.path for p in caught.value.problems] == ["spec.eval.continuous.gate.promote"]
+
+
 def test_a_scorer_is_a_function_or_a_builtin_not_both() -> None:
     both = "{function: {path: examples/tiny/reward.py}, builtin: {name: gsm8k}}"
     with pytest.raises(SpecError, match="exactly one of function or builtin"):
