@@ -112,6 +112,22 @@ def _rollout_apart(data: dict[str, Any]) -> None:
     pools.append({"name": "gen", "nodes": 1, "gpus_per_node": 8, "roles": ["rollout"]})
 
 
+# continuous evaluation: a suite to probe in, and a gate (which moves a pool alias: the job publishes to a pool; its
+# suite must be one of the suites, so another name is refused naming the field)
+_SUITE = {"name": "held-out", "data": ["data/val.jsonl"], "scorer": {"function": {"path": "rewards/r.py"}}}
+_CE = {"spec.eval.continuous": {"follow": "checkpoints", "suites": [_SUITE]}}
+_CE_GATE = {
+    "spec.pool": {"store": "pool"},
+    "spec.eval.continuous": {
+        "follow": "pool",
+        "suites": [_SUITE],
+        "gate": {"suite": "held-out", "min": 0.5, "promote": "serving"},
+    },
+}
+_CE_BUILTIN = {"spec.eval.continuous": {"follow": "checkpoints",
+                                        "suites": [{**_SUITE, "scorer": {"builtin": {"name": "gsm8k"}}}]}}  # fmt: skip
+
+
 #: Fields whose value does not appear literally; each says why, and the output must differ instead.
 #: (``spec.roles.<role>.memory`` and ``cpus_per_gpu`` are deliberately not here: they must appear.)
 NON_LITERAL: dict[str, str] = {
@@ -294,6 +310,21 @@ PROBES: dict[str, Probe] = {
     "spec.data.train": Probe([f"data/{TEXT}.parquet"], literals=(TEXT,)),
     "spec.data.val": Probe([f"data/{TEXT}.parquet"], literals=(TEXT,)),
     "spec.logging.backends": Probe(["console", "tensorboard"]),
+    "spec.eval.continuous.follow": Probe("pool", needs={**_CE, "spec.pool": {"store": "pool"}}),
+    "spec.eval.continuous.suites.0.name": Probe(TEXT, needs=_CE),
+    "spec.eval.continuous.suites.0.data": Probe([f"data/{TEXT}.jsonl"], needs=_CE, literals=(TEXT,)),
+    "spec.eval.continuous.suites.0.scorer.function.path": Probe(
+        f"rewards/{TEXT}.py", needs=_CE, literals=(TEXT,)
+    ),
+    "spec.eval.continuous.suites.0.scorer.function.name": Probe(TEXT, needs=_CE),
+    "spec.eval.continuous.suites.0.scorer.builtin.name": Probe("math", needs=_CE_BUILTIN),
+    "spec.eval.continuous.suites.0.generation.max_new_tokens": Probe(INT, needs=_CE),
+    "spec.eval.continuous.suites.0.generation.temperature": Probe(FLOAT, needs=_CE),
+    "spec.eval.continuous.suites.0.generation.samples": Probe(77, needs=_CE),
+    "spec.eval.continuous.gate.suite": Probe(TEXT, needs=_CE_GATE),
+    "spec.eval.continuous.gate.metric": Probe("max", needs=_CE_GATE),
+    "spec.eval.continuous.gate.min": Probe(FLOAT, needs=_CE_GATE),
+    "spec.eval.continuous.gate.promote": Probe(TEXT, needs=_CE_GATE),
 }
 
 #: Leaves that are not checked here, with the reason.

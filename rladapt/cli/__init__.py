@@ -39,6 +39,7 @@ SECTIONS: dict[str, dict[str, str]] = {
     "Results (read what a run logged)": {
         "metrics": "metrics",
         "compare": "compare",
+        "eval": "eval",
         "triage": "triage",
     },
     "Pool (versioned weights for serving and evaluation)": {

@@ -107,7 +107,9 @@ def _columns(
         known = [n.name for n in NEUTRAL if n.name not in absent]
         if mapping is None or only_logged:
             known = [n for n in known if n in data.series]
-        return known
+        # the evaluator's results (rladapt.evaluate) are the run's too: shown by default, after the training's
+        # (what a framework logs under eval/ itself is a native name, not shown by default)
+        return known + sorted(data.versions)
     problems = []
     for name in wanted:
         if name in absent:
@@ -158,6 +160,12 @@ def _document(data: RunMetrics, columns: list[str], mapping: MetricMap | None) -
         "metrics": columns,
         "native": {name: data.native[name] for name in columns if name in data.native},
         "absent": absent,
+        # the version of the weights each evaluation value measured (eval/<suite>/<metric>: step -> version)
+        "versions": {
+            name: {str(step): v for step, v in sorted(data.versions[name].items())}
+            for name in columns
+            if name in data.versions
+        },
         # a NaN or an infinity (a diverged loss) is null: JSON has no such numbers
         "steps": [_row(step, data, columns) for step in data.steps()],
     }

@@ -28,6 +28,7 @@ from .options import (
 from .output import dump_json
 
 if TYPE_CHECKING:
+    from rladapt.evaluate import Progress
     from rladapt.launch import Runner
     from rladapt.metrics import RunMetrics
     from rladapt.metrics.validation import Validation
@@ -201,6 +202,9 @@ def status(run_id: str | None, fmt: str) -> None:
         published = _published(run.id)
         if published is not None:
             record["pool"] = published
+        evaluation = _evaluation(run)
+        if evaluation is not None:
+            record["evaluation"] = evaluation.to_json()
         click.echo(dump_json(record, what="the run record", sort_keys=True))
         return
     rec = run.record
@@ -229,7 +233,21 @@ def status(run_id: str | None, fmt: str) -> None:
             for v in reversed(published)
         ]
         click.echo(f"pool:      {', '.join(shown)}")
+    evaluation = _evaluation(run)
+    if evaluation is not None:
+        click.echo(f"evaluator: {evaluation.summary()}")
     click.echo(f"directory: {run.dir}")
+
+
+def _evaluation(run: Run) -> Progress | None:
+    """How far the run's evaluator (``rladapt.evaluate``) is behind its versions; None when none ran for it."""
+    from rladapt.evaluate.worker import evaluator_of_run
+
+    try:
+        evaluator = evaluator_of_run(run)
+        return None if evaluator is None else evaluator.progress()
+    except (RladaptError, OSError):
+        return None
 
 
 def _published(run_id: str) -> list[dict[str, Any]] | None:

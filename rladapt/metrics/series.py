@@ -29,6 +29,9 @@ class RunMetrics:
     #: damaged event-file records skipped while reading (``rladapt.metrics.events.Damage.message``): a read-back
     #: that may be short says so
     warnings: tuple[str, ...] = ()
+    #: for metrics measured on a version of the weights (``eval/<suite>/<metric>``, ``rladapt.evaluate``): name ->
+    #: ``{step: version}``, the pool version (or ``step-N`` checkpoint) each value belongs to
+    versions: Mapping[str, Mapping[int, str]] = field(default_factory=dict)
 
     def steps(self) -> list[int]:
         """Every step at which any metric was logged, ascending."""

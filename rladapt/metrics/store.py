@@ -121,7 +121,27 @@ def read_run_metrics(run: Run) -> RunMetrics:
         metrics = dataclasses.replace(
             metrics, warnings=tuple(w.replace(str(view), str(where)) for w in metrics.warnings)
         )
-    return dataclasses.replace(metrics, started=latest_start(run))
+    return with_eval_results(dataclasses.replace(metrics, started=latest_start(run)), run)
+
+
+def with_eval_results(metrics: RunMetrics, run: Run) -> RunMetrics:
+    """``metrics`` with the evaluator's results (``rladapt.evaluate``): each result's metrics become the series
+    ``eval/<suite>/<metric>`` at the training step of the version it measured, which ``versions`` names."""
+    from rladapt.evaluate.results import read_results, results_root
+
+    found, warnings = read_results(results_root(run.record.checkpoint_root()), run.id)
+    if not found and not warnings:
+        return metrics
+    series = {name: dict(points) for name, points in metrics.series.items()}
+    versions: dict[str, dict[int, str]] = {}
+    for result in found:
+        for metric, value in result.metrics.items():
+            name = f"eval/{result.suite}/{metric}"
+            series.setdefault(name, {})[result.step] = value
+            versions.setdefault(name, {})[result.step] = result.version
+    return dataclasses.replace(
+        metrics, series=series, versions=versions, warnings=(*metrics.warnings, *warnings)
+    )
 
 
 def latest_start(run: Run) -> float | None:

@@ -140,11 +140,13 @@ class ServiceRole(_Frozen):
     )
 
 
-def services(job: RLJob) -> tuple[ServiceRole, ...]:
+def services(job: RLJob, framework: str = "", version: str = "") -> tuple[ServiceRole, ...]:
     """The service roles the spec asks for (continuous evaluation, a serving group), in a fixed order."""
-    from .pool_serving import pool_serving  # imported here: it builds on this module's ServiceRole
+    from rladapt.evaluate.role import evaluator_roles  # they build ServiceRoles: imported once this module is
 
-    return (*pool_serving(job),)
+    from .pool_serving import pool_serving
+
+    return (*evaluator_roles(job, framework, version), *pool_serving(job))
 
 
 class NativeLaunch(_Frozen):
@@ -244,7 +246,7 @@ class NativeLaunch(_Frozen):
             launcher_options={k: dict(v) for k, v in spec.launcher.items()},
             lifecycle=spec.lifecycle.model_dump(),
             publish=spec.pool.model_dump() if spec.pool is not None else None,
-            services=services(job),
+            services=services(job, framework, version),
             notes=tuple(notes),
             inputs=all_inputs(job),
         )

@@ -104,6 +104,13 @@ def _candidates(job: RLJob) -> list[JobInput]:
             value = getattr(rollout.multi_turn, name)
             if value:
                 found.append(JobInput(f"spec.rollout.multi_turn.{name}", value, "file"))
+    continuous = spec.eval.continuous
+    if continuous is not None:
+        for i, suite in enumerate(continuous.suites):
+            at = f"spec.eval.continuous.suites[{i}]"
+            found += [JobInput(f"{at}.data[{j}]", p, "data") for j, p in enumerate(suite.data)]
+            if suite.scorer.function is not None:
+                found.append(JobInput(f"{at}.scorer.function.path", suite.scorer.function.path, "file"))
     return found
 
 
@@ -117,7 +124,7 @@ def input_kind(field: str) -> Kind:
     """The kind of path the spec ``field`` names (as ``job_inputs`` lists it)."""
     if field == "spec.runtime.python":
         return "interpreter"
-    if field.startswith("spec.data."):
+    if field.startswith("spec.data.") or (field.startswith("spec.eval.continuous.") and ".data[" in field):
         return "data"
     if field.startswith("spec.model.") or field == "spec.reward.model.path":
         return "model"

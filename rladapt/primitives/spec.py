@@ -799,6 +799,70 @@ class PoolPublish(_Model):
     )
 
 
+#: The built-in scorers the evaluator itself computes (``rladapt.evaluate.scorers``): rule-based, no framework.
+EVAL_BUILTINS: tuple[str, ...] = ("gsm8k", "math")
+_SUITE_NAME = r"^[A-Za-z][A-Za-z0-9._-]{0,63}$"
+
+
+class SuiteGeneration(_Model):
+    """How the evaluator generates each answer of a suite (through a serving engine or with transformers)."""
+
+    max_new_tokens: PositiveInt = Field(256, description="Tokens generated per answer at most.")
+    temperature: Annotated[float, Field(ge=0.0)] = Field(0.0, description="0: greedy.")
+    samples: PositiveInt = Field(1, description="Answers per prompt; the suite's score is the mean of all.")
+
+
+class SuiteScorer(_Model):
+    """A suite's scorer: a reward function (as spec.reward.function) or a built-in rule-based scorer."""
+
+    function: RewardFunction | None = Field(
+        None,
+        description="Called as f(prompts=, completions=, **columns) -> one float per answer, like a TRL reward.",
+    )
+    builtin: BuiltinReward | None = Field(
+        None, description=f"A built-in scorer; the evaluator computes {', '.join(EVAL_BUILTINS)}."
+    )
+
+    @model_validator(mode="after")
+    def _one(self) -> SuiteScorer:
+        given = [name for name in ("function", "builtin") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError(f"exactly one of function or builtin (given: {', '.join(given) or 'none'})")
+        return self
+
+
+class EvalSuite(_Model):
+    name: str = Field(pattern=_SUITE_NAME, description="Names its metrics: eval/<name>/<metric>.")
+    data: list[str] = Field(
+        min_length=1, description="Held-out prompt files (.jsonl, .json or .parquet with a prompt column)."
+    )
+    scorer: SuiteScorer
+    generation: SuiteGeneration = Field(default_factory=SuiteGeneration)
+
+
+class EvalGate(_Model):
+    """Promote a version that passes: the alias moves by compare-and-swap, never over a newer promotion."""
+
+    suite: str = Field(description="The suite whose result decides.")
+    metric: Literal["score", "min", "max"] = Field(
+        "score", description="Its metric: score (the mean over answers), min or max."
+    )
+    min: float = Field(description="A version passes when the metric is at least this.")
+    promote: str = Field(
+        pattern=r"^[A-Za-z][A-Za-z0-9._-]{0,63}$", description="The pool alias a passing version gets."
+    )
+
+
+class ContinuousEval(_Model):
+    """An evaluator beside the training: each new version measured on the suites, training never waits."""
+
+    follow: Literal["pool", "checkpoints"] = Field(
+        description="pool: each version the job publishes (spec.pool); checkpoints: each complete checkpoint."
+    )
+    suites: list[EvalSuite] = Field(min_length=1)
+    gate: EvalGate | None = Field(None, description="null: no version is promoted.")
+
+
 class Eval(_Model):
     every_steps: NonNegInt = Field(0, description="0 = never during training.")
     before_training: bool | None = Field(
@@ -806,6 +870,10 @@ class Eval(_Model):
         description="null: the framework's own (verl: yes, NeMo-RL: its example config's, OpenRLHF: no).",
     )
     datasets: list[str] = Field(default_factory=list, description="Extra eval files besides data.val.")
+    continuous: ContinuousEval | None = Field(
+        None,
+        description="An evaluator role of its own (rladapt.evaluate) beside the training job; null: none.",
+    )
 
 
 LoggingBackend = Literal["console", "wandb", "tensorboard", "mlflow"]

@@ -512,4 +512,62 @@ def _eval(job: RLJob) -> list[Problem]:
                 "none",
             )
         ]
-    return []
+    return _continuous(job)
+
+
+def _continuous(job: RLJob) -> list[Problem]:
+    from .spec import EVAL_BUILTINS
+
+    ce = job.spec.eval.continuous
+    if ce is None:
+        return []
+    out: list[Problem] = []
+    where = "spec.eval.continuous"
+    if ce.follow == "pool" and job.spec.pool is None:
+        out.append(Problem(f"{where}.follow", "pool: the job publishes no versions", "spec.pool", "none"))
+    if ce.follow == "checkpoints" and not job.spec.checkpoint.enabled:
+        out.append(
+            Problem(f"{where}.follow", "checkpoints: the job writes none", "spec.checkpoint.enabled: true")
+        )
+    for name, count in Counter(s.name for s in ce.suites).items():
+        if count > 1:
+            out.append(
+                Problem(f"{where}.suites", f"suite name {quote(name)} is used {count} times", "unique")
+            )
+    for i, suite in enumerate(ce.suites):
+        builtin = suite.scorer.builtin
+        if builtin is not None and builtin.name not in EVAL_BUILTINS:
+            out.append(
+                Problem(
+                    f"{where}.suites[{i}].scorer.builtin.name",
+                    "the evaluator has no such scorer of its own (by_data_source and math_dapo are the "
+                    "frameworks' scorers)",
+                    f"one of {', '.join(EVAL_BUILTINS)}, or a function",
+                    builtin.name,
+                )
+            )
+    gate = ce.gate
+    if gate is not None:
+        names = [s.name for s in ce.suites]
+        if gate.suite not in names:
+            out.append(
+                Problem(f"{where}.gate.suite", "no such suite", f"one of {', '.join(names)}", gate.suite)
+            )
+        if ce.follow != "pool":
+            out.append(
+                Problem(
+                    f"{where}.gate", "a gate moves a pool alias", "follow: pool (with spec.pool)", ce.follow
+                )
+            )
+        pool = job.spec.pool
+        if pool is not None and pool.alias == gate.promote:
+            # the publisher moves spec.pool.alias to every version: the gate would only ever race it
+            out.append(
+                Problem(
+                    f"{where}.gate.promote",
+                    "the job's publisher moves this alias to every new version (spec.pool.alias)",
+                    "another alias than spec.pool.alias",
+                    gate.promote,
+                )
+            )
+    return out

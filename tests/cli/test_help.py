@@ -25,6 +25,7 @@ DATA_VERBS: dict[tuple[str, ...], tuple[str, ...]] = {
     ("compare",): ("table", "json", "csv"),
     ("triage",): ("text", "json"),
     ("diff",): ("text", "json"),
+    ("eval",): ("text", "json"),
     ("upgrade",): ("text", "json"),
     ("matrix", "onboard"): ("text", "json"),
     ("matrix", "outdated"): ("text", "json"),
@@ -161,7 +162,7 @@ def test_the_run_argument_is_run_everywhere() -> None:
                 takes_a_run.add(path[0])
                 assert param.make_metavar(ctx) == ("RUN" if param.required else "[RUN]"), path
                 assert "RUN" in text.splitlines()[0], path
-    assert takes_a_run == {"status", "logs", "stop", "watch", "metrics", "resume"}
+    assert takes_a_run == {"status", "logs", "stop", "watch", "metrics", "resume", "eval"}
 
 
 def cli_run(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -1,0 +1,29 @@
+"""The evaluator as a service role of the launch (``NativeLaunch.services``): what every launcher runs beside the
+training job when the spec has ``eval.continuous``."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rladapt.plugins.native import ServiceRole
+
+from .settings import EvalSettings
+
+if TYPE_CHECKING:
+    from rladapt.primitives import RLJob
+
+__all__ = ["evaluator_roles"]
+
+
+def evaluator_roles(job: RLJob, framework: str = "", version: str = "") -> tuple[ServiceRole, ...]:
+    """One ``evaluator`` role when the spec asks for continuous evaluation, else none.
+
+    It outlives the training job: the last versions are published as the training ends, and the evaluator
+    drains them (it exits once the run's last step is evaluated; ``rladapt stop`` stops it earlier). A crash
+    restarts it, and it evaluates only what has no result yet.
+    """
+    settings = EvalSettings.from_job(job, framework=framework, version=version)
+    if settings is None:
+        return ()
+    argv = (job.spec.runtime.python, "-m", "rladapt.evaluate", "--settings", settings.text())
+    return (ServiceRole(name="evaluator", argv=argv, cpus=1, restart="on-failure", outlives_job=True),)
