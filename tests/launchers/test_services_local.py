@@ -194,3 +194,32 @@ def test_a_record_written_before_service_roles_reads_with_none() -> None:
 
     record = read_record(REPO / "tests" / "fixtures" / "run_record_format1" / "launch-test-e330dac8")
     assert record.services == () and "services" not in record.to_json()
+
+
+def test_render_explain_and_the_dry_run_show_the_services(
+    workdir: Path, service_dir: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    registry = load_registry(
+        extra=[("engine-stub", EngineStubPlugin()), ("add-service", AddService(service_dir))]
+    )
+    import rladapt.plugins
+
+    monkeypatch.setattr(rladapt.plugins, "get_registry", lambda: registry)
+    spec = str(write_spec(workdir))
+    code, out, err = invoke("render", "--framework", "verl", spec, "--explain", capsys=capsys)
+    assert code == 0, err
+    assert (
+        f"# service drain: {sys.executable} {SERVICE} {service_dir} drain (1 CPU, restart on-failure, " in out
+    )
+    assert out.rstrip().endswith("outlives the job)")
+    code, out, err = invoke(
+        "render", "--framework", "verl", spec, "--explain", "--format", "json", capsys=capsys
+    )
+    assert code == 0, err
+    assert [s["name"] for s in json.loads(out)["services"]] == ["drain"]
+    code, out, err = invoke("render", "--framework", "verl", spec, "--format", "json", capsys=capsys)
+    assert code == 0, err
+    assert json.loads(out)["services"][0]["outlives_job"] is True
+    code, out, err = invoke("launch", "--framework", "verl", spec, "--dry-run", capsys=capsys)
+    assert code == 0, err
+    assert f"--- {script_name('drain')} ---" in out and f"exec {sys.executable} {SERVICE}" in out
