@@ -478,7 +478,10 @@ class LocalLauncher(Launcher):
         return tuple(out)
 
     def _stop_services(self, job: _Job, run_dir: Path) -> None:
-        _signal_group(job.pgid, signal.SIGTERM)  # the supervisor, in the job's group, stops its roles
+        if group_alive(
+            job.pgid
+        ):  # a group with a member left cannot have been reused: it is the supervisor's
+            _signal_group(job.pgid, signal.SIGTERM)  # the supervisor, in the job's group, stops its roles
         deadline = time.monotonic() + job.stop_grace + 1.0
         while group_alive(job.pgid) and time.monotonic() < deadline:
             time.sleep(0.1)

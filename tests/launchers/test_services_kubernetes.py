@@ -138,6 +138,21 @@ def test_submit_creates_the_services_status_reads_them_and_stop_deletes_them(
     assert (states["serve"].state, states["serve"].restarts) == ("RUNNING", 2)
     assert states["evaluator"].state == "RUNNING" and states["once"].state == "FAILED"
 
+    # a run found again from its intent (the submitter died after the API server took it) still knows them
+    found = LAUNCHER.find(LAUNCHER.intent(artifacts, RUN), tmp_path)
+    assert found is not None and found["services"] == handle["services"]
+
+    # the training ends: the roles that end with it go, the one that outlives it stays
+    cluster.set_status("team-a", RUN, jobDeploymentStatus="Complete", jobStatus="SUCCEEDED")
+    states = {s.name: s for s in LAUNCHER.services(handle, tmp_path)}
+    assert (states["serve"].state, states["once"].state, states["evaluator"].state) == (
+        "STOPPED",
+        "STOPPED",
+        "RUNNING",
+    )
+    assert list(cluster.objects["Job"]) == [("team-a", f"{RUN}-evaluator")]
+    assert not cluster.objects["Deployment"] and not cluster.objects["Service"]
+
     LAUNCHER.stop(handle, tmp_path)
     assert all(not table for table in cluster.objects.values()), cluster.objects
     assert {s.state for s in LAUNCHER.services(handle, tmp_path)} == {"STOPPED"}

@@ -120,7 +120,9 @@ class KubernetesLauncher(Launcher):
                 {
                     "name": r.name,
                     "file": service_file(r.name),
+                    "object": renderer.service_manifests[r.name][0]["metadata"]["name"],
                     "kinds": [obj["kind"] for obj in renderer.service_manifests[r.name]],
+                    "outlives_job": r.outlives_job,
                 }
                 for r in native.services
             ]
@@ -230,6 +232,8 @@ class KubernetesLauncher(Launcher):
         }
         if CONFIGMAP_FILE in artifacts.files:
             intent["configmap"] = yaml.safe_load(artifacts.files[CONFIGMAP_FILE])["metadata"]["name"]
+        if request.get("services"):  # so that a run found again (find) still stops and shows them
+            intent["services"] = [_service_entry(item) for item in request["services"]]
         return intent
 
     def find(self, intent: dict[str, Any], run_dir: Path) -> dict[str, Any] | None:
@@ -267,6 +271,8 @@ class KubernetesLauncher(Launcher):
             )
             if configmap is not None:
                 handle["configmap"] = {"name": cm_name, "uid": configmap.metadata.uid}
+        if intent.get("services"):
+            handle["services"] = list(intent["services"])
         return handle
 
     def _connect(self, handle: dict[str, Any]) -> Cluster:
@@ -322,7 +328,14 @@ class KubernetesLauncher(Launcher):
         if not entries:
             return ()
         cluster = self._connect(handle)
-        return tuple(_service_status(cluster, str(handle["namespace"]), entry) for entry in entries)
+        ns = str(handle["namespace"])
+        if any(not e.get("outlives_job") for e in entries) and self.status(handle, run_dir).terminal:
+            # Kubernetes ends no Deployment with a RayJob that has finished (the RayJob stays until deleted):
+            # a role that does not outlive the job is deleted when rladapt next looks (status, stop)
+            for entry in entries:
+                if not entry.get("outlives_job"):
+                    _delete_service(cluster, ns, entry)
+        return tuple(_service_status(cluster, ns, entry) for entry in entries)
 
     def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
         from .cluster import map_status
@@ -361,16 +374,7 @@ class KubernetesLauncher(Launcher):
                 missing_ok=True,
             )
         for entry in handle.get("services") or []:
-            for kind, obj_name in _service_objects(entry):
-                api, method = _SERVICE_APIS[kind]
-                cluster.call(
-                    f"deleting {kind} {ns}/{obj_name}",
-                    getattr(api(cluster), f"delete_namespaced_{method}"),
-                    obj_name,
-                    ns,
-                    body=client.V1DeleteOptions(propagation_policy="Background"),
-                    missing_ok=True,
-                )
+            _delete_service(cluster, ns, entry)
         if before is None:
             recalled = _recalled(run_dir)
             state: RunState = recalled.state if recalled is not None else "STOPPED"
@@ -486,6 +490,22 @@ def _service_objects(entry: Any) -> list[tuple[str, str]]:
     return [(str(kind), obj_name) for kind in kinds if kind in _SERVICE_APIS]
 
 
+def _delete_service(cluster: Cluster, namespace: str, entry: Any) -> None:
+    from .manifest import kubernetes_module
+
+    client = kubernetes_module().client
+    for kind, obj_name in _service_objects(entry):
+        api, method = _SERVICE_APIS[kind]
+        cluster.call(
+            f"deleting {kind} {namespace}/{obj_name}",
+            getattr(api(cluster), f"delete_namespaced_{method}"),
+            obj_name,
+            namespace,
+            body=client.V1DeleteOptions(propagation_policy="Background"),
+            missing_ok=True,
+        )
+
+
 def _create_services(
     cluster: Cluster, artifacts: Artifacts, namespace: str, owner: dict[str, Any]
 ) -> list[dict[str, Any]]:
@@ -511,8 +531,18 @@ def _create_services(
                 name=obj_name,
             )
             kinds.append(kind)
-        created.append({"name": item["name"], "object": objects[0]["metadata"]["name"], "kinds": kinds})
+        created.append(_service_entry(item))
     return created
+
+
+def _service_entry(item: dict[str, Any]) -> dict[str, Any]:
+    """What a handle keeps of a service role: its name, its objects' name and kinds, whether it outlives the job."""
+    return {
+        "name": item["name"],
+        "object": item["object"],
+        "kinds": list(item["kinds"]),
+        "outlives_job": bool(item.get("outlives_job")),
+    }
 
 
 def _service_status(cluster: Cluster, namespace: str, entry: dict[str, Any]) -> ServiceStatus:
