@@ -754,6 +754,8 @@ class RayLauncher(Launcher):
             except LaunchError:
                 raise
             except Exception as exc:
+                if _NOT_FOUND.search(str(exc)):
+                    continue  # Ray has no such job (deleted, or its submission never happened): nothing to stop
                 raise LaunchError(
                     f"Ray refused to stop the job {sid} of a service: {_ray_error(exc)}"
                 ) from None

@@ -95,5 +95,12 @@ def test_services_run_beside_the_job_restart_end_with_it_or_outlive_it_until_sto
         drain = wait_for(lambda: (s := states()["drain"]).terminal and s, "drain to stop", timeout=60)
         assert drain.state == "STOPPED"
         assert not list(workdir.rglob("pwned"))
+        # a service job Ray does not know (deleted, never submitted) does not keep stop from working
+        unknown = {
+            **handle,
+            "services": [*handle["services"], {"name": "gone", "submission_id": "never-was-x"}],
+        }
+        assert launcher.stop(unknown, tmp_path).message == "already finished; nothing to stop"
+        assert {s.name: s.state for s in launcher.services(unknown, tmp_path)}["gone"] == "UNKNOWN"
     finally:
         launcher.stop(handle, tmp_path)
