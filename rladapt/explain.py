@@ -12,6 +12,7 @@ is a default even when its value happens to equal one the user could have writte
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -21,7 +22,7 @@ from pydantic import BaseModel
 if TYPE_CHECKING:
     from rladapt.compat.schema import Snapshot
     from rladapt.pipeline import Rendered
-    from rladapt.plugins import FrameworkAdapter, NativeLaunch
+    from rladapt.plugins import FrameworkAdapter, NativeLaunch, ServiceRole
     from rladapt.primitives import RLJob
 
 Source = Literal["spec", "default", "patch", "native", "adapter", "framework"]
@@ -137,7 +138,21 @@ def format_text(explained: list[Explained], native: NativeLaunch) -> str:
         for flag in e.flags:
             line += f" [!] {flag}"
         lines.append(_one_line(line))
+    lines.extend(_one_line(service_line(role)) for role in native.services)
     return "\n".join(lines)
+
+
+def service_line(role: ServiceRole) -> str:
+    """``# service NAME: ARGV (2 CPUs, 1 GPU, 4Gi, restart on-failure, ends with the job)``: one service role."""
+    asks = [f"{role.cpus} CPU" + ("s" if role.cpus != 1 else "")]
+    if role.gpus:
+        asks.append(f"{role.gpus} GPU" + ("s" if role.gpus != 1 else ""))
+    if role.memory:
+        asks.append(role.memory)
+    asks += [f"port {p.name}={p.port}" for p in role.ports]
+    asks.append(f"restart {role.restart}")
+    asks.append("outlives the job" if role.outlives_job else "ends with the job")
+    return f"# service {role.name}: {shlex.join(role.argv)} ({', '.join(asks)})"
 
 
 # --- where a key comes from ----------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from pydantic import ValidationError
 
@@ -39,7 +39,9 @@ from rladapt.plugins.launcher import (
     Artifacts,
     Command,
     Launcher,
+    RunState,
     RunStatus,
+    ServiceStatus,
     render_artifacts,
     stop_requested,
 )
@@ -48,7 +50,7 @@ from rladapt.primitives import read_spec_text
 from rladapt.primitives.errors import LaunchError, OutputError, RladaptError, SpecError, UsageError
 from rladapt.processes import alive, this_process
 from rladapt.resume import decide, save_spec_values, unhonoured_changes
-from rladapt.runs import BadStep, CheckpointFacts, Run, RunStore, new_run_id, spec_hash
+from rladapt.runs import BadStep, CheckpointFacts, Run, RunStore, ServiceRecord, new_run_id, spec_hash
 from rladapt.runs.owner import check_free
 
 if TYPE_CHECKING:
@@ -505,7 +507,25 @@ class Runner:
         current = self.launcher_for(run).status(handle, run.dir)
         run.save_status(current)
         note_bad_steps(run)
+        self._note_services(run, handle)
         return current
+
+    def services(self, run: Run) -> tuple[ServiceStatus, ...]:
+        """The state of each service role of the run now (as last recorded when it has no handle)."""
+        if run.handle is None:
+            return tuple(ServiceStatus(s.name, _service_state(s.state), s.restarts, s.unit, s.message)
+                         for s in run.record.services)  # fmt: skip
+        return self._note_services(run, run.handle)
+
+    def _note_services(self, run: Run, handle: dict[str, Any]) -> tuple[ServiceStatus, ...]:
+        found = self.launcher_for(run).services(handle, run.dir)
+        run.save_services(
+            [
+                ServiceRecord(name=s.name, state=s.state, restarts=s.restarts, unit=s.unit, message=s.message)
+                for s in found
+            ]
+        )
+        return found
 
     def _settle(self, run: Run, *, stopping: bool = False) -> RunStatus | None:
         """Resolve a run whose record says ``SUBMITTING``: None once its handle is in the record, else its status.
@@ -650,6 +670,7 @@ class Runner:
                 return RunStatus(known.state, known.exit_code, f"{known.message}; nothing to stop")
             result = self.launcher_for(run).stop(handle, run.dir)
         run.save_status(result)
+        self._note_services(run, handle)
         return result
 
 
@@ -663,6 +684,13 @@ def _for_job(planned: Planned, run_id: str, attempt: str, take_over: bool) -> Pl
     native = native.model_copy(update={"env": env})
     # a new Planned: its command and artifacts are built from this native when first needed
     return dataclasses.replace(planned, rendered=dataclasses.replace(planned.rendered, native=native))
+
+
+def _service_state(state: str) -> RunState:
+    return cast(RunState, state) if state in _RUN_STATES else "UNKNOWN"
+
+
+_RUN_STATES = frozenset({"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED", "UNKNOWN"})
 
 
 def _describe(status: RunStatus) -> str:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rladapt.primitives.errors import LaunchError, RladaptError, UsageError
-from rladapt.runs import DamagedRecord, DamagedRun, Run
+from rladapt.runs import DamagedRecord, DamagedRun, Run, ServiceRecord
 
 from .options import (
     format_option,
@@ -216,6 +216,8 @@ def status(run_id: str | None, fmt: str) -> None:
     click.echo(f"state:     {_describe(current)}")
     if current.message:
         click.echo(f"message:   {current.message}")
+    for service in run.record.services:  # as the status just asked found them (Runner.status)
+        click.echo(f"service:   {_service_line(service)}")
     for line in _attempt_lines(run):
         click.echo(line)
     metrics = _read_metrics(run)
@@ -346,6 +348,20 @@ def stop(run_id: str) -> None:
         click.echo(f"run {run.id}: never submitted ({run.record.message or run.state}); nothing to stop")
         return
     click.echo(f"run {run.id}: {_describe(result)}" + (f" - {result.message}" if result.message else ""))
+    for service in run.record.services:
+        click.echo(f"service {_service_line(service)}")
+
+
+def _service_line(service: ServiceRecord) -> str:
+    """``NAME STATE (restarts N, pid 123): message``: one service role of a run."""
+    more = ([f"restarts {service.restarts}"] if service.restarts else []) + (
+        [service.unit] if service.unit else []
+    )
+    return (
+        f"{service.name} {service.state}"
+        + (f" ({', '.join(more)})" if more else "")
+        + (f": {service.message}" if service.message else "")
+    )
 
 
 @click.command(short_help="List the recorded runs and their states.")

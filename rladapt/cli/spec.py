@@ -160,6 +160,8 @@ def render(
                 "keys": [e.to_dict() for e in explained],
                 "notes": list(native.notes),
             }
+            if native.services:  # the processes run beside the training job, each on every launcher
+                document["services"] = [role.model_dump(mode="json") for role in native.services]
             click.echo(dump_json(document, what="the explanation"))
         else:
             click.echo(format_text(explained, native))

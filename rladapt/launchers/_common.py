@@ -351,3 +351,22 @@ def refuse_missing_inputs(
             f"the {launcher} launcher: files the job reads are missing (fix the path, or make the file exist "
             "where the job runs)",
         )
+
+
+# --- service roles (NativeLaunch.services) ------------------------------------------------------------------
+
+
+def check_services(native: NativeLaunch, launcher: str) -> None:
+    """Refuse service roles that no launcher can run apart: two of one name (their unit and log would be one)."""
+    seen: set[str] = set()
+    for role in native.services:
+        if role.name in seen:
+            raise UsageError(
+                f"{launcher} launcher: services: two service roles are named {role.name!r}; expected unique names "
+                "(each names its own unit and log)"
+            )
+        seen.add(role.name)
+        for key in role.env:
+            check_env_name(key, f"services.{role.name}.env")
+        if not role.argv:
+            raise UsageError(f"{launcher} launcher: services.{role.name}.argv is empty; expected a command")

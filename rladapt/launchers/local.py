@@ -36,6 +36,7 @@ from typing import Any
 from rladapt.launchers._common import (
     check_env_name,
     check_run_id,
+    check_services,
     complete_lines,
     file_lines,
     local_path,
@@ -48,7 +49,16 @@ from rladapt.launchers._common import (
     secret_lines,
     unreadable_secrets,
 )
-from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, hookimpl
+from rladapt.launchers.supervise import PLAN_FILE, SERVICES_DIR, STATE_FILE, script_name
+from rladapt.plugins import (
+    Artifacts,
+    Launcher,
+    NativeLaunch,
+    RunStatus,
+    ServiceRole,
+    ServiceStatus,
+    hookimpl,
+)
 from rladapt.plugins.job import ATTEMPTS_ENV, ATTEMPTS_FILE
 from rladapt.plugins.launcher import STOP_REQUEST_FILE, Command, Option, stop_requested
 from rladapt.primitives.errors import LaunchError
@@ -77,7 +87,10 @@ PREFLIGHT_TIMEOUT = 60.0
 # records 143 and the stop, as a stopped job does. The start time is field 22 of /proc/$$/stat (proc(5)), the
 # fields counted after the command name's last ')'. The TERM/INT traps are handlers, not "ignore", so the job
 # (started after them) keeps default signal dispositions, while this shell survives a group-wide SIGTERM long
-# enough to record the job's status (143 for a job ended by SIGTERM).
+# enough to record the job's status (143 for a job ended by SIGTERM). With service roles ($6: the interpreter of the
+# supervisor, $7: the run directory, $8: the stop grace) it starts their supervisor (rladapt.launchers.supervise)
+# in the background right before the job: in the job's group, so that `rladapt stop` reaches it, and on this
+# detached side, so that it outlives the rladapt command that launched the run.
 _WRAPPER = """trap 'true' TERM INT HUP
 start=
 if read -r stat < /proc/$$/stat 2>/dev/null; then read -ra fields <<< "${stat##*) }"; start=${fields[19]-}; fi
@@ -87,6 +100,7 @@ if [[ -e "$4" ]]; then
   printf '%s\\n' 143 > "$2.tmp" && mv -f "$2.tmp" "$2"
   exit 143
 fi
+if [[ -n "${6-}" ]]; then "$6" -m rladapt.launchers.supervise "$7" "$$" "$8" </dev/null >> "$7/services/supervisor.log" 2>&1 & fi
 bash "$1" </dev/null
 rc=$?
 printf '%s\\n' "$rc" > "$2.tmp" && mv -f "$2.tmp" "$2"
@@ -100,6 +114,36 @@ def render_script(native: NativeLaunch, command: Command) -> str:
         "#!/usr/bin/env bash",
         f"# rladapt local launch: {json.dumps(native.job_name)} on {json.dumps(native.framework)} "
         f"{json.dumps(native.version)}",
+        *_environment_lines(native, command),
+    ]
+    # Before the secrets and files: the check reads no secret and writes nothing. The wrapper passes no argument.
+    lines.append(_preflight_line(command.python))
+    lines.extend(secret_lines(native, "the local launcher"))
+    lines.extend(file_lines(dict(native.files)))
+    lines.append("exec " + shlex.join(command.argv))
+    return "\n".join(lines) + "\n"
+
+
+def render_service_script(native: NativeLaunch, command: Command, role: ServiceRole) -> str:
+    """The bash script of one service role: the job's directory, environment and secrets, the role's own
+    environment over them, then its command (the supervisor runs it as its own process group)."""
+    lines = [
+        "#!/usr/bin/env bash",
+        f"# rladapt local service {json.dumps(role.name)} of {json.dumps(native.job_name)}",
+        *_environment_lines(native, command),
+        *secret_lines(native, "the local launcher"),
+        *(
+            f"export {check_env_name(k, f'services.{role.name}.env')}={shlex.quote(v)}"
+            for k, v in role.env.items()
+        ),
+        "exec " + shlex.join(role.argv),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _environment_lines(native: NativeLaunch, command: Command) -> list[str]:
+    """The working directory and the environment of the job (its secrets and files apart)."""
+    lines = [
         "set -euo pipefail",
         f"cd -- {quote_path(native.working_dir)}",
         'export PYTHONUNBUFFERED="${PYTHONUNBUFFERED:-1}"',
@@ -112,12 +156,7 @@ def render_script(native: NativeLaunch, command: Command) -> str:
         lines.append(f"export {check_env_name(key, 'env')}={shlex.quote(value)}")
     lines.extend(f"export {check_env_name(k, 'env')}={shlex.quote(v)}" for k, v in command.env.items())
     lines.extend(ray_job_config_lines(command))
-    # Before the secrets and files: the check reads no secret and writes nothing. The wrapper passes no argument.
-    lines.append(_preflight_line(command.python))
-    lines.extend(secret_lines(native, "the local launcher"))
-    lines.extend(file_lines(dict(native.files)))
-    lines.append("exec " + shlex.join(command.argv))
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def _preflight_line(python: str) -> str:
@@ -218,9 +257,18 @@ class LocalLauncher(Launcher):
         if secrets:
             request["secrets"] = secrets
         request["stop_grace"] = opts["stop_grace"]
-        return Artifacts(
-            launcher=self.PLUGIN_NAME, files={SCRIPT: render_script(native, command)}, request=request
-        )
+        files = {SCRIPT: render_script(native, command)}
+        check_services(native, self.PLUGIN_NAME)
+        if native.services:
+            # each its own process group beside the job, supervised on the job's detached side (supervise.py)
+            request["services"] = [
+                {"name": r.name, "restart": r.restart, "outlives_job": r.outlives_job}
+                for r in native.services
+            ]
+            files.update(
+                {script_name(r.name): render_service_script(native, command, r) for r in native.services}
+            )
+        return Artifacts(launcher=self.PLUGIN_NAME, files=files, request=request)
 
     def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
         """The pid file (a name inside the run directory) that the wrapper writes before anything else."""
@@ -250,6 +298,13 @@ class LocalLauncher(Launcher):
         script = run_dir / SCRIPT
         write_atomic(script, artifacts.files[SCRIPT])
         script.chmod(0o755)
+        services = _service_plan(artifacts)
+        if services:
+            (run_dir / SERVICES_DIR).mkdir(exist_ok=True)
+            (run_dir / SERVICES_DIR / STATE_FILE).unlink(missing_ok=True)
+            for item in services:
+                write_atomic(run_dir / script_name(item["name"]), artifacts.files[script_name(item["name"])])
+            write_atomic(run_dir / SERVICES_DIR / PLAN_FILE, json.dumps(services, indent=2) + "\n")
         # STOP_FILE says that a started job was stopped; STOP_REQUEST_FILE (the runner's) is never removed here.
         for stale in (EXIT_FILE, STOP_FILE, PID_FILE):
             (run_dir / stale).unlink(missing_ok=True)
@@ -257,6 +312,9 @@ class LocalLauncher(Launcher):
         argv = [
             "bash", "-c", _WRAPPER, "rladapt-local", str(script), str(run_dir / EXIT_FILE),
             str(run_dir / PID_FILE), str(run_dir / STOP_REQUEST_FILE), str(run_dir / STOP_FILE),
+            # the supervisor of the service roles runs with this interpreter, which has rladapt
+            sys.executable if services else "", str(run_dir),
+            str(float(artifacts.request.get("stop_grace", DEFAULT_GRACE))),
         ]  # fmt: skip
         try:
             with open(run_dir / LOG_FILE, "ab") as log:
@@ -366,6 +424,12 @@ class LocalLauncher(Launcher):
         job = _read_handle(handle, run_dir)
         current = self.status(handle, run_dir)
         if current.terminal:
+            if any(not s.terminal for s in self.services(handle, run_dir)):
+                # the job has ended, a service that outlives it has not: its supervisor is the group's last
+                self._stop_services(job, run_dir)
+                return RunStatus(
+                    current.state, current.exit_code, "the job had ended; its services are stopped"
+                )
             return nothing_to_stop(current)
         if current.state != "RUNNING":
             raise LaunchError(f"cannot stop the run: {current.message}")
@@ -383,7 +447,101 @@ class LocalLauncher(Launcher):
             if _read_exit_code(run_dir) is not None or not alive(job.pid, None):
                 break
             time.sleep(0.05)
+        self._kill_left_services(run_dir)
         return self.status(handle, run_dir)
+
+    def services(self, handle: dict[str, Any], run_dir: Path) -> tuple[ServiceStatus, ...]:
+        """Each role's state as its supervisor last wrote it, checked against its process."""
+        entries = _read_service_state(run_dir)
+        out = []
+        for entry in entries:
+            state, message = entry["state"], entry["message"]
+            pid, started = entry["pid"], entry["start_time"]
+            if state == "RUNNING" and not (isinstance(pid, int) and alive(pid, started)):
+                # the supervisor was killed (SIGKILL) before it saw the role end
+                state, message = "UNKNOWN", "ended without its supervisor seeing it"
+            out.append(
+                ServiceStatus(
+                    name=entry["name"],
+                    state=state if state in _SERVICE_STATES else "UNKNOWN",
+                    restarts=entry["restarts"],
+                    unit=f"pid {pid}" if pid else "",
+                    message=message,
+                )
+            )
+        planned = [str(item.get("name")) for item in _read_plan(run_dir)]
+        seen = {s.name for s in out}
+        # a role its supervisor has not written yet (it is starting, or never started)
+        out.extend(
+            ServiceStatus(name, "PENDING", message="not started yet") for name in planned if name not in seen
+        )
+        return tuple(out)
+
+    def _stop_services(self, job: _Job, run_dir: Path) -> None:
+        if group_alive(
+            job.pgid
+        ):  # a group with a member left cannot have been reused: it is the supervisor's
+            _signal_group(job.pgid, signal.SIGTERM)  # the supervisor, in the job's group, stops its roles
+        deadline = time.monotonic() + job.stop_grace + 1.0
+        while group_alive(job.pgid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        if group_alive(job.pgid):
+            _signal_group(job.pgid, signal.SIGKILL)
+        self._kill_left_services(run_dir)
+
+    def _kill_left_services(self, run_dir: Path) -> None:
+        """SIGKILL the group of each role still alive once its supervisor is gone (killed before it could)."""
+        for entry in _read_service_state(run_dir):
+            pid = entry["pid"]
+            if isinstance(pid, int) and alive(pid, entry["start_time"]):
+                _signal_group(pid, signal.SIGKILL)
+
+
+_SERVICE_STATES = frozenset({"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED", "UNKNOWN"})
+
+
+def _service_plan(artifacts: Artifacts) -> list[dict[str, Any]]:
+    plan = artifacts.request.get("services") or []
+    missing = [
+        str(item.get("name")) for item in plan if script_name(str(item.get("name"))) not in artifacts.files
+    ]
+    if missing:
+        raise LaunchError(
+            f"the local launcher's artifacts lack the scripts of the services {', '.join(missing)}"
+        )
+    return [dict(item) for item in plan]
+
+
+def _read_plan(run_dir: Path) -> list[dict[str, Any]]:
+    try:
+        plan = json.loads((run_dir / SERVICES_DIR / PLAN_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [item for item in plan if isinstance(item, dict)] if isinstance(plan, list) else []
+
+
+def _read_service_state(run_dir: Path) -> list[dict[str, Any]]:
+    """The supervisor's state file, each entry's fields of their types (a damaged entry is left out)."""
+    try:
+        data = json.loads((run_dir / SERVICES_DIR / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    out = []
+    for entry in data if isinstance(data, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        pid, started, restarts = entry.get("pid"), entry.get("start_time"), entry.get("restarts", 0)
+        out.append(
+            {
+                "name": entry["name"],
+                "state": str(entry.get("state", "UNKNOWN")),
+                "pid": pid if isinstance(pid, int) and not isinstance(pid, bool) and pid > 0 else None,
+                "start_time": started if isinstance(started, int) and not isinstance(started, bool) else None,
+                "restarts": restarts if isinstance(restarts, int) and not isinstance(restarts, bool) else 0,
+                "message": str(entry.get("message") or ""),
+            }
+        )
+    return out
 
 
 @dataclass(frozen=True)

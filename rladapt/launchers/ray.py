@@ -19,6 +19,7 @@ Ray itself is imported lazily: ``rladapt`` starts without it, and only this laun
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import os
@@ -31,15 +32,33 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from rladapt.launchers._common import (
     check_run_id,
+    check_services,
     complete_lines,
     no_readable_source,
     nothing_to_stop,
     refuse_missing_inputs,
     refuse_role_resources,
+    size_bytes,
 )
 from rladapt.launchers.ray_upload import check_inputs
-from rladapt.plugins import Artifacts, Launcher, NativeLaunch, RunStatus, SecretKind, hookimpl
-from rladapt.plugins.job import FILES_ENV, LITERAL_ENV, SECRET_FILES_ENV, WORKER_SETUP_HOOK, json_env_value
+from rladapt.plugins import (
+    Artifacts,
+    Launcher,
+    NativeLaunch,
+    RunStatus,
+    SecretKind,
+    ServiceRole,
+    ServiceStatus,
+    hookimpl,
+)
+from rladapt.plugins.job import (
+    FILES_ENV,
+    LITERAL_ENV,
+    SECRET_FILES_ENV,
+    WORKER_SETUP_HOOK,
+    bootstrap_argv,
+    json_env_value,
+)
 from rladapt.plugins.launcher import Command, Option
 from rladapt.primitives.errors import LaunchError, Problem, SpecError, UsageError
 
@@ -58,6 +77,7 @@ _LOCAL_KEYS = (
     "inputs",
     "shared",
     "working_dir",
+    "services",
 )
 _NUMERIC_OPTIONS = ("entrypoint_num_cpus", "entrypoint_num_gpus", "entrypoint_memory")
 _STATES = {"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"}
@@ -194,6 +214,54 @@ def render_request(
         request["working_dir"] = native.working_dir
     if shared:
         request["shared"] = shared
+    return request
+
+
+#: Written by a service's entrypoint before each restart; ``services`` counts them in its logs.
+_RESTART_MARK = "rladapt: restarting service"
+
+
+def service_id(run_id: str | None, role: str) -> str | None:
+    """The submission id of a service role's Ray job: the run id and the role's name."""
+    return f"{run_id}-{role}" if run_id else None
+
+
+def render_service(
+    native: NativeLaunch, options: dict[str, Any], role: ServiceRole, run_id: str | None
+) -> dict[str, Any]:
+    """The submit request of one service role: its own Ray job with the job's runtime_env and working_dir, the
+    role's environment over the job's, and the role's CPUs, GPUs and memory as the entrypoint's resources.
+
+    It runs through the bootstrap (which sets the job's literal and secret-file variables and writes its files),
+    without the driver's runtime patches, resume settings or pool publisher: those are the training's. Ray
+    restarts no job: ``restart: on-failure`` is a loop in the entrypoint, which starts the command again after a
+    failure, waiting longer each time (at most 30 s)."""
+    service_native = native.model_copy(
+        update={"argv": role.argv, "env": {**native.env, **role.env}, "runtime_patches": ()}
+    )
+    command = Command(argv=tuple(bootstrap_argv(service_native)))
+    request = render_request(service_native, options, command, service_id(run_id, role.name))
+    if role.restart == "on-failure":
+        once = shlex.join(command.argv)
+        request["entrypoint"] = (
+            f"n=0; until {once}; do rc=$?; n=$((n + 1)); "
+            f'echo "{_RESTART_MARK} {role.name} after exit code $rc ($n)" >&2; '
+            'sleep "$((n < 5 ? 1 << n : 30))"; done'
+        )
+    request["entrypoint_num_cpus"] = role.cpus
+    if role.gpus:
+        request["entrypoint_num_gpus"] = role.gpus
+    else:
+        request.pop("entrypoint_num_gpus", None)
+    request.pop("entrypoint_memory", None)
+    if role.memory is not None:
+        amount = size_bytes(role.memory)
+        if amount is None:
+            raise UsageError(
+                f"services.{role.name}.memory={role.memory!r}: expected a size such as 4Gi or 512M"
+            )
+        request["entrypoint_memory"] = amount
+    request["metadata"]["rladapt.service"] = role.name
     return request
 
 
@@ -445,7 +513,18 @@ class RayLauncher(Launcher):
     def render(
         self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
     ) -> Artifacts:
-        return Artifacts(launcher=self.PLUGIN_NAME, request=render_request(native, options, command, run_id))
+        request = render_request(native, options, command, run_id)
+        check_services(native, self.PLUGIN_NAME)
+        if native.services:  # each its own Ray job beside the driver's (render_service)
+            request["services"] = [
+                {
+                    "name": r.name,
+                    "outlives_job": r.outlives_job,
+                    "request": render_service(native, options, r, run_id),
+                }
+                for r in native.services
+            ]
+        return Artifacts(launcher=self.PLUGIN_NAME, request=request)
 
     def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
         request = artifacts.request
@@ -507,7 +586,92 @@ class RayLauncher(Launcher):
             raise
         except Exception as exc:  # Ray reports a refused submission as RuntimeError with the server's text
             raise LaunchError(f"the Ray cluster at {address} refused the job: {_ray_error(exc)}") from None
-        return {"address": address, "submission_id": submission_id, "request_timeout": timeout}
+        handle: dict[str, Any] = {
+            "address": address,
+            "submission_id": submission_id,
+            "request_timeout": timeout,
+        }
+        if artifacts.request.get("services"):
+            handle["services"] = self._submit_services(
+                artifacts.request, client, address, timeout, submission_id
+            )
+        return handle
+
+    def _submit_services(
+        self, request: dict[str, Any], client: JobSubmissionClient, address: str, timeout: float, job_id: str
+    ) -> list[dict[str, Any]]:
+        """Submit each service role's job after the driver's; on a refusal, stop what was submitted (the driver's
+        job included) so that nothing of a failed launch runs."""
+        secret_env = request.get("secret_env") or {}
+        submitted: list[dict[str, Any]] = []
+        for item in request["services"]:
+            sub = {k: v for k, v in dict(item["request"]).items() if k not in _LOCAL_KEYS}
+            if secret_env:
+                sub["runtime_env"] = _with_secrets(sub.get("runtime_env") or {}, *_settle_secrets(secret_env))
+            try:
+                sid = _request(
+                    address,
+                    timeout,
+                    f"submitting service {item['name']}",
+                    functools.partial(client.submit_job, **sub),
+                )
+            except Exception as exc:
+                for started in [job_id, *(s["submission_id"] for s in submitted)]:
+                    with contextlib.suppress(Exception):  # best effort: the refusal is what the user must see
+                        client.stop_job(started)
+                detail = exc.message if isinstance(exc, LaunchError) else _ray_error(exc)
+                raise LaunchError(
+                    f"the Ray cluster at {address} refused the job of service {item['name']}: {detail}; the "
+                    "run's jobs were stopped"
+                ) from None
+            submitted.append(
+                {"name": item["name"], "submission_id": sid, "outlives_job": bool(item.get("outlives_job"))}
+            )
+        return submitted
+
+    def services(self, handle: dict[str, Any], run_dir: Path) -> tuple[ServiceStatus, ...]:
+        """Each role's Ray job. A role that does not outlive the training is stopped here once the driver's job
+        has ended: Ray has nothing that ends one job with another, so it happens when rladapt next looks
+        (``status``, ``runs --refresh``, ``stop``)."""
+        entries = [e for e in handle.get("services") or [] if isinstance(e, dict) and e.get("submission_id")]
+        if not entries:
+            return ()
+        address, timeout = str(handle["address"]), _timeout(handle)
+        client = _client(address, timeout)
+        driver_ended = self.status(handle, run_dir).terminal
+        out = []
+        for entry in entries:
+            sid, name = str(entry["submission_id"]), str(entry.get("name"))
+            unit = f"Ray job {sid}"
+            try:
+                info = _request(
+                    address, timeout, f"reading job {sid}", functools.partial(client.get_job_info, sid)
+                )
+                state = str(getattr(info.status, "value", info.status))
+                if driver_ended and not entry.get("outlives_job") and state in ("PENDING", "RUNNING"):
+                    _request(address, timeout, f"stopping job {sid}", functools.partial(client.stop_job, sid))
+                    state = "STOPPED"
+                    message = "the job ended"
+                else:
+                    message = (info.message or "").strip()
+                logs = _request(
+                    address,
+                    timeout,
+                    f"reading the logs of {sid}",
+                    functools.partial(client.get_job_logs, sid),
+                )
+            except LaunchError:
+                raise
+            except Exception as exc:
+                out.append(
+                    ServiceStatus(name, "UNKNOWN", 0, unit, f"Ray has no job {sid}: {_ray_error(exc)}")
+                )
+                continue
+            # lines that begin with the mark: Ray's own log may also quote the entrypoint, which holds it
+            restarts = len(re.findall(rf"^{re.escape(_RESTART_MARK)} ", logs, re.M))
+            known = state if state in _STATES else "UNKNOWN"
+            out.append(ServiceStatus(name, known, restarts, unit, message))  # type: ignore[arg-type]
+        return tuple(out)
 
     def status(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
         address, timeout, job_id = str(handle["address"]), _timeout(handle), _job_id(handle)
@@ -556,6 +720,7 @@ class RayLauncher(Launcher):
             yield pending
 
     def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
+        self._stop_services(handle)
         current = self.status(handle, run_dir)
         if current.terminal:
             return nothing_to_stop(current)
@@ -573,6 +738,27 @@ class RayLauncher(Launcher):
             time.sleep(0.5)
             status = self.status(handle, run_dir)
         return status
+
+    def _stop_services(self, handle: dict[str, Any]) -> None:
+        """Stop every service role's job still running, outliving ones included: ``rladapt stop`` ends them."""
+        entries = [e for e in handle.get("services") or [] if isinstance(e, dict) and e.get("submission_id")]
+        if not entries:
+            return
+        address, timeout = str(handle["address"]), _timeout(handle)
+        client = _client(address, timeout)
+        for entry in entries:
+            sid = str(entry["submission_id"])
+            try:
+                if not self._terminal(client, sid):
+                    _request(address, timeout, f"stopping job {sid}", functools.partial(client.stop_job, sid))
+            except LaunchError:
+                raise
+            except Exception as exc:
+                if _NOT_FOUND.search(str(exc)):
+                    continue  # Ray has no such job (deleted, or its submission never happened): nothing to stop
+                raise LaunchError(
+                    f"Ray refused to stop the job {sid} of a service: {_ray_error(exc)}"
+                ) from None
 
     @staticmethod
     def _terminal(client: JobSubmissionClient, job_id: str) -> bool:

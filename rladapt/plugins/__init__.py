@@ -34,7 +34,16 @@ from .capabilities import KNOWN_CAPABILITIES, Requirement, job_requirements, unk
 from .checkpoints import Checkpoint, CheckpointScan, ResumePlan
 from .effective import Effective, derived, same
 from .hookspecs import hookimpl, hookspec
-from .launcher import TERMINAL_STATES, Artifacts, Command, Launcher, Option, RunState, RunStatus
+from .launcher import (
+    TERMINAL_STATES,
+    Artifacts,
+    Command,
+    Launcher,
+    Option,
+    RunState,
+    RunStatus,
+    ServiceStatus,
+)
 from .metrics import BY_NAME, NAMES, NEUTRAL, Absent, Entry, Logged, MetricMap, Neutral
 from .native import (
     NATIVE_FORMAT_VERSION,
@@ -119,6 +128,7 @@ __all__ = [
     "SecretRef",
     "SecretSourceRef",
     "ServiceRole",
+    "ServiceStatus",
     "Signature",
     "Snapshot",
     "TranslationBuilder",

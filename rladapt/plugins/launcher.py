@@ -267,6 +267,35 @@ class RunStatus:
         return self.state in TERMINAL_STATES
 
 
+@dataclass(frozen=True)
+class ServiceStatus:
+    """The state of one service role of a run (``NativeLaunch.services``), as its launcher sees it now.
+
+    ``unit`` names what the launcher runs it as (``pid 123``, a Ray job id, a Slurm step, a Deployment), so that
+    whoever reads ``rladapt status`` can find it with the engine's own tools; ``restarts`` counts the starts
+    after the first.
+    """
+
+    name: str
+    state: RunState
+    restarts: int = 0
+    unit: str = ""
+    message: str = ""
+
+    @property
+    def terminal(self) -> bool:
+        return self.state in TERMINAL_STATES
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "state": self.state,
+            "restarts": self.restarts,
+            "unit": self.unit,
+            "message": self.message,
+        }
+
+
 class Launcher(ABC):
     """Runs a NativeLaunch somewhere. ``PLUGIN_NAME`` is unique across plugins."""
 
@@ -396,6 +425,13 @@ class Launcher(ABC):
 
     @abstractmethod
     def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus: ...
+
+    def services(self, handle: dict[str, Any], run_dir: Path) -> tuple[ServiceStatus, ...]:
+        """The state of each service role the run was launched with, in the launch's order.
+
+        ``stop`` stops them with the job. A launcher that runs no service roles keeps this default: none.
+        """
+        return ()
 
 
 def legacy_render(launcher: Launcher) -> bool:

@@ -15,6 +15,7 @@ from .record import (
     DamagedRecord,
     RecordedArtifacts,
     RunRecord,
+    ServiceRecord,
     Submitter,
     read_record,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "Run",
     "RunRecord",
     "RunStore",
+    "ServiceRecord",
     "Submitter",
     "new_run_id",
     "read_record",

@@ -116,6 +116,18 @@ class BadStep(_Value):
     attempt: _Str | None = None
 
 
+class ServiceRecord(_Value):
+    """The last known state of one service role of the run (``Launcher.services``); a record written before
+    service roles existed has none."""
+
+    name: _Str
+    state: _Str
+    restarts: _Int = 0
+    #: What the launcher runs it as: ``pid 123``, a Ray job id, a Slurm step, a Kubernetes object.
+    unit: _Str = ""
+    message: _Str = ""
+
+
 class RecordedArtifacts(_Value):
     """The rendered files (name -> text) and the request of the current attempt, as submitted."""
 
@@ -159,6 +171,8 @@ class RunRecord(_Value):
     #: The steps of its checkpoint directory that a start failed to load, as the job marked them there (the
     #: runner copies them here when it looks at the run: the job never writes the record).
     bad_steps: tuple[BadStep, ...] = ()
+    #: The service roles launched beside the job, as last seen (``Launcher.services``).
+    services: tuple[ServiceRecord, ...] = ()
 
     # --- reading ---------------------------------------------------------------------------------------------
 
@@ -221,6 +235,8 @@ class RunRecord(_Value):
                 data.pop(name, None)
         if not self.bad_steps:  # absent until there is one: a record reads as it did before the field
             data.pop("bad_steps", None)
+        if not self.services:  # likewise: a run without service roles reads as it did before the field
+            data.pop("services", None)
         if not artifacts:
             data.pop("artifacts", None)
         return data
@@ -248,6 +264,12 @@ class RunRecord(_Value):
         if tuple(marks) == self.bad_steps:
             return self
         return self._next(bad_steps=tuple(marks), updated=now())
+
+    def with_services(self, services: Sequence[ServiceRecord]) -> RunRecord:
+        """The record with the services' last known states; itself when they are the ones it holds."""
+        if tuple(services) == self.services:
+            return self
+        return self._next(services=tuple(services), updated=now())
 
     def with_status(self, status: RunStatus) -> RunRecord:
         """The last known state; a terminal state is never replaced by a non-terminal one."""

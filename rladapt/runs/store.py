@@ -50,6 +50,7 @@ from .record import (
     DamagedRecord,
     RecordedArtifacts,
     RunRecord,
+    ServiceRecord,
     Submitter,
     now,
     read_record,
@@ -228,6 +229,12 @@ class Run:
         if self.record.with_bad_steps(marks) is self.record:
             return
         self.update(lambda record: record.with_bad_steps(marks))
+
+    def save_services(self, services: Sequence[ServiceRecord]) -> None:
+        """Record the service roles' states; the record is not rewritten when it already holds them."""
+        if self.record.with_services(services) is self.record:
+            return
+        self.update(lambda record: record.with_services(services))
 
     def mark_submit_failed(self, message: str) -> None:
         """Keep the record consistent when ``submit`` raised: no handle, state FAILED, the reason."""

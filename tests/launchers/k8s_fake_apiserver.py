@@ -23,12 +23,19 @@ from urllib.parse import parse_qs, unquote, urlparse
 
 import yaml
 
-from tests.launchers.k8s_schemas import crd_errors
+from tests.launchers.k8s_schemas import crd_errors, k8s_errors
 
 TOKEN = "fake-token"
 _RAYJOBS = re.compile(r"^/apis/ray\.io/v1/namespaces/([^/]+)/rayjobs(?:/([^/]+))?$")
 _CONFIGMAPS = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps(?:/([^/]+))?$")
 _PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
+#: The kinds of a service role beside the RayJob (Deployment, Job, Service): created objects are checked against
+#: the official Kubernetes schemas (kubernetes-validate, strict) and refused with 422 as the API server would.
+_SERVICE_KINDS = {
+    "Deployment": re.compile(r"^/apis/apps/v1/namespaces/([^/]+)/deployments(?:/([^/]+))?$"),
+    "Job": re.compile(r"^/apis/batch/v1/namespaces/([^/]+)/jobs(?:/([^/]+))?$"),
+    "Service": re.compile(r"^/api/v1/namespaces/([^/]+)/services(?:/([^/]+))?$"),
+}
 _LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 
 
@@ -36,6 +43,10 @@ _LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 class FakeCluster:
     rayjobs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     configmaps: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
+    #: kind -> (namespace, name) -> object, for Deployment, Job and Service
+    objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = field(
+        default_factory=lambda: {kind: {} for kind in _SERVICE_KINDS}
+    )
     pods: list[dict[str, Any]] = field(default_factory=list)
     logs: dict[tuple[str, str], str] = field(default_factory=dict)
     requests: list[tuple[str, str]] = field(default_factory=list)
@@ -63,6 +74,27 @@ class FakeCluster:
                 }
             )
             self.logs[(namespace, name)] = log
+
+    def add_service_pod(self, namespace: str, name: str, labels: dict[str, str], restarts: int) -> None:
+        """A pod of a service role's workload, its container restarted ``restarts`` times (the kubelet's count)."""
+        self.add_pod(namespace, name, labels, "")
+        with self.lock:
+            self.pods[-1]["status"]["containerStatuses"] = [
+                {
+                    "name": "service",
+                    "image": "i",
+                    "imageID": "",
+                    "ready": True,
+                    "restartCount": restarts,
+                    "started": True,
+                    "state": {"running": {}},
+                    "lastState": {},
+                }
+            ]
+
+    def set_object_status(self, kind: str, namespace: str, name: str, **status: Any) -> None:
+        with self.lock:
+            self.objects[kind][(namespace, name)]["status"] = dict(status)
 
     def set_status(self, namespace: str, name: str, **status: Any) -> None:
         with self.lock:
@@ -142,6 +174,11 @@ def _handler(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
                 return self._objects(
                     method, m.group(1), m.group(2), body, cluster.configmaps, "ConfigMap", "configmaps"
                 )
+            for kind, pattern in _SERVICE_KINDS.items():
+                if m := pattern.match(path):
+                    return self._objects(
+                        method, m.group(1), m.group(2), body, cluster.objects[kind], kind, kind.lower() + "s"
+                    )
             if (m := _PODS.match(path)) and method == "GET":
                 selector = query.get("labelSelector", [""])[0]
                 items = [
@@ -188,6 +225,14 @@ def _handler(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
                             ),
                             j,
                         )
+                if kind in _SERVICE_KINDS:
+                    errors = k8s_errors(body)
+                    if errors:
+                        return (
+                            422,
+                            _status(422, "Invalid", f'{kind} "{new_name}" is invalid: ' + "; ".join(errors)),
+                            j,
+                        )
                 if body["metadata"].get("namespace", ns) != ns:
                     return 400, _status(400, "BadRequest", "the namespace of the object does not match"), j
                 if (ns, new_name) in table:
@@ -223,6 +268,8 @@ def _handler(cluster: FakeCluster) -> type[BaseHTTPRequestHandler]:
                         j,
                     )
                 del table[(ns, name)]
+                if kind == "Service":  # the API server answers a Service's deletion with the Service
+                    return 200, obj, j
                 return (
                     200,
                     {

@@ -25,7 +25,7 @@ import contextlib
 import importlib
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -39,6 +39,7 @@ from rladapt.plugins import (
     NativeLaunch,
     RunState,
     RunStatus,
+    ServiceStatus,
     hookimpl,
 )
 from rladapt.primitives.errors import LaunchError
@@ -86,7 +87,16 @@ class KubernetesLauncher(Launcher):
     def render(
         self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
     ) -> Artifacts:
-        from .manifest import CONFIGMAP_FILE, GROUP, KIND, RAYJOB_FILE, VERSION, Renderer, dump_manifest
+        from .manifest import (
+            CONFIGMAP_FILE,
+            GROUP,
+            KIND,
+            RAYJOB_FILE,
+            VERSION,
+            Renderer,
+            dump_manifest,
+            service_file,
+        )
 
         opts = KubernetesOptions.parse(self.merge_options(native, options), run_id)
         renderer = Renderer(native, opts, command)
@@ -94,6 +104,8 @@ class KubernetesLauncher(Launcher):
         files = {RAYJOB_FILE: dump_manifest(rayjob)}
         if configmap is not None:
             files[CONFIGMAP_FILE] = dump_manifest(configmap)
+        for role, objects in renderer.service_manifests.items():
+            files[service_file(role)] = "---\n".join(dump_manifest(obj) for obj in objects)
         request = {
             "apiVersion": f"{GROUP}/{VERSION}",
             "kind": KIND,
@@ -103,6 +115,17 @@ class KubernetesLauncher(Launcher):
             "kubeconfig": opts.kubeconfig,
             "submissionMode": opts.submission_mode,
         }
+        if native.services:  # beside the RayJob: one YAML stream each (manifest.py, Renderer.services)
+            request["services"] = [
+                {
+                    "name": r.name,
+                    "file": service_file(r.name),
+                    "object": renderer.service_manifests[r.name][0]["metadata"]["name"],
+                    "kinds": [obj["kind"] for obj in renderer.service_manifests[r.name]],
+                    "outlives_job": r.outlives_job,
+                }
+                for r in native.services
+            ]
         return Artifacts(launcher=PLUGIN_NAME, files=files, request=request, warnings=renderer.warnings)
 
     # --- side effects ---
@@ -189,6 +212,9 @@ class KubernetesLauncher(Launcher):
                 )
             except LaunchError as exc:
                 handle["warnings"] = [f"{exc.message}; stop will delete the ConfigMap itself"]
+        if request.get("services"):
+            owner_ref = {"apiVersion": f"{GROUP}/{VERSION}", "kind": KIND, "name": name, "uid": uid}
+            handle["services"] = _create_services(cluster, artifacts, namespace, owner_ref)
         return handle
 
     def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
@@ -206,6 +232,8 @@ class KubernetesLauncher(Launcher):
         }
         if CONFIGMAP_FILE in artifacts.files:
             intent["configmap"] = yaml.safe_load(artifacts.files[CONFIGMAP_FILE])["metadata"]["name"]
+        if request.get("services"):  # so that a run found again (find) still stops and shows them
+            intent["services"] = [_service_entry(item) for item in request["services"]]
         return intent
 
     def find(self, intent: dict[str, Any], run_dir: Path) -> dict[str, Any] | None:
@@ -243,6 +271,8 @@ class KubernetesLauncher(Launcher):
             )
             if configmap is not None:
                 handle["configmap"] = {"name": cm_name, "uid": configmap.metadata.uid}
+        if intent.get("services"):
+            handle["services"] = list(intent["services"])
         return handle
 
     def _connect(self, handle: dict[str, Any]) -> Cluster:
@@ -291,6 +321,22 @@ class KubernetesLauncher(Launcher):
             _remember(run_dir, current)
         return current
 
+    def services(self, handle: dict[str, Any], run_dir: Path) -> tuple[ServiceStatus, ...]:
+        """Each role's workload as the API server reports it: a Deployment with a ready pod runs, a Job is
+        active, succeeded or failed; restarts are its pods' container restarts."""
+        entries = [e for e in handle.get("services") or [] if isinstance(e, dict)]
+        if not entries:
+            return ()
+        cluster = self._connect(handle)
+        ns = str(handle["namespace"])
+        if any(not e.get("outlives_job") for e in entries) and self.status(handle, run_dir).terminal:
+            # Kubernetes ends no Deployment with a RayJob that has finished (the RayJob stays until deleted):
+            # a role that does not outlive the job is deleted when rladapt next looks (status, stop)
+            for entry in entries:
+                if not entry.get("outlives_job"):
+                    _delete_service(cluster, ns, entry)
+        return tuple(_service_status(cluster, ns, entry) for entry in entries)
+
     def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
         from .cluster import map_status
         from .manifest import GROUP, PLURAL, VERSION, kubernetes_module
@@ -327,6 +373,8 @@ class KubernetesLauncher(Launcher):
                 body=options,
                 missing_ok=True,
             )
+        for entry in handle.get("services") or []:
+            _delete_service(cluster, ns, entry)
         if before is None:
             recalled = _recalled(run_dir)
             state: RunState = recalled.state if recalled is not None else "STOPPED"
@@ -409,6 +457,136 @@ class KubernetesLauncher(Launcher):
         )
         head = newest_pod(pods)
         return head, (SIDECAR_SUBMITTER if mode == "SidecarMode" else HEAD_CONTAINER)
+
+
+def _apps(cluster: Cluster) -> Any:
+    from .manifest import kubernetes_module
+
+    return kubernetes_module().client.AppsV1Api(cluster.api)
+
+
+def _batch(cluster: Cluster) -> Any:
+    from .manifest import kubernetes_module
+
+    return kubernetes_module().client.BatchV1Api(cluster.api)
+
+
+#: kind -> (the API it is in, the client's method suffix)
+_SERVICE_APIS: dict[str, tuple[Callable[[Cluster], Any], str]] = {
+    "Deployment": (_apps, "deployment"),
+    "Job": (_batch, "job"),
+    "Service": (lambda cluster: cluster.core(), "service"),
+}
+
+
+def _service_objects(entry: Any) -> list[tuple[str, str]]:
+    """(kind, name) of each object of one service role in a handle; nothing of a damaged entry."""
+    if not isinstance(entry, dict):
+        return []
+    kinds = entry.get("kinds")
+    obj_name = entry.get("object")
+    if not isinstance(kinds, list) or not isinstance(obj_name, str):
+        return []
+    return [(str(kind), obj_name) for kind in kinds if kind in _SERVICE_APIS]
+
+
+def _delete_service(cluster: Cluster, namespace: str, entry: Any) -> None:
+    from .manifest import kubernetes_module
+
+    client = kubernetes_module().client
+    for kind, obj_name in _service_objects(entry):
+        api, method = _SERVICE_APIS[kind]
+        cluster.call(
+            f"deleting {kind} {namespace}/{obj_name}",
+            getattr(api(cluster), f"delete_namespaced_{method}"),
+            obj_name,
+            namespace,
+            body=client.V1DeleteOptions(propagation_policy="Background"),
+            missing_ok=True,
+        )
+
+
+def _create_services(
+    cluster: Cluster, artifacts: Artifacts, namespace: str, owner: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """Create each service role's objects after its RayJob. A Deployment and a Service are owned by the RayJob
+    (they go when it is deleted: stop, or its TTL); a Job that outlives the training is not, and ``stop``
+    deletes it."""
+    created = []
+    for item in artifacts.request.get("services") or []:
+        objects = list(yaml.safe_load_all(artifacts.files[str(item["file"])]))
+        kinds = []
+        for obj in objects:
+            kind, obj_name = obj["kind"], obj["metadata"]["name"]
+            obj["metadata"]["namespace"] = namespace
+            if kind != "Job":
+                obj["metadata"]["ownerReferences"] = [owner]
+            api, method = _SERVICE_APIS[kind]
+            cluster.call(
+                f"creating {kind} {namespace}/{obj_name} (service {item['name']})",
+                getattr(api(cluster), f"create_namespaced_{method}"),
+                namespace,
+                obj,
+                kind=kind,
+                name=obj_name,
+            )
+            kinds.append(kind)
+        created.append(_service_entry(item))
+    return created
+
+
+def _service_entry(item: dict[str, Any]) -> dict[str, Any]:
+    """What a handle keeps of a service role: its name, its objects' name and kinds, whether it outlives the job."""
+    return {
+        "name": item["name"],
+        "object": item["object"],
+        "kinds": list(item["kinds"]),
+        "outlives_job": bool(item.get("outlives_job")),
+    }
+
+
+def _service_status(cluster: Cluster, namespace: str, entry: dict[str, Any]) -> ServiceStatus:
+    from .manifest import SERVICE_LABEL
+
+    objects = _service_objects(entry)
+    name = str(entry.get("name"))
+    if not objects:
+        return ServiceStatus(name, "UNKNOWN", message="the run record does not say how it was created")
+    kind, obj_name = objects[0]
+    unit = f"{kind} {namespace}/{obj_name}"
+    api, method = _SERVICE_APIS[kind]
+    obj: Any = cluster.call(
+        f"reading {unit}",
+        getattr(api(cluster), f"read_namespaced_{method}"),
+        obj_name,
+        namespace,
+        missing_ok=True,
+    )
+    if obj is None:
+        return ServiceStatus(name, "STOPPED", 0, unit, "deleted")
+    pods: Any = cluster.call(
+        f"listing the pods of {unit}",
+        cluster.core().list_namespaced_pod,
+        namespace,
+        label_selector=f"{SERVICE_LABEL}={obj_name}",
+    )
+    restarts = sum(
+        int(getattr(status, "restart_count", 0) or 0)
+        for pod in getattr(pods, "items", None) or []
+        for status in (getattr(pod.status, "container_statuses", None) or [])
+    )
+    status = obj.status
+    if kind == "Deployment":
+        ready = int(getattr(status, "ready_replicas", 0) or 0)
+        state: RunState = "RUNNING" if ready else "PENDING"
+        return ServiceStatus(name, state, restarts, unit, "" if ready else "no ready pod yet")
+    if getattr(status, "succeeded", 0):
+        return ServiceStatus(name, "SUCCEEDED", restarts, unit)
+    if getattr(status, "failed", 0) and not getattr(status, "active", 0):
+        return ServiceStatus(name, "FAILED", restarts, unit, f"{status.failed} failed pod(s)")
+    if getattr(status, "active", 0):
+        return ServiceStatus(name, "RUNNING", restarts, unit)
+    return ServiceStatus(name, "PENDING", restarts, unit)
 
 
 def _remember(run_dir: Path, status: RunStatus) -> None:

@@ -25,7 +25,15 @@ from .manifest import kubernetes_module
 #: (connect, read) seconds of every API request; the kubernetes client passes it to urllib3 as its timeout.
 API_TIMEOUT = (10.0, 60.0)
 #: The apiVersion of each kind the launcher creates, reads or lists.
-API_VERSIONS = {"RayJob": "ray.io/v1", "ConfigMap": "v1", "PodList": "v1"}
+API_VERSIONS = {
+    "RayJob": "ray.io/v1",
+    "ConfigMap": "v1",
+    "PodList": "v1",
+    # a service role beside the RayJob (manifest.py, Renderer.services)
+    "Deployment": "apps/v1",
+    "Job": "batch/v1",
+    "Service": "v1",
+}
 #: Fields of a RayJob's ``.status`` that ``map_status`` and ``logs`` read: strings when present (KubeRay's
 #: ``RayJobStatus``, ray-operator/apis/ray/v1/rayjob_types.go).
 _STATUS_STRINGS = ("jobStatus", "jobDeploymentStatus", "reason", "message", "rayClusterName")

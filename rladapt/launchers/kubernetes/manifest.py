@@ -32,6 +32,15 @@ FRAMEWORK_LABEL = "rladapt.io/framework"
 FRAMEWORK_VERSION_LABEL = "rladapt.io/framework-version"
 RUN_ID_LABEL = "rladapt.io/run-id"
 PATCHES_ANNOTATION = "rladapt.io/patches"
+#: On a service role's workload, its pods and its Service: the workload's name (the Deployment's selector).
+SERVICE_LABEL = "rladapt.io/service"
+SERVICE_CONTAINER = "service"
+
+
+def service_file(name: str) -> str:
+    """The artifact of one service role: its workload, then its Service when it has ports (one YAML stream)."""
+    return f"service-{name}.yaml"
+
 
 #: Ray's head ports as KubeRay names them (``utils/constant.go``): it finds the dashboard by this port name.
 RAY_PORTS: dict[str, int] = {"gcs-server": 6379, "dashboard": 8265, "client": 10001}
@@ -115,6 +124,8 @@ class Renderer:
         self.problems: list[Problem] = []
         #: Artifacts.warnings: what renders, but a cluster admin would send back (``launch --strict`` refuses).
         self.warnings: list[str] = []
+        #: Each service role's objects (``services``), by role name, once ``render`` has run.
+        self.service_manifests: dict[str, list[dict[str, Any]]] = {}
 
     def problem(self, path: str, message: str, expected: str | None = None, found: str | None = None) -> None:
         self.problems.append(Problem(path, message, expected, found))
@@ -509,6 +520,109 @@ class Renderer:
         )
         return c.V1PodTemplateSpec(metadata=c.V1ObjectMeta(labels=dict(labels)), spec=spec)
 
+    def services(
+        self,
+        name: str,
+        image: str,
+        labels: dict[str, str],
+        env: list[Any],
+        volumes: list[Any],
+        mounts: list[Any],
+        workdir: str | None,
+    ) -> dict[str, list[dict[str, Any]]]:
+        """Each service role's objects beside the RayJob: a Deployment (restarted whenever it exits, for a role
+        that restarts on failure and ends with the job), else a Job (a role that outlives the job finishes its
+        work and completes; restart=never: no retry); a Service for its ports. Its pods get the job's
+        environment, volumes and mounts (checkpoint and pool stores, the launch's files) and working directory,
+        the role's own environment over the job's, and requests equal to limits of what the role asks."""
+        c = self.client
+        api = c.ApiClient()
+        out: dict[str, list[dict[str, Any]]] = {}
+        seen: set[str] = set()
+        for role in self.native.services:
+            path = f"services.{role.name}"
+            unit = f"{name}-{role.name}"
+            if role.name in seen:
+                self.problem(path, "two service roles of one name", "unique names", role.name)
+                continue
+            seen.add(role.name)
+            if len(unit) > 63 or not _DNS1035.fullmatch(unit):
+                self.problem(
+                    f"{path}.name",
+                    "the RayJob's name and the role's name make its Deployment, Job and Service name, a DNS-1035 "
+                    "label of at most 63 characters",
+                    "a shorter metadata.name (or run id) or role name",
+                    unit,
+                )
+                continue
+            if role.memory is not None and not QUANTITY.fullmatch(role.memory):
+                self.problem(
+                    f"{path}.memory", "a pod's memory is a Kubernetes quantity", "e.g. 4Gi", repr(role.memory)
+                )
+                continue
+            role_env = {k: v for k, v in role.env.items()}
+            env_vars = [e for e in env if e.name not in role_env] + [
+                c.V1EnvVar(name=k, value=kubelet_literal(v)) for k, v in role_env.items()
+            ]
+            ports = [
+                c.V1ContainerPort(name=p.name, container_port=p.port, protocol=p.protocol) for p in role.ports
+            ]
+            container = c.V1Container(
+                name=SERVICE_CONTAINER,
+                image=image,
+                image_pull_policy=self.opts.image_pull_policy,
+                # the kubelet expands $(VAR) in command too: every word is kept literal
+                command=[kubelet_literal(word) for word in role.argv],
+                env=env_vars or None,
+                ports=ports or None,
+                resources=self.resources(str(role.cpus), role.memory, role.gpus),
+                volume_mounts=mounts or None,
+                working_dir=workdir,
+            )
+            pod_labels = {**labels, SERVICE_LABEL: unit}
+            template = self.pod_template(container, volumes, pod_labels)
+            meta = c.V1ObjectMeta(name=unit, namespace=self.opts.namespace, labels=pod_labels)
+            if role.restart == "on-failure" and not role.outlives_job:
+                template.spec.restart_policy = "Always"
+                workload = c.V1Deployment(
+                    api_version="apps/v1",
+                    kind="Deployment",
+                    metadata=meta,
+                    spec=c.V1DeploymentSpec(
+                        replicas=1,
+                        selector=c.V1LabelSelector(match_labels={SERVICE_LABEL: unit}),
+                        template=template,
+                    ),
+                )
+            else:
+                template.spec.restart_policy = "OnFailure" if role.restart == "on-failure" else "Never"
+                workload = c.V1Job(
+                    api_version="batch/v1",
+                    kind="Job",
+                    metadata=meta,
+                    # on-failure: Kubernetes' default number of retries; never: none
+                    spec=c.V1JobSpec(
+                        backoff_limit=6 if role.restart == "on-failure" else 0, template=template
+                    ),
+                )
+            objects = [api.sanitize_for_serialization(workload)]
+            if role.ports:
+                service = c.V1Service(
+                    api_version="v1",
+                    kind="Service",
+                    metadata=c.V1ObjectMeta(name=unit, namespace=self.opts.namespace, labels=pod_labels),
+                    spec=c.V1ServiceSpec(
+                        selector={SERVICE_LABEL: unit},
+                        ports=[
+                            c.V1ServicePort(name=p.name, port=p.port, target_port=p.port, protocol=p.protocol)
+                            for p in role.ports
+                        ],
+                    ),
+                )
+                objects.append(api.sanitize_for_serialization(service))
+            out[role.name] = objects
+        return out
+
     # --- the whole ---
 
     def render(self) -> tuple[dict[str, Any], dict[str, Any] | None]:
@@ -553,8 +667,10 @@ class Renderer:
                 )
             pool_paths[pool.name] = index
         needs = self.pool_needs()
+        services = self.services(name, image, labels, env, volumes, mounts, workdir)
         if self.problems:
             raise SpecError(self.problems, "the kubernetes launcher cannot render this job")
+        self.service_manifests = services
 
         def container(cname: str, ports: list[Any], resources: Any | None) -> Any:
             return c.V1Container(

@@ -30,13 +30,14 @@ from typing import Any
 
 from rladapt.files import write_text
 from rladapt.launchers._common import (
+    check_services,
     complete_lines,
     nothing_to_stop,
     refuse_missing_inputs,
     script_secret_plan,
     unreadable_secrets,
 )
-from rladapt.plugins import Artifacts, Command, Launcher, NativeLaunch, RunStatus, hookimpl
+from rladapt.plugins import Artifacts, Command, Launcher, NativeLaunch, RunStatus, ServiceStatus, hookimpl
 from rladapt.primitives.errors import LaunchError
 
 from .scheduler import job_id_of, jobs_named, sbatch, scancel, show_job, status_from_scontrol
@@ -46,6 +47,7 @@ from .script import (
     OUTPUT_PATTERN,
     PLUGIN_NAME,
     SCRIPT,
+    SERVICES_DIR,
     ScriptOptions,
     render_script,
 )
@@ -63,6 +65,9 @@ STOP_FILE = "stop_requested"
 STOP_WAIT = 60.0
 #: The files a started job leaves in its run directory, named after its job id.
 _JOB_FILE = re.compile(r"slurm-(\d+(?:_\d+)?)(?:\.out|" + re.escape(EXIT_SUFFIX) + r")")
+
+
+_SERVICE_STATES = frozenset({"PENDING", "RUNNING", "SUCCEEDED", "FAILED", "STOPPED"})
 
 
 def _listing(run_dir: Path) -> list[str]:
@@ -91,6 +96,7 @@ class SlurmLauncher(Launcher):
         self, native: NativeLaunch, command: Command, options: dict[str, Any], *, run_id: str | None
     ) -> Artifacts:
         opts = ScriptOptions(native, self.merge_options(native, options), run_id)
+        check_services(native, self.PLUGIN_NAME)
         request = {
             "sbatch": ["sbatch", "--parsable", "--chdir=<run directory>", SCRIPT],
             "job_name": opts.job_name,
@@ -103,6 +109,11 @@ class SlurmLauncher(Launcher):
         secrets = script_secret_plan(native)
         if secrets:  # names only: sbatch hands the job this shell's environment, checked at submit
             request["secrets"] = secrets
+        if native.services:  # each a job step beside the driver (script.py, _service_lines)
+            request["services"] = [
+                {"name": r.name, "restart": r.restart, "outlives_job": r.outlives_job}
+                for r in native.services
+            ]
         return Artifacts(
             launcher=self.PLUGIN_NAME,
             files={SCRIPT: render_script(native, opts, command)},
@@ -137,6 +148,8 @@ class SlurmLauncher(Launcher):
         }
         if cluster:
             handle["cluster"] = cluster
+        if artifacts.request.get("services"):
+            handle["services"] = [str(item["name"]) for item in artifacts.request["services"]]
         return handle
 
     def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
@@ -215,6 +228,35 @@ class SlurmLauncher(Launcher):
         finally:
             if stream is not None:
                 stream.close()
+
+    def services(self, handle: dict[str, Any], run_dir: Path) -> tuple[ServiceStatus, ...]:
+        """Each role's last line in its state file (``services/NAME.state``, written by the job's script)."""
+        names = handle.get("services")
+        if not isinstance(names, list):  # a handle found again (find): the roles whose state the job wrote
+            names = sorted(p.stem for p in (run_dir / SERVICES_DIR).glob("*.state"))
+        job_id = job_id_of(handle)
+        job_ended = _read_exit_code(run_dir / f"slurm-{job_id}{EXIT_SUFFIX}") is not None
+        out = []
+        for name in names:
+            unit = f"Slurm job {job_id} step {name}"
+            try:
+                last = (run_dir / SERVICES_DIR / f"{name}.state").read_text().splitlines()[-1].split()
+            except (OSError, IndexError):
+                out.append(ServiceStatus(str(name), "PENDING", 0, unit, "not started yet"))
+                continue
+            state = last[0] if last and last[0] in _SERVICE_STATES else "UNKNOWN"
+            restarts = int(last[1]) if len(last) > 1 and last[1].isdigit() else 0
+            code = last[2] if len(last) > 2 else "-"
+            if state in ("RUNNING", "PENDING") and job_ended:
+                state, message = "UNKNOWN", "the job ended without recording how this service ended"
+            elif state == "PENDING":
+                message = f"exited with code {code}; restart {restarts} coming"
+            elif state in ("FAILED", "STOPPED"):
+                message = f"exit code {code}"
+            else:
+                message = ""
+            out.append(ServiceStatus(str(name), state, restarts, unit, message))  # type: ignore[arg-type]
+        return tuple(out)
 
     def stop(self, handle: dict[str, Any], run_dir: Path) -> RunStatus:
         current = self.status(handle, run_dir)

@@ -16,6 +16,7 @@ from rladapt.launchers._common import (
     quote_path,
     ray_job_config_lines,
     secret_lines,
+    size_bytes,
 )
 from rladapt.plugins import NativeLaunch
 from rladapt.plugins.job import PREVIOUS_EXIT_ENV, RESTART_ENV
@@ -436,8 +437,103 @@ def _driver_lines(native: NativeLaunch, opts: ScriptOptions, command: Command) -
             f'  export {RESTART_ENV}="$rladapt_attempt" {PREVIOUS_EXIT_ENV}="$rladapt_rc"',
             "done",
         ]
-    lines += ['echo "rladapt: the driver exited with $rladapt_rc"', 'exit "$rladapt_rc"']
+    lines += ['echo "rladapt: the driver exited with $rladapt_rc"']
+    if native.services:
+        lines.append(_SERVICES_END)
+    lines.append('exit "$rladapt_rc"')
     return lines
+
+
+#: The folder of the run directory that holds each service role's log (``NAME.log``) and state (``NAME.state``).
+SERVICES_DIR = "services"
+
+# Runs one service role as a job step, again after a non-zero exit while the driver runs (restart=on-failure),
+# waiting longer after each failure (at most 30 s). Each change of its state is one line in its state file:
+# "STATE RESTARTS EXIT_CODE" (SlurmLauncher.services reads the last one). It runs as a background subshell of the
+# batch script: SIGTERM (the driver ended, or the batch script's EXIT trap) ends its step (srun ends a step on
+# SIGTERM) and records STOPPED. The driver's end is a file ($rladapt_driver_done), which a restart checks first.
+# The script runs under `set -e`: every command whose failure is expected (a step already gone) says `|| :`.
+_SERVICE = r"""rladapt_service() {
+  local name=$1 restart=$2 dir=$3 n=0 rc=0 pid=
+  shift 3
+  local log="$dir/$name.log" state="$dir/$name.state"
+  trap 'kill -TERM "$pid" 2>/dev/null || :; wait "$pid" 2>/dev/null || :; echo "STOPPED $n 143" >> "$state"; exit 143' TERM
+  while :; do
+    echo "RUNNING $n -" >> "$state"
+    "$@" >> "$log" 2>&1 &
+    pid=$!
+    rc=0
+    wait "$pid" || rc=$?
+    if ((rc == 0)); then echo "SUCCEEDED $n 0" >> "$state"; exit 0; fi
+    if [[ $restart != on-failure || -e $rladapt_driver_done ]]; then echo "FAILED $n $rc" >> "$state"; exit "$rc"; fi
+    n=$((n + 1))
+    echo "rladapt: service $name exited with $rc; restart $n" >> "$log"
+    echo "PENDING $n $rc" >> "$state"
+    sleep "$((n < 5 ? 1 << n : 30))" & pid=$!
+    wait "$pid" || true
+  done
+}"""
+
+
+def _service_lines(native: NativeLaunch, opts: ScriptOptions) -> list[str]:
+    """Each service role as a background job step beside the driver, started before it (``rladapt_service``)."""
+    if not native.services:
+        return []
+    lines = [
+        "",
+        "# --- service roles: each a job step beside the driver (log and state in the run's services/) ---",
+        'rladapt_services_dir="${rladapt_exit_file%/*}/' + SERVICES_DIR + '"',
+        'rladapt_driver_done="$rladapt_services_dir/driver-done-$SLURM_JOB_ID"',
+        'mkdir -p -- "$rladapt_services_dir"',
+        _SERVICE,
+    ]
+    for role in native.services:
+        step = [
+            "--overlap",
+            "--nodes=1",
+            "--ntasks=1",
+            f"--cpus-per-task={role.cpus}",
+            f"--job-name={role.name}",
+        ]
+        if role.memory is not None:
+            size = size_bytes(role.memory)
+            if size is None:
+                raise UsageError(
+                    f"services.{role.name}.memory={role.memory!r}: expected a size such as 4Gi or 512M"
+                )
+            step.append(f"--mem={slurm_size(size)}")
+        if role.gpus:
+            step.append(f"--gpus={role.gpus}")
+        env = [f"{check_env_name(k, f'services.{role.name}.env')}={v}" for k, v in role.env.items()]
+        words = [*(["env", *env] if env else []), "srun", *opts.srun_args, *step]
+        loop = shlex.join(["rladapt_service", role.name, role.restart])
+        lines += [
+            f'rm -f -- "$rladapt_services_dir/{role.name}.state"',
+            f'{loop} "$rladapt_services_dir" {shlex.join(words)} -w "$SLURMD_NODENAME" \\',
+            f"  {shlex.join(role.argv)} &",
+            f"rladapt_service_pids+=($!){'' if role.outlives_job else ' rladapt_service_stop+=($!)'}",
+        ]
+    return lines
+
+
+# What the driver's end does to the service roles: those that do not outlive the job are stopped, the others
+# waited for (the job, and with it the allocation, lasts until they end; `rladapt stop` cancels it).
+_SERVICES_END = r"""touch -- "$rladapt_driver_done"
+if ((${#rladapt_service_stop[@]})); then
+  kill -TERM "${rladapt_service_stop[@]}" 2>/dev/null || true
+  wait "${rladapt_service_stop[@]}" 2>/dev/null || true
+fi
+if ((${#rladapt_service_pids[@]})); then
+  echo "rladapt: waiting for the services that outlive the job" >&2
+  wait "${rladapt_service_pids[@]}" 2>/dev/null || true
+fi"""
+
+# The EXIT trap's part for the service roles (scancel, the time limit, a failure before the driver).
+_SERVICES_TRAP = r"""  if ((${#rladapt_service_pids[@]})); then
+    kill -TERM "${rladapt_service_pids[@]}" 2>/dev/null || true
+    wait "${rladapt_service_pids[@]}" 2>/dev/null || true
+  fi
+"""
 
 
 def render_script(native: NativeLaunch, opts: ScriptOptions, command: Command) -> str:
@@ -451,7 +547,7 @@ def render_script(native: NativeLaunch, opts: ScriptOptions, command: Command) -
         "set -euo pipefail",
         ': "${SLURM_JOB_ID:?run this script with sbatch}"',
         f'rladapt_exit_file="$PWD/slurm-$SLURM_JOB_ID{EXIT_SUFFIX}"',
-        _TRAP,
+        _trap(native),
         # The job starts in the run directory: a stop asked for while rladapt was still submitting (the submitter
         # then died before it could scancel) keeps the job from starting, whenever it leaves the queue.
         f'if [ -e {STOP_REQUEST_FILE} ]; then echo "rladapt: stopped before it started" >&2; exit 143; fi',
@@ -477,5 +573,22 @@ def render_script(native: NativeLaunch, opts: ScriptOptions, command: Command) -
     lines += file_lines(dict(native.files))
     if opts.ray:
         lines += _ray_lines(native, opts)
+    lines += _service_lines(native, opts)
     lines += _driver_lines(native, opts, command)
     return "\n".join(lines) + "\n"
+
+
+def _trap(native: NativeLaunch) -> str:
+    if not native.services:
+        return _TRAP
+    # the services first: the exit code is recorded before anything else, the Ray steps after them
+    anchor = "  if ((${#rladapt_ray_pids[@]})); then\n"
+    head, tail = _TRAP.split(anchor, 1)
+    return (
+        head
+        + _SERVICES_TRAP
+        + anchor
+        + tail.replace(
+            "rladapt_ray_pids=()", "rladapt_ray_pids=()\nrladapt_service_pids=()\nrladapt_service_stop=()"
+        )
+    )
