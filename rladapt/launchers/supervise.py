@@ -4,7 +4,9 @@ The local job's wrapper starts it in the background, in the job's process group,
 lives on the detached side and outlives the ``rladapt`` command that launched the run. It runs each service role
 (``NativeLaunch.services``) as its own process group (``bash services/<name>.sh``, output appended to
 ``services/<name>.log``), starts a role with ``restart: on-failure`` again when it exits non-zero while the job
-runs (waiting longer after each failure, at most ``MAX_BACKOFF`` seconds), and when the job ends (its exit file
+runs (waiting longer after each failure, at most ``MAX_BACKOFF`` seconds) -- a role that outlives the job also
+after it ended, at most ``MAX_RESTARTS_AFTER_JOB`` times (an evaluator killed while draining the last versions has
+work left; one that cannot start at all must not loop forever) -- and when the job ends (its exit file
 appears, or the wrapper is gone) stops each role that does not outlive the job: SIGTERM to its group, SIGKILL
 after ``GRACE`` seconds. A role that outlives the job is left to end by itself; the supervisor exits once every
 role has ended. SIGTERM (``rladapt stop`` signals the job's whole group) stops every role, outliving or not.
@@ -36,6 +38,7 @@ STATE_FILE = "state.json"
 #: The exit file of the job (the wrapper writes it when the job has ended): the local launcher's ``EXIT_FILE``.
 JOB_EXIT_FILE = "exit_code"
 MAX_BACKOFF = 30.0
+MAX_RESTARTS_AFTER_JOB = 5
 _POLL = 0.2
 
 
@@ -56,6 +59,7 @@ class _Role:
         self.state = "PENDING"
         self.exit_code: int | None = None
         self.restarts = 0
+        self.restarts_after_job = 0
         self.started: int | None = None
         self.next_start = 0.0
         self.message = ""
@@ -119,7 +123,7 @@ class Supervisor:
             role.state, role.message = "STOPPED", "stopped by rladapt stop"
         elif code == 0:
             role.state, role.message = "SUCCEEDED", ""
-        elif role.restart == "on-failure" and job_running:
+        elif role.restart == "on-failure" and self.may_restart(role, job_running):
             backoff = min(MAX_BACKOFF, 2.0**role.restarts)
             role.restarts += 1
             role.state = "PENDING"
@@ -128,6 +132,14 @@ class Supervisor:
             return
         else:
             role.state, role.message = "FAILED", f"exited with code {code}"
+
+    def may_restart(self, role: _Role, job_running: bool) -> bool:
+        if job_running:
+            return True
+        if not role.outlives_job or role.restarts_after_job >= MAX_RESTARTS_AFTER_JOB:
+            return False
+        role.restarts_after_job += 1
+        return True
 
     def end(self, role: _Role, why: str, state: str) -> None:
         """Stop a running role: SIGTERM to its group, SIGKILL after the grace period."""
@@ -183,7 +195,7 @@ class Supervisor:
                     self.reap(role, running)
                     changed = True
                 elif role.state == "PENDING" and role.restarts and time.monotonic() >= role.next_start:
-                    if running:
+                    if running or role.outlives_job:
                         self.start(role)
                     else:
                         role.state, role.message = "FAILED", f"{role.message.split(';')[0]}; the job ended"

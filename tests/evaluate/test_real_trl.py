@@ -1,7 +1,7 @@
 """Continuous evaluation on the README's TRL run, for real on the CPU: TRL 1.16.0 trains the tiny model and
-publishes a version every two steps; the evaluator role (its own process, started beside the training as the
-launch's ``evaluator`` service runs it) measures each version on a held-out suite. It is SIGKILLed in the middle of
-a version (while it holds that version's lease, before its result exists) and started again: it evaluates only
+publishes a version every two steps; the evaluator role (the launch's ``evaluator``
+service, its own process group beside the training, started by the local launcher's supervisor) measures each version on a held-out suite. It is SIGKILLed in the middle of
+a version (while it holds that version's lease, before its result exists) and the supervisor starts it again: it evaluates only
 what was missing. Every version ends with exactly one result per suite, equal to the score computed here
 independently from that version's weights (greedy), and the gate promoted exactly the versions at its threshold."""
 
@@ -13,7 +13,6 @@ import os
 import shutil
 import signal
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -51,11 +50,13 @@ def independent_score(folder: Path) -> float:
     return statistics.fmean(scores)
 
 
-def _evaluator(argv: tuple[str, ...], run_id: str, log: Path) -> subprocess.Popen[bytes]:
-    env = {**os.environ, "RLADAPT_RUN_ID": run_id, "PYTHONPATH": str(REPO)}
-    with log.open("ab") as out:
-        return subprocess.Popen([*argv, "--interval", "0.2"], cwd=REPO, env=env, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+def _evaluator_state(run_dir: Path) -> dict[str, object] | None:
+    """The evaluator role as the local launcher's supervisor last wrote it (``services/state.json``)."""
+    try:
+        roles = json.loads((run_dir / "services" / "state.json").read_text())
+    except (OSError, ValueError):
+        return None  # not written yet, or being replaced
+    return next((r for r in roles if r["name"] == "evaluator"), None)
 
 
 def test_the_readme_trl_run_is_evaluated_once_per_version_across_a_kill(
@@ -86,32 +87,30 @@ def test_the_readme_trl_run_is_evaluated_once_per_version_across_a_kill(
     settings = EvalSettings.from_json(json.loads(role.argv[-1]))
     assert settings.final_step == 6 and settings.store == str(pool)
 
-    run = runner.launch(SPEC, overrides, framework="trl==1.16.0")
-    log = tmp_path / "evaluator.log"
-    first = _evaluator(role.argv, run.id, log)
+    run = runner.launch(
+        SPEC, overrides, framework="trl==1.16.0"
+    )  # the local launcher starts the evaluator role
+    log = run.dir / "services" / "evaluator.log"
     store = VersionStore(pool)
     results = ck / "rladapt-eval"
     killed_in: str | None = None
+    state: dict[str, object] | None = None
     before: dict[str, tuple[int, int]] = {}
+    offset = 0
     deadline = time.monotonic() + 600
-    try:
-        while time.monotonic() < deadline and first.poll() is None:
-            held = [p.parent.name for p in (pool / "leases").glob("v*/evaluator.json")]
-            done = {p.parent.name: p for p in results.glob("v*/share-of-a.json")}
-            busy = [v for v in held if v not in done]
-            if done and busy:
-                os.killpg(
-                    first.pid, signal.SIGKILL
-                )  # in the middle of a version: its lease held, no result yet
-                first.wait()
-                killed_in = busy[0]
-                before = {v: (p.stat().st_ino, p.stat().st_mtime_ns) for v, p in done.items()}
-                break
-            time.sleep(0.02)
-    finally:
-        if first.poll() is None:
-            os.killpg(first.pid, signal.SIGKILL)
-            first.wait()
+    while time.monotonic() < deadline and killed_in is None:
+        state = _evaluator_state(run.dir)
+        if state is not None and state["state"] in ("SUCCEEDED", "FAILED", "STOPPED"):
+            break  # it ended before it could be caught in the middle of a version
+        held = [p.parent.name for p in (pool / "leases").glob("v*/evaluator.json")]
+        done = {p.parent.name: p for p in results.glob("v*/share-of-a.json")}
+        busy = [v for v in held if v not in done]
+        if state is not None and state["state"] == "RUNNING" and done and busy:
+            offset = log.stat().st_size
+            os.killpg(int(state["pgid"]), signal.SIGKILL)  # type: ignore[call-overload]  # mid-version: leased, no result
+            killed_in = busy[0]
+            before = {v: (p.stat().st_ino, p.stat().st_mtime_ns) for v, p in done.items()}
+        time.sleep(0.02)
     assert killed_in is not None, log.read_text()[-3000:]
     assert not (results / killed_in / "share-of-a.json").exists()
 
@@ -120,10 +119,18 @@ def test_the_readme_trl_run_is_evaluated_once_per_version_across_a_kill(
     versions = [(m.version, m.source.step) for m, _ in store.of_run(run.id)]
     assert [step for _, step in versions] == [2, 4, 6]
 
-    log.write_text("")
-    second = _evaluator(role.argv, run.id, log)  # follows until the last step (6) is evaluated, then exits
-    assert second.wait(timeout=600) == 0, log.read_text()[-3000:]
-    evaluated_again = sorted(line.split()[1] for line in log.read_text().splitlines()
+    # the supervisor restarted it (it outlives the job: it drains the last versions, then exits 0)
+    while time.monotonic() < deadline:
+        state = _evaluator_state(run.dir)
+        if state is not None and state["state"] in ("SUCCEEDED", "FAILED", "STOPPED"):
+            break
+        time.sleep(0.2)
+    assert state is not None and (state["state"], state["restarts"]) == ("SUCCEEDED", 1), (
+        state,
+        log.read_text()[-3000:],
+    )
+    after_kill = log.read_text()[offset:]
+    evaluated_again = sorted(line.split()[1] for line in after_kill.splitlines()
                              if "share-of-a: score" in line)  # fmt: skip
     assert evaluated_again == sorted(v for v, _ in versions if v not in before)
     assert killed_in in evaluated_again
