@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "WEIGHT_EXCLUDES",
+    "hydra_native_value",
     "hydra_passthrough",
     "hydra_value",
     "override_notes",
@@ -70,6 +71,19 @@ def hydra_passthrough(job: RLJob, framework: str) -> list[str]:
     if bad:
         raise SpecError(bad)
     return items
+
+
+def hydra_native_value(job: RLJob, framework: str, key: str) -> str | None:
+    """The text ``spec.native.<framework>`` sets ``key`` to (its last item for that key, as the framework applies
+    them in order); None when no item sets it, or the last one deletes it or sets it to null."""
+    found: str | None = None
+    for item in job.spec.native.get(framework, []):
+        lhs, sep, rhs = item.partition("=")
+        if lhs.lstrip("+~") != key:
+            continue
+        value = override_value(lhs, sep, rhs)
+        found = None if value is None or value == DELETED else str(value)
+    return found
 
 
 def override_notes(

@@ -37,6 +37,7 @@ from .hookspecs import hookimpl, hookspec
 from .launcher import TERMINAL_STATES, Artifacts, Command, Launcher, Option, RunState, RunStatus
 from .metrics import BY_NAME, NAMES, NEUTRAL, Absent, Entry, Logged, MetricMap, Neutral
 from .native import (
+    METRICS_DIR,
     NATIVE_FORMAT_VERSION,
     NativeLaunch,
     PoolSpec,
@@ -72,6 +73,7 @@ __all__ = [
     "BY_NAME",
     "ENTRY_POINT_GROUP",
     "KNOWN_CAPABILITIES",
+    "METRICS_DIR",
     "NAMES",
     "NATIVE_FORMAT_VERSION",
     "NEUTRAL",

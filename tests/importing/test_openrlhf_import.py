@@ -768,16 +768,33 @@ def test_an_agent_launch_imports_the_agent_function_and_no_reward(registry: Regi
     test_round_trip_gives_the_launchs_namespace(registry, text, version)
 
 
-def test_the_tensorboard_directory_becomes_rladapts_and_the_import_says_so(registry: Registry) -> None:
-    """FLAT logs to $SAVE/tensorboard: the imported spec renders rladapt's metrics directory instead (the one
-    rladapt reads back), nothing about it goes to spec.native, and the import notes the change."""
+def test_the_launchs_own_tensorboard_directory_is_kept_and_recorded(registry: Registry) -> None:
+    """FLAT logs to $SAVE/tensorboard: the imported spec keeps that directory (dashboards and log shippers point
+    there; moving it would change the run), the render passes it once and records it as where the events are."""
     _, imported = _imported(registry, FLAT, "0.9.10")
+    assert "--use_tensorboard /ckpt/qwen-grpo/tensorboard" in imported.job.spec.native["openrlhf"]
+    assert not [n for n in imported.notes if n.startswith("--use_tensorboard: ")]
+    rendered = render_native(imported.job, "openrlhf==0.9.10", registry).native
+    argv = list(rendered.argv)
+    assert argv.count("--use_tensorboard") == 1
+    assert argv[argv.index("--use_tensorboard") + 1] == "/ckpt/qwen-grpo/tensorboard"
+    assert rendered.metrics_dir == rendered.events_dir() == "/ckpt/qwen-grpo/tensorboard"
+
+
+def test_a_launch_without_tensorboard_gets_rladapts_directory_and_the_import_says_so(
+    registry: Registry,
+) -> None:
+    """Without a TensorBoard directory of its own, the render adds rladapt's (a sink added, nothing moved)."""
+    text = FLAT.replace("--use_tensorboard $SAVE/tensorboard", "")
+    assert text != FLAT
+    _, imported = _imported(registry, text, "0.9.10")
     assert not any("tensorboard" in item for item in imported.job.spec.native.get("openrlhf", []))
     (note,) = [n for n in imported.notes if n.startswith("--use_tensorboard: ")]
     assert note.endswith(
-        "rladapt-metrics' instead of '/ckpt/qwen-grpo/tensorboard', so that `rladapt metrics` "
-        "reads the run's TensorBoard events back"
+        "rladapt-metrics' instead of unset, so that `rladapt metrics` reads the run's TensorBoard events back"
     )
     rendered = render_native(imported.job, "openrlhf==0.9.10", registry).native
     argv = list(rendered.argv)
     assert argv[argv.index("--use_tensorboard") + 1] == f"{imported.job.checkpoint_dir}/rladapt-metrics"
+    assert rendered.metrics_dir is None
+    assert rendered.events_dir() == f"{imported.job.checkpoint_dir}/rladapt-metrics"

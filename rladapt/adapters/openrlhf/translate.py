@@ -78,6 +78,8 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         notes=notes,
         passthrough=job.spec.native.get("openrlhf", []),
         origins={spell(version.version, flat): field for flat, field in args.fields.items()},
+        # OpenRLHF writes into <dir>/<run name> (a run name from the clock unless given): the whole directory
+        metrics_dir=own_tensorboard_dir(job, args.version),
     )
 
 
@@ -405,6 +407,31 @@ def _native_tokens(job: RLJob) -> tuple[list[str], list[tuple[int, str]]]:
     if problems:
         raise SpecError(problems)
     return tokens, flags
+
+
+def _native_value(job: RLJob, flag: str) -> str | None:
+    """The value ``spec.native.openrlhf`` gives ``flag`` (its last one: argparse keeps the last), else None."""
+    found = None
+    for entry in job.spec.native.get("openrlhf", []):
+        try:
+            tokens = split_native([entry])
+        except ValueError:
+            continue
+        for i, token in enumerate(tokens):
+            name, eq, inline = token.partition("=")
+            if name != flag:
+                continue
+            if eq:
+                found = inline
+            elif i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
+                found = tokens[i + 1]
+    return found
+
+
+def own_tensorboard_dir(job: RLJob, version: Version) -> str | None:
+    """The TensorBoard directory the spec's native items give (``--use_tensorboard``, ``--logger.tensorboard_dir``
+    from 0.10.2), else None."""
+    return _native_value(job, spell(version, "use_tensorboard")) or None
 
 
 def _native_flag(job: RLJob, flag: str) -> bool:
@@ -1015,8 +1042,11 @@ def _logging(job: RLJob, args: Args) -> None:
     # directory (--use_tensorboard, logger.tensorboard_dir from 0.10.2) serves a user's tensorboard backend too;
     # OpenRLHF writes into <dir>/<wandb_run_name> (ppo_trainer.py 0.5.9.post1 to 0.8.11, utils/logging_utils.py
     # TensorboardLogger from 0.9.10).
+    # A directory the launch names (spec.native: an imported launch's own) is kept, and read back from there
+    # (translate records it); else rladapt names its own.
     _, origin = with_tensorboard(list(lg.backends))
-    args.set("use_tensorboard", metrics_dir(job.checkpoint_dir), origin)
+    if own_tensorboard_dir(job, args.version) is None:
+        args.set("use_tensorboard", metrics_dir(job.checkpoint_dir), origin)
     if "wandb" in lg.backends and args.version < TENSORBOARD_BESIDE_WANDB:
         args.notes.append(
             f"openrlhf {args.version} writes no TensorBoard events when wandb is on (ppo_trainer.py: "
