@@ -184,9 +184,12 @@ def _placement(job: RLJob, args: Args) -> None:
                 f"{role} in the actor's pool, or critic and reward together in a pool of their own",
             )
         if job.spec.weight_sync.max_staleness == 0:
-            # Hybrid engine: vLLM and DeepSpeed take turns on the same GPUs.
+            # Hybrid engine: vLLM and DeepSpeed take turns on the same GPUs. DeepSpeed's states go to CPU while
+            # vLLM generates unless the spec keeps the actor's parameters on the GPU (offload.actor.params false:
+            # upstream's train_ppo_llama_ray_tensor_parallelism.sh, 0.7.5 and 0.8.11, colocates all without it;
+            # cli/train_ppo_ray.py requires it nowhere, 0.6.0.post1 to 0.11.2)
             args.set("vllm_enable_sleep", True, "spec.placement")
-            if has_flag(args.version, "deepspeed_enable_sleep"):
+            if has_flag(args.version, "deepspeed_enable_sleep") and spec.training.offload.actor.params is not False:
                 args.set("deepspeed_enable_sleep", True, "spec.placement")
     _pool_budget(job, args, roles)
 
@@ -894,16 +897,6 @@ def _data_memory(job: RLJob, args: Args) -> None:
 
     off = tr.offload
     critic = spec.algorithm.needs_critic
-    if off.actor.params is False and args.get("deepspeed_enable_sleep"):
-        # trainer/ray/ppo_actor.py: with --deepspeed_enable_sleep the actor's DeepSpeed states (parameters,
-        # gradients, optimizer) go to CPU while vLLM generates (utils/deepspeed/deepspeed_utils.py)
-        args.cannot(
-            "spec.training.offload.actor.params",
-            "actor parameters kept on the GPU while a colocated rollout generates (--deepspeed_enable_sleep, "
-            "which the shared GPUs need, moves them to CPU)",
-            False,
-            "null or true",
-        )
     actor_opt = off.actor.optimizer
     critic_opt = off.critic.optimizer if off.critic.optimizer is not None else actor_opt
     if critic and (critic_opt or False) != (actor_opt or False):
