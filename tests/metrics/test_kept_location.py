@@ -129,6 +129,21 @@ def test_openrlhf_reads_the_events_of_the_run_name_folder_under_the_launchs_own_
     assert read_run_metrics(run).series["reward_mean"] == pytest.approx({1: 0.5})
 
 
+def test_trl_keeps_the_logging_dir_the_spec_names(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """TRL's TensorBoardCallback writes into TrainingArguments.logging_dir: one the spec's native items name is
+    the run's, not moved (before: rendered, then overridden by the item with a "derived value lost" note)."""
+    monkeypatch.chdir(tmp_path)
+    native = _render(
+        "grpo-tiny-trl.yaml", "trl==1.16.0", "spec.checkpoint.dir=ck/run", "spec.native.trl=[logging_dir=tb]"
+    )
+    config = json.loads(native.files[native.argv[native.argv.index("--config") + 1]])
+    assert config["config"]["logging_dir"] == "tb" and native.metrics_dir == "tb"
+    assert not [n for n in native.notes if "logging_dir" in n]
+    run = _recorded(tmp_path, native, "grpo-abab1212", "trl", "1.16.0").get("grpo-abab1212")
+    _events(tmp_path / "tb", "train/reward", {1: 0.75})
+    assert read_run_metrics(run).series["reward_mean"] == pytest.approx({1: 0.75})
+
+
 def test_a_shared_location_holds_only_the_run_s_own_files(tmp_path: Path) -> None:
     """NeMo-RL's `logs` is shared by every run of a working directory (exp_001, exp_002, ...): a run reads only the
     files opened since it took its checkpoint directory, and not those opened while another run held it."""

@@ -189,7 +189,10 @@ def _placement(job: RLJob, args: Args) -> None:
             # upstream's train_ppo_llama_ray_tensor_parallelism.sh, 0.7.5 and 0.8.11, colocates all without it;
             # cli/train_ppo_ray.py requires it nowhere, 0.6.0.post1 to 0.11.2)
             args.set("vllm_enable_sleep", True, "spec.placement")
-            if has_flag(args.version, "deepspeed_enable_sleep") and spec.training.offload.actor.params is not False:
+            if (
+                has_flag(args.version, "deepspeed_enable_sleep")
+                and spec.training.offload.actor.params is not False
+            ):
                 args.set("deepspeed_enable_sleep", True, "spec.placement")
     _pool_budget(job, args, roles)
 
