@@ -38,11 +38,19 @@ READ_BACK = (
 TENSORBOARD = "tensorboard"
 
 
-def with_tensorboard(backends: list[str], field: str = "spec.logging.backends") -> tuple[list[str], str]:
-    """``backends`` with TensorBoard added when the user did not list it, and the origin to record."""
+def with_tensorboard(
+    backends: list[str], field: str = "spec.logging.backends", kept: str | None = None
+) -> tuple[list[str], str]:
+    """``backends`` with TensorBoard added when the user did not list it, and the origin to record; ``kept``: the
+    launch's own location of the events (then named instead of rladapt's directory)."""
     if TENSORBOARD in backends:
         return list(backends), field
-    return [*backends, TENSORBOARD], f"{READ_BACK}, beside {field}"
+    where = (
+        READ_BACK
+        if kept is None
+        else f"rladapt metrics: TensorBoard events under {kept} (the launch's own), read back"
+    )
+    return [*backends, TENSORBOARD], f"{where}, beside {field}"
 
 
 def metrics_dir(checkpoint_dir: str) -> str:

@@ -960,7 +960,7 @@ def _eval_logging(b: _Builder) -> None:
     # get_next_experiment_dir(log_dir) (examples/run_grpo*.py, nemo_rl/utils/logger.py, v0.2.1 to v0.7.0), and
     # Logger puts tensorboard/ under it; the other backends' local files go under log_dir too. A log_dir the
     # launch names (spec.native) is kept, and read back from there (translate records it); else rladapt's own.
-    _, origin = with_tensorboard(list(lg.backends), "spec.logging")
+    _, origin = with_tensorboard(list(lg.backends), "spec.logging", own_log_dir(job))
     if own_log_dir(job) is None:
         b.set("logger.log_dir", metrics_dir(job.checkpoint_dir), READ_BACK)
     b.set("logger.wandb_enabled", "wandb" in backends, "spec.logging")

@@ -495,7 +495,7 @@ def _logging(b: _Builder) -> None:
     # report_to: transformers 4.57.6 defaults to "all" installed integrations; the spec lists them, and rladapt
     # adds TensorBoard, whose events `rladapt metrics` reads back (TensorBoardCallback, integration_utils.py)
     report = [REPORT_TO[x] for x in lg.backends if x in REPORT_TO]
-    b.set("report_to", *with_tensorboard(report))
+    b.set("report_to", *with_tensorboard(report, kept=own_logging_dir(b.job)))
     # logging_dir: where TensorBoardCallback writes (SummaryWriter(log_dir=args.logging_dir), transformers
     # 4.57.6 integration_utils.py); a user's tensorboard backend writes there too (TrainingArguments has one). A
     # logging_dir the spec's native items name is kept, and read back from there (translate records it).

@@ -1021,7 +1021,9 @@ def _trainer(b: _Builder) -> None:
     lg = spec.logging
     # tensorboard beside the user's backends: its events are what `rladapt metrics` reads back; where they go is
     # TENSORBOARD_DIR (utils/tracking.py _TensorboardAdapter, 0.5.0 to 0.9.1), set in translate
-    b.set("trainer.logger", *with_tensorboard(list(lg.backends)))
+    b.set(
+        "trainer.logger", *with_tensorboard(list(lg.backends), kept=job.spec.env.get(TENSORBOARD_DIR) or None)
+    )
     if b.version < TENSORBOARD_REQUIRED_SINCE:
         b.notes.append(
             f"verl {b.version} does not install tensorboard (its wheel's Requires-Dist has it from "
