@@ -82,6 +82,27 @@ def test_verl_keeps_the_tensorboard_dir_the_spec_names_and_metrics_reads_it(
     assert read_run_metrics(run).series["reward_mean"] == pytest.approx({1: 0.25, 2: 0.5})
 
 
+def test_an_imported_verl_script_keeps_its_tensorboard_dir(tmp_path: Path) -> None:
+    """A script that exports TENSORBOARD_DIR: the imported spec keeps it in spec.env and the render passes it on,
+    where before every render replaced it by rladapt's directory."""
+    from rladapt.adapters.verl import importer as fw
+    from rladapt.importing.importer import build
+    from rladapt.importing.script import read_launch
+
+    script = (
+        "export TENSORBOARD_DIR=/logs/tb/grpo\n"
+        "python3 -m verl.trainer.main_ppo data.train_files=t.parquet data.val_files=v.parquet "
+        "actor_rollout_ref.model.path=Qwen/Qwen2.5-0.5B-Instruct trainer.logger=[console,tensorboard] "
+        "trainer.default_local_dir=ck/run\n"
+    )
+    launch = read_launch(script, "run.sh", fw.match)
+    imported = build(fw, "0.6.1", list(launch.argv), source="run.sh", registry=get_registry(), env=launch.env)
+    assert imported.job.spec.env["TENSORBOARD_DIR"] == "/logs/tb/grpo"
+    native = render_native(imported.job, "verl==0.6.1", get_registry()).native
+    assert native.env["TENSORBOARD_DIR"] == native.metrics_dir == "/logs/tb/grpo"
+    assert metrics_location(native) == "/logs/tb/grpo"
+
+
 def test_nemo_rl_keeps_the_log_dir_the_spec_names_and_metrics_reads_its_experiment_folders(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
