@@ -68,9 +68,10 @@ def test_verl_keeps_the_tensorboard_dir_the_spec_names_and_metrics_reads_it(
     native = _render(
         "grpo-gsm8k.yaml", "verl==0.6.1", "spec.checkpoint.dir=ck/run", "spec.env.TENSORBOARD_DIR=tb/mine"
     )
-    assert (
-        native.env["TENSORBOARD_DIR"] == "tb/mine"
-    )  # before: replaced by ck/run/rladapt-metrics, with a note
+    # before: replaced by ck/run/rladapt-metrics, with a note
+    assert native.env["TENSORBOARD_DIR"] == "tb/mine"
+    # the job's output, like its checkpoints: never uploaded with the working directory to Ray
+    assert "/tb/mine/" in native.runtime_env["excludes"]
     assert native.metrics_dir == native.events_dir() == "tb/mine"
     assert not [n for n in native.notes if "TENSORBOARD_DIR" in n]
     store = _recorded(tmp_path, native, "grpo-aaaa1111", "verl", "0.6.1")
@@ -121,7 +122,7 @@ def test_nemo_rl_keeps_the_log_dir_the_spec_names_and_metrics_reads_its_experime
     # the generated config leaves log_dir to the launch's own override (no "derived value lost" note either)
     assert "log_dir" not in config["logger"] and config["logger"]["tensorboard_enabled"] is True
     assert native.argv[-1] == "logger.log_dir=logs"
-    assert native.metrics_dir == "logs"
+    assert native.metrics_dir == "logs" and "/logs/" in native.runtime_env["excludes"]
     assert not [n for n in native.notes if "log_dir" in n]
     store = _recorded(tmp_path, native, "grpo-bbbb2222", "nemo-rl", "0.7.0")
     run = store.get("grpo-bbbb2222")
@@ -143,7 +144,7 @@ def test_openrlhf_reads_the_events_of_the_run_name_folder_under_the_launchs_own_
     argv = list(native.argv)
     assert argv.count("--logger.tensorboard_dir") == 1
     assert argv[argv.index("--logger.tensorboard_dir") + 1] == "runs/tb"
-    assert native.metrics_dir == "runs/tb"
+    assert native.metrics_dir == "runs/tb" and "runs/tb" in native.runtime_env["excludes"]
     run = _recorded(tmp_path, native, "grpo-cccc3333", "openrlhf", "0.10.2").get("grpo-cccc3333")
     # TensorboardLogger: SummaryWriter(<tensorboard_dir>/<wandb run name>), the name from the clock unless given
     _events(tmp_path / "runs" / "tb" / "1205T10:11", "train/reward", {1: 0.5})
@@ -159,6 +160,7 @@ def test_trl_keeps_the_logging_dir_the_spec_names(tmp_path: Path, monkeypatch: p
     )
     config = json.loads(native.files[native.argv[native.argv.index("--config") + 1]])
     assert config["config"]["logging_dir"] == "tb" and native.metrics_dir == "tb"
+    assert "/tb/" in native.runtime_env["excludes"]
     assert not [n for n in native.notes if "logging_dir" in n]
     run = _recorded(tmp_path, native, "grpo-abab1212", "trl", "1.16.0").get("grpo-abab1212")
     _events(tmp_path / "tb", "train/reward", {1: 0.75})

@@ -1087,4 +1087,4 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
 
 def runtime_env(job: RLJob) -> dict[str, Any]:
     """Ray runtime_env for submitting the driver: the checkout without weights, logs, checkpoints or venv."""
-    return working_dir_runtime_env(job, EXCLUDES)
+    return working_dir_runtime_env(job, EXCLUDES, [own_log_dir(job)])

@@ -74,7 +74,7 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         version=version.version,
         argv=argv,
         files=files,
-        runtime_env=runtime_env(job, env),
+        runtime_env=runtime_env(job, env, own_tensorboard_dir(job, args.version)),
         notes=notes,
         passthrough=job.spec.native.get("openrlhf", []),
         origins={spell(version.version, flat): field for flat, field in args.fields.items()},
@@ -1098,13 +1098,17 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
     return {field: tuple(spell(version, flat) for flat in flats) for field, flats in out.items()}
 
 
-def runtime_env(job: RLJob, env: dict[str, str]) -> dict[str, Any]:
-    """The ``--runtime-env-json`` of ``ray job submit``: ship the code, never checkpoints or the git history."""
+def runtime_env(job: RLJob, env: dict[str, str], tensorboard: str | None = None) -> dict[str, Any]:
+    """The ``--runtime-env-json`` of ``ray job submit``: ship the code, never checkpoints, the launch's own
+    TensorBoard directory (``tensorboard``) or the git history."""
     working_dir = job.spec.runtime.working_dir
     excludes = [".git", ".cache", "__pycache__"]
     inside = _relative(job.checkpoint_dir)
     if inside is not None:
         excludes.append(inside)
+    own = common.inside_working_dir(tensorboard)
+    if own is not None:
+        excludes.append(own)
     out: dict[str, Any] = {"working_dir": working_dir, "excludes": excludes}
     if env:
         out["env_vars"] = dict(env)

@@ -547,4 +547,4 @@ def _native(b: _Builder) -> list[str]:
 
 def runtime_env(job: RLJob) -> dict[str, Any]:
     """Ray runtime_env for submitting the driver: the working dir without weights or checkpoints."""
-    return working_dir_runtime_env(job, EXCLUDES)
+    return working_dir_runtime_env(job, EXCLUDES, [own_logging_dir(job)])

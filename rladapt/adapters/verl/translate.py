@@ -1251,4 +1251,5 @@ def runtime_env(job: RLJob) -> dict[str, Any]:
     for path in [*job.spec.data.train, *job.spec.data.val, *job.spec.eval.datasets]:
         if not path.startswith(("/", "hdfs://", "s3://", "gs://")):
             excludes.append("/" + path.removeprefix("./"))
-    return working_dir_runtime_env(job, excludes)
+    # the launch's own TensorBoard directory is the job's output, like its checkpoints
+    return working_dir_runtime_env(job, excludes, [job.spec.env.get(TENSORBOARD_DIR)])
