@@ -206,6 +206,7 @@ class Runner:
             spec_path=planned.spec_path,
             overrides=planned.overrides,
             checkpoint=checkpoint_facts(planned),
+            metrics_dir=metrics_location(planned.native),
             # what `status` and `watch` judge the run's progress and health by (rladapt.metrics.progress)
             total_steps=planned.rendered.job.spec.training.steps,
             health=planned.rendered.job.spec.health.model_dump(mode="json"),
@@ -718,6 +719,15 @@ def world_size(native: NativeLaunch) -> int:
     """Processes a checkpoint is sharded over: those of the pool that trains (``trained_world_size``), 1 without
     pools."""
     return trained_world_size(native) or 1
+
+
+def metrics_location(native: NativeLaunch) -> str | None:
+    """Where the job writes the TensorBoard events rladapt reads back when the launch names a location of its own
+    (``NativeLaunch.metrics_dir``), absolute as seen from here as ``checkpoint_facts`` resolves the checkpoint
+    directory; None for rladapt's own ``<checkpoint dir>/rladapt-metrics``."""
+    if not native.metrics_dir:
+        return None
+    return str((Path.cwd() / native.working_dir / native.metrics_dir).resolve())
 
 
 def checkpoint_facts(planned: Planned) -> CheckpointFacts:

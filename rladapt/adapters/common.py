@@ -7,6 +7,7 @@ re-exported here for the built-ins.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "WEIGHT_EXCLUDES",
+    "hydra_native_value",
     "hydra_passthrough",
     "hydra_value",
     "override_notes",
@@ -70,6 +72,19 @@ def hydra_passthrough(job: RLJob, framework: str) -> list[str]:
     if bad:
         raise SpecError(bad)
     return items
+
+
+def hydra_native_value(job: RLJob, framework: str, key: str) -> str | None:
+    """The text ``spec.native.<framework>`` sets ``key`` to (its last item for that key, as the framework applies
+    them in order); None when no item sets it, or the last one deletes it or sets it to null."""
+    found: str | None = None
+    for item in job.spec.native.get(framework, []):
+        lhs, sep, rhs = item.partition("=")
+        if lhs.lstrip("+~") != key:
+            continue
+        value = override_value(lhs, sep, rhs)
+        found = None if value is None or value == DELETED else str(value)
+    return found
 
 
 def override_notes(
@@ -122,17 +137,29 @@ def _looks_typed(text: str) -> bool:
     return True
 
 
-def working_dir_runtime_env(job: RLJob, excludes: Iterable[str]) -> dict[str, Any]:
+def working_dir_runtime_env(
+    job: RLJob, excludes: Iterable[str], outputs: Iterable[str | None] = ()
+) -> dict[str, Any]:
     """Ray's runtime_env for a job shipped as its working directory: ``excludes`` (gitignore-style, from the
-    working directory) plus the checkpoint directory when it lies inside it, and the spec's environment."""
+    working directory) plus the checkpoint directory and the ``outputs`` (the launch's own TensorBoard location)
+    when they lie inside it, and the spec's environment."""
     out = list(excludes)
     ck = job.checkpoint_dir
     if not ck.startswith("/"):
         out.append("/" + ck.strip("/").removeprefix("./") + "/")
+    out += [f"/{inside}/" for inside in map(inside_working_dir, outputs) if inside]
     env: dict[str, Any] = {"working_dir": job.spec.runtime.working_dir, "excludes": list(dict.fromkeys(out))}
     if job.spec.env:
         env["env_vars"] = dict(job.spec.env)
     return env
+
+
+def inside_working_dir(path: str | None) -> str | None:
+    """``path`` normalized, when it is relative and stays inside the job's working directory; else None."""
+    if not path or path.startswith("/"):
+        return None
+    norm = posixpath.normpath(path)
+    return None if norm in (".", "..") or norm.startswith("../") else norm
 
 
 # --- Hydra overrides as explain and upgrade read them (verl's argv, NeMo-RL's overrides) ------------------------

@@ -12,8 +12,9 @@ import posixpath
 from collections.abc import Iterable
 
 from rladapt.plugins.metrics import BY_NAME, NAMES, NEUTRAL, Neutral
+from rladapt.plugins.native import METRICS_DIR
 
-__all__ = ["BY_NAME", "NAMES", "NEUTRAL", "Neutral", "no_such_metric"]
+__all__ = ["BY_NAME", "METRICS_DIR", "NAMES", "NEUTRAL", "Neutral", "no_such_metric"]
 
 
 def no_such_metric(name: str, logged: Iterable[str], whose: str) -> str:
@@ -27,19 +28,29 @@ def no_such_metric(name: str, logged: Iterable[str], whose: str) -> str:
 
 # --- where a rendered launch logs for rladapt to read back (the adapters add it; rladapt.metrics.store reads it) --
 
-#: The directory, inside the checkpoint directory, the rendered launch writes TensorBoard events to.
-METRICS_DIR = "rladapt-metrics"
-#: The origin of the native settings an adapter adds for it (``render --explain`` shows it).
-READ_BACK = f"rladapt metrics: TensorBoard events in <checkpoint.dir>/{METRICS_DIR}, read back"
+#: The origin of the native settings an adapter adds for it (``render --explain`` shows it): the directory rladapt
+#: chooses when the launch names no location of its own (a location it names is kept: ``NativeLaunch.metrics_dir``).
+READ_BACK = (
+    f"rladapt metrics: TensorBoard events in <checkpoint.dir>/{METRICS_DIR}, read back (the launch names no "
+    "location of its own)"
+)
 #: The backend name every adapter adds beside the user's (``spec.logging.backends`` spells it the same).
 TENSORBOARD = "tensorboard"
 
 
-def with_tensorboard(backends: list[str], field: str = "spec.logging.backends") -> tuple[list[str], str]:
-    """``backends`` with TensorBoard added when the user did not list it, and the origin to record."""
+def with_tensorboard(
+    backends: list[str], field: str = "spec.logging.backends", kept: str | None = None
+) -> tuple[list[str], str]:
+    """``backends`` with TensorBoard added when the user did not list it, and the origin to record; ``kept``: the
+    launch's own location of the events (then named instead of rladapt's directory)."""
     if TENSORBOARD in backends:
         return list(backends), field
-    return [*backends, TENSORBOARD], f"{READ_BACK}, beside {field}"
+    where = (
+        READ_BACK
+        if kept is None
+        else f"rladapt metrics: TensorBoard events under {kept} (the launch's own), read back"
+    )
+    return [*backends, TENSORBOARD], f"{where}, beside {field}"
 
 
 def metrics_dir(checkpoint_dir: str) -> str:

@@ -1,15 +1,19 @@
 """Where a run's metrics are, and reading them back in neutral names.
 
 Every render makes the launch write TensorBoard event files (the one logging backend every pinned version of
-every framework has) into ``<spec.checkpoint.dir>/rladapt-metrics``, beside the user's own backends: the
-checkpoint directory is the one place that is the run's own, survives a resume, and is already where rladapt
+every framework has) beside the user's own backends: where the launch names a location of its own (an imported
+script's TensorBoard directory, NeMo-RL's ``logger.log_dir``), there, since moving it would change the run
+(``NativeLaunch.metrics_dir``, recorded in the run record); else into ``<spec.checkpoint.dir>/rladapt-metrics``:
+the checkpoint directory is the one place that is the run's own, survives a resume, and is already where rladapt
 reads back checkpoints from (``rladapt resume``, the bootstrap). A run on a cluster is read back the same way when
 that directory is on a file system this machine sees.
 
 A run's metrics are its own: when runs one after another write into one checkpoint directory (a second launch
 with ``resume: auto`` after the first ended, a ``--take-over``), each reads back only the event files written
 while it held the directory (``rladapt.runs.owner.holder_at``; an event file names the second its writer was
-opened). A directory without that record (an older rladapt, a job started by hand) is read whole, as before.
+opened). A directory without that record (an older rladapt, a job started by hand) is read whole, as before. A
+location of the launch's own outside the checkpoint directory may be shared with runs that never held it: there,
+files opened before the run first took its checkpoint directory are another run's too.
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .mapping import MetricMap, neutral_series
-from .names import METRICS_DIR
 from .series import RunMetrics
 
 if TYPE_CHECKING:
@@ -63,8 +66,14 @@ def read_metrics_dir(path: str | Path, framework: str, version: str | None, run_
 
 
 def run_metrics_dir(run: Run) -> Path:
-    """The metrics directory a run writes to (from its recorded checkpoint directory); UsageError without one."""
-    return run.record.checkpoint_root() / METRICS_DIR
+    """The directory a run's TensorBoard events are under: the launch's own location when it named one (recorded
+    at launch), else ``<checkpoint dir>/rladapt-metrics``; UsageError with neither."""
+    return run.record.metrics_root()
+
+
+#: Seconds an event file of a shared location may predate the run's first take of its checkpoint directory and
+#: still be the run's: the trainer may run on another host than the bootstrap, its clock a little behind.
+CLOCK_SLACK = 60
 
 
 #: ``events.out.tfevents.<seconds>.<host>...``: when the writer was opened (tensorboard ``EventFileWriter``).
@@ -84,14 +93,22 @@ def foreign_event_files(run: Run) -> list[Path]:
     holders = read_holders(root)
     if not holders:
         return []
+    where = run_metrics_dir(run)
+    # a location of the launch's own outside its checkpoint directory (NeMo-RL's `logs`, a TensorBoard folder)
+    # may hold the files of runs that never held this checkpoint directory, written before this run began
+    shared = not where.resolve().is_relative_to(root.resolve())
     mine = any(r == run.id for _, r in holders)
+    first = min((t for t, r in holders if r == run.id), default=None)
     out = []
-    for path in sorted((root / METRICS_DIR).rglob(EVENT_FILE_GLOB)):
+    for path in sorted(where.rglob(EVENT_FILE_GLOB)):
         stamp = _EVENT_STAMP.match(path.name)
         if stamp is None:
             continue
-        holder = holder_at(holders, int(stamp.group(1)))
-        if holder is None:
+        when = int(stamp.group(1))
+        holder = holder_at(holders, when)
+        if shared and first is not None and when < int(first) - CLOCK_SLACK:
+            out.append(path)
+        elif holder is None:
             if mine and holders[0][1] != run.id:
                 out.append(path)
         elif holder != run.id:

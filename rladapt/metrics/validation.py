@@ -78,14 +78,14 @@ def run_validation(
     Cheap for a run without metrics (one directory check): ``runs`` asks it of every run.
     """
     from .events import event_dirs
-    from .store import METRICS_DIR
+    from .store import run_metrics_dir
     from .summary import run_summary
 
     try:
         root = run.record.checkpoint_root()
     except UsageError:  # a run recorded without a checkpoint directory
         return None
-    dirs = event_dirs(root / METRICS_DIR)
+    dirs = event_dirs(run_metrics_dir(run))
     if not dirs:
         return None
     if metrics is None:

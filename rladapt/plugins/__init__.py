@@ -46,6 +46,7 @@ from .launcher import (
 )
 from .metrics import BY_NAME, NAMES, NEUTRAL, Absent, Entry, Logged, MetricMap, Neutral
 from .native import (
+    METRICS_DIR,
     NATIVE_FORMAT_VERSION,
     NativeLaunch,
     PoolSpec,
@@ -81,6 +82,7 @@ __all__ = [
     "BY_NAME",
     "ENTRY_POINT_GROUP",
     "KNOWN_CAPABILITIES",
+    "METRICS_DIR",
     "NAMES",
     "NATIVE_FORMAT_VERSION",
     "NEUTRAL",

@@ -37,14 +37,19 @@ _TENSORBOARD = "tensorboard"
 
 
 def read_back_only(keys: Collection[str], key: str, a: Any, b: Any) -> bool:
-    """Whether ``a`` and ``b`` of ``key`` differ only in where rladapt reads the metrics back from (``keys``: the
-    adapter's ``READ_BACK_KEYS``); a list of backends only in TensorBoard (another backend missing is a real
-    difference)."""
+    """Whether ``a`` and ``b`` of ``key`` differ only in the TensorBoard sink rladapt adds to read the metrics back
+    (``keys``: the adapter's ``READ_BACK_KEYS``): a list of backends only in TensorBoard (another backend missing
+    is a real difference), or a switch or directory one side leaves unset. A location both name differently is a
+    real difference: adding a sink is no change of the run, moving a location the launch chose is (DESIGN.md)."""
     if key not in keys:
         return False
     if isinstance(a, list) or isinstance(b, list):
         return isinstance(a, list) and isinstance(b, list) and {*a} - {_TENSORBOARD} == {*b} - {_TENSORBOARD}
-    return True
+    return _unset(a) or _unset(b)
+
+
+def _unset(value: Any) -> bool:
+    return value is None or value is False or value == ""
 
 
 @dataclass(frozen=True)

@@ -8,6 +8,7 @@ documented interface (``rladapt render --format json``); the field order below i
 from __future__ import annotations
 
 import json
+import posixpath
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,6 +21,9 @@ if TYPE_CHECKING:
 
 #: 2: a secret carries its sources in order (``SecretRef.sources``), no longer one kind/name/key.
 NATIVE_FORMAT_VERSION = 2
+#: The directory, inside the checkpoint directory, a launch writes TensorBoard events to when it names no location
+#: of its own (``NativeLaunch.metrics_dir`` None): rladapt chooses it, and reads the events back from it.
+METRICS_DIR = "rladapt-metrics"
 
 
 class _Frozen(BaseModel):
@@ -173,6 +177,12 @@ class NativeLaunch(_Frozen):
     working_dir: str = "."
     image: str | None = None
     checkpoint_dir: str | None = None
+    metrics_dir: str | None = Field(
+        None,
+        description="Where the job writes the TensorBoard events rladapt reads back, as the framework resolves it "
+        "(relative to the working directory, or absolute); the events may lie in folders below it. None: "
+        "``<checkpoint_dir>/rladapt-metrics``, the directory rladapt chooses when the launch names none.",
+    )
     resume: Resume = Field(default_factory=Resume)
     runtime_env: dict[str, Any] = Field(
         default_factory=dict, description="Ray runtime_env for Ray submission."
@@ -213,6 +223,7 @@ class NativeLaunch(_Frozen):
         runtime_patches: Sequence[str] = (),
         runtime_env: Mapping[str, Any] | None = None,
         notes: Sequence[str] = (),
+        metrics_dir: str | None = None,
     ) -> NativeLaunch:
         """The native launch of ``job``: the framework's part is given, the rest is derived from the spec.
 
@@ -240,6 +251,7 @@ class NativeLaunch(_Frozen):
             working_dir=spec.runtime.working_dir,
             image=spec.runtime.image,
             checkpoint_dir=job.checkpoint_dir,
+            metrics_dir=metrics_dir,
             resume=resume(job),
             runtime_env=dict(runtime_env or {}),
             labels=dict(job.metadata.labels),
@@ -265,6 +277,15 @@ class NativeLaunch(_Frozen):
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), indent=2)
+
+    def events_dir(self) -> str | None:
+        """Where the job writes the TensorBoard events rladapt reads back, relative to the working directory or
+        absolute: ``metrics_dir``, else ``<checkpoint_dir>/rladapt-metrics``; None with neither."""
+        if self.metrics_dir:
+            return self.metrics_dir
+        if self.checkpoint_dir:
+            return posixpath.join(self.checkpoint_dir, METRICS_DIR)
+        return None
 
     def with_env(self, extra: dict[str, str]) -> NativeLaunch:
         """A copy with ``extra`` merged over the environment (the originals are never changed)."""

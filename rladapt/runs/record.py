@@ -26,6 +26,7 @@ from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationEr
 from pydantic_core import ErrorDetails
 
 from rladapt.plugins.launcher import TERMINAL_STATES, Artifacts, RunState, RunStatus
+from rladapt.plugins.native import METRICS_DIR
 from rladapt.primitives.errors import RladaptError, UsageError
 from rladapt.primitives.spec import Health
 
@@ -163,6 +164,10 @@ class RunRecord(_Value):
     updated: _Str | None = None
     overrides: tuple[_Str, ...] = ()
     checkpoint: CheckpointFacts | None = None
+    #: Where the job writes the TensorBoard events rladapt reads back (``NativeLaunch.metrics_dir``), absolute as
+    #: seen from where the run was launched; None (and absent from the file, as in records from before the field):
+    #: ``<checkpoint dir>/rladapt-metrics``.
+    metrics_dir: _Str | None = None
     #: ``spec.training.steps``: the total of the progress line.
     total_steps: _Int | None = None
     #: ``spec.health`` as launched (``thresholds`` reads it).
@@ -210,6 +215,13 @@ class RunRecord(_Value):
             )
         return Path(where)
 
+    def metrics_root(self) -> Path:
+        """The directory the run's TensorBoard events are under: the recorded location, else
+        ``<checkpoint dir>/rladapt-metrics`` (a UsageError for a run recorded with neither)."""
+        if self.metrics_dir:
+            return Path(self.metrics_dir)
+        return self.checkpoint_root() / METRICS_DIR
+
     def thresholds(self) -> Health:
         """The ``spec.health`` the run was launched with; the defaults for a record without (or with an
         unreadable) one: a threshold that no longer validates must not hide the run's progress."""
@@ -237,6 +249,8 @@ class RunRecord(_Value):
             data.pop("bad_steps", None)
         if not self.services:  # likewise: a run without service roles reads as it did before the field
             data.pop("services", None)
+        if self.metrics_dir is None:  # likewise: a record of the default location reads as before the field
+            data.pop("metrics_dir", None)
         if not artifacts:
             data.pop("artifacts", None)
         return data

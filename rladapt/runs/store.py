@@ -349,6 +349,7 @@ class RunStore:
         spec_path: str | None = None,
         overrides: Sequence[str] = (),
         checkpoint: CheckpointFacts | None = None,
+        metrics_dir: str | None = None,
         total_steps: int | None = None,
         health: Mapping[str, Any] | None = None,
     ) -> Run:
@@ -391,6 +392,7 @@ class RunStore:
             # what `rladapt resume` needs: the overrides, the checkpoint facts, the attempts
             overrides=tuple(overrides),
             checkpoint=checkpoint,
+            metrics_dir=metrics_dir,
             # what `status` and `watch` judge the run's progress and health by (rladapt.metrics.progress)
             total_steps=total_steps,
             health=None if health is None else dict(health),

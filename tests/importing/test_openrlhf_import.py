@@ -752,6 +752,26 @@ def test_rloo_dynamic_filtering_an_awake_hybrid_engine_and_a_rollout_token_cap(r
     test_round_trip_gives_the_launchs_namespace(registry, text, "0.9.10")
 
 
+@pytest.mark.parametrize("version", ["0.7.5", "0.8.11", "0.9.10"])
+def test_a_colocated_launch_without_deepspeed_sleep_round_trips(registry: Registry, version: str) -> None:
+    """Upstream's train_ppo_llama_ray_tensor_parallelism.sh (0.7.5, 0.8.11) colocates every model and lets only
+    vLLM sleep: before, every render turned --deepspeed_enable_sleep on and the import was refused over it; now
+    the spec keeps the actor's parameters on the GPU (training.offload.actor.params false) and renders neither."""
+    sleep = option(version, "vllm_enable_sleep")
+    text = (
+        "python3 -m openrlhf.cli.train_ppo_ray --actor_num_gpus_per_node 8 --vllm_num_engines 4 "
+        f"--colocate_all_models {sleep}{' --flash_attn' if has_flag(version, 'flash_attn') else ''} --pretrain m "
+        "--prompt_data d --remote_rm_url http://rm/score "
+        "--apply_chat_template --advantage_estimator reinforce_baseline --n_samples_per_prompt 4 --init_kl_coef 0"
+    )
+    _, imported = _imported(registry, text, version)
+    assert imported.job.spec.training.offload.actor.params is False
+    assert not any("sleep" in item for item in imported.job.spec.native.get("openrlhf", []))
+    argv = render_native(imported.job, f"openrlhf=={version}", registry).native.argv
+    assert sleep in argv and option(version, "deepspeed_enable_sleep") not in argv
+    test_round_trip_gives_the_launchs_namespace(registry, text, version)
+
+
 @pytest.mark.parametrize("version", ["0.8.11", "0.9.10"])
 def test_an_agent_launch_imports_the_agent_function_and_no_reward(registry: Registry, version: str) -> None:
     """--agent_func_path is spec.rollout.agent; its remote_rm_url ("agent", set after parsing) is no reward source."""
@@ -768,16 +788,33 @@ def test_an_agent_launch_imports_the_agent_function_and_no_reward(registry: Regi
     test_round_trip_gives_the_launchs_namespace(registry, text, version)
 
 
-def test_the_tensorboard_directory_becomes_rladapts_and_the_import_says_so(registry: Registry) -> None:
-    """FLAT logs to $SAVE/tensorboard: the imported spec renders rladapt's metrics directory instead (the one
-    rladapt reads back), nothing about it goes to spec.native, and the import notes the change."""
+def test_the_launchs_own_tensorboard_directory_is_kept_and_recorded(registry: Registry) -> None:
+    """FLAT logs to $SAVE/tensorboard: the imported spec keeps that directory (dashboards and log shippers point
+    there; moving it would change the run), the render passes it once and records it as where the events are."""
     _, imported = _imported(registry, FLAT, "0.9.10")
+    assert "--use_tensorboard /ckpt/qwen-grpo/tensorboard" in imported.job.spec.native["openrlhf"]
+    assert not [n for n in imported.notes if n.startswith("--use_tensorboard: ")]
+    rendered = render_native(imported.job, "openrlhf==0.9.10", registry).native
+    argv = list(rendered.argv)
+    assert argv.count("--use_tensorboard") == 1
+    assert argv[argv.index("--use_tensorboard") + 1] == "/ckpt/qwen-grpo/tensorboard"
+    assert rendered.metrics_dir == rendered.events_dir() == "/ckpt/qwen-grpo/tensorboard"
+
+
+def test_a_launch_without_tensorboard_gets_rladapts_directory_and_the_import_says_so(
+    registry: Registry,
+) -> None:
+    """Without a TensorBoard directory of its own, the render adds rladapt's (a sink added, nothing moved)."""
+    text = FLAT.replace("--use_tensorboard $SAVE/tensorboard", "")
+    assert text != FLAT
+    _, imported = _imported(registry, text, "0.9.10")
     assert not any("tensorboard" in item for item in imported.job.spec.native.get("openrlhf", []))
     (note,) = [n for n in imported.notes if n.startswith("--use_tensorboard: ")]
     assert note.endswith(
-        "rladapt-metrics' instead of '/ckpt/qwen-grpo/tensorboard', so that `rladapt metrics` "
-        "reads the run's TensorBoard events back"
+        "rladapt-metrics' instead of unset, so that `rladapt metrics` reads the run's TensorBoard events back"
     )
     rendered = render_native(imported.job, "openrlhf==0.9.10", registry).native
     argv = list(rendered.argv)
     assert argv[argv.index("--use_tensorboard") + 1] == f"{imported.job.checkpoint_dir}/rladapt-metrics"
+    assert rendered.metrics_dir is None
+    assert rendered.events_dir() == f"{imported.job.checkpoint_dir}/rladapt-metrics"

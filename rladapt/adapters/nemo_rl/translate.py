@@ -19,7 +19,13 @@ from typing import TYPE_CHECKING, Any
 import yaml
 from packaging.version import Version
 
-from rladapt.adapters.common import WEIGHT_EXCLUDES, hydra_passthrough, placement, working_dir_runtime_env
+from rladapt.adapters.common import (
+    WEIGHT_EXCLUDES,
+    hydra_native_value,
+    hydra_passthrough,
+    placement,
+    working_dir_runtime_env,
+)
 from rladapt.metrics.names import READ_BACK, metrics_dir, with_tensorboard
 from rladapt.plugins.native import NativeLaunch
 from rladapt.plugins.translation import TranslationBuilder
@@ -113,6 +119,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         runtime_env=runtime_env(job),
         notes=b.notes,
         origins=b.origins,
+        metrics_dir=own_log_dir(job),
     )
 
 
@@ -949,10 +956,13 @@ def _eval_logging(b: _Builder) -> None:
     lg = spec.logging
     backends = set(lg.backends)
     # TensorBoard always, beside the user's backends: its events are what `rladapt metrics` reads back. NeMo-RL
-    # writes them to <log_dir>/tensorboard (nemo_rl/utils/logger.py Logger, v0.2.1 to v0.7.0; the run scripts may
-    # put an exp_<n>/ between), and the other backends' local files under log_dir too.
-    _, origin = with_tensorboard(list(lg.backends), "spec.logging")
-    b.set("logger.log_dir", metrics_dir(job.checkpoint_dir), READ_BACK)
+    # writes them to <log_dir>/exp_<nnn>/tensorboard: every GRPO run script replaces log_dir by
+    # get_next_experiment_dir(log_dir) (examples/run_grpo*.py, nemo_rl/utils/logger.py, v0.2.1 to v0.7.0), and
+    # Logger puts tensorboard/ under it; the other backends' local files go under log_dir too. A log_dir the
+    # launch names (spec.native) is kept, and read back from there (translate records it); else rladapt's own.
+    _, origin = with_tensorboard(list(lg.backends), "spec.logging", own_log_dir(job))
+    if own_log_dir(job) is None:
+        b.set("logger.log_dir", metrics_dir(job.checkpoint_dir), READ_BACK)
     b.set("logger.wandb_enabled", "wandb" in backends, "spec.logging")
     b.set("logger.tensorboard_enabled", True, origin)
     if "wandb" in backends:
@@ -1034,6 +1044,11 @@ def _native_overrides(b: _Builder) -> list[str]:
     return hydra_passthrough(b.job, FRAMEWORK)
 
 
+def own_log_dir(job: RLJob) -> str | None:
+    """The ``logger.log_dir`` the spec's native items name (an imported launch's own), else None."""
+    return hydra_native_value(job, FRAMEWORK, "logger.log_dir")
+
+
 def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...]]:
     """Spec field -> the config keys it leaves to NeMo-RL when unset (null default): ``render --explain``."""
     k = keys(version)
@@ -1072,4 +1087,4 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
 
 def runtime_env(job: RLJob) -> dict[str, Any]:
     """Ray runtime_env for submitting the driver: the checkout without weights, logs, checkpoints or venv."""
-    return working_dir_runtime_env(job, EXCLUDES)
+    return working_dir_runtime_env(job, EXCLUDES, [own_log_dir(job)])

@@ -456,6 +456,12 @@ def _data_memory(get: Any, out: dict[str, Any], v: Version) -> None:
         out["spec.training.offload.actor.optimizer"] = True
     if get("ref_reward_offload") is True:
         out["spec.training.offload.ref.params"] = True
+    # every model on shared GPUs, DeepSpeed's states kept on the GPU while vLLM generates: translate._placement
+    # turns --deepspeed_enable_sleep on there unless the spec says so (an async launch on shared GPUs renders
+    # this way too, its --async_train a native item: _engine_settings)
+    shared = get("colocate_all_models") is True
+    if shared and has_flag(v, "deepspeed_enable_sleep") and get("deepspeed_enable_sleep") is False:
+        out["spec.training.offload.actor.params"] = False
     # dynamic batching and ring attention turn packing on after parsing: there it stays OpenRLHF's own
     ring = get("ring_attn_size")
     derived_on = get("use_dynamic_batch") is True or (isinstance(ring, int) and ring > 1)

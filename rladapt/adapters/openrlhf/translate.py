@@ -74,10 +74,12 @@ def translate(job: RLJob, version: FrameworkVersion) -> NativeLaunch:
         version=version.version,
         argv=argv,
         files=files,
-        runtime_env=runtime_env(job, env),
+        runtime_env=runtime_env(job, env, own_tensorboard_dir(job, args.version)),
         notes=notes,
         passthrough=job.spec.native.get("openrlhf", []),
         origins={spell(version.version, flat): field for flat, field in args.fields.items()},
+        # OpenRLHF writes into <dir>/<run name> (a run name from the clock unless given): the whole directory
+        metrics_dir=own_tensorboard_dir(job, args.version),
     )
 
 
@@ -182,9 +184,15 @@ def _placement(job: RLJob, args: Args) -> None:
                 f"{role} in the actor's pool, or critic and reward together in a pool of their own",
             )
         if job.spec.weight_sync.max_staleness == 0:
-            # Hybrid engine: vLLM and DeepSpeed take turns on the same GPUs.
+            # Hybrid engine: vLLM and DeepSpeed take turns on the same GPUs. DeepSpeed's states go to CPU while
+            # vLLM generates unless the spec keeps the actor's parameters on the GPU (offload.actor.params false:
+            # upstream's train_ppo_llama_ray_tensor_parallelism.sh, 0.7.5 and 0.8.11, colocates all without it;
+            # cli/train_ppo_ray.py requires it nowhere, 0.6.0.post1 to 0.11.2)
             args.set("vllm_enable_sleep", True, "spec.placement")
-            if has_flag(args.version, "deepspeed_enable_sleep"):
+            if (
+                has_flag(args.version, "deepspeed_enable_sleep")
+                and spec.training.offload.actor.params is not False
+            ):
                 args.set("deepspeed_enable_sleep", True, "spec.placement")
     _pool_budget(job, args, roles)
 
@@ -405,6 +413,31 @@ def _native_tokens(job: RLJob) -> tuple[list[str], list[tuple[int, str]]]:
     if problems:
         raise SpecError(problems)
     return tokens, flags
+
+
+def _native_value(job: RLJob, flag: str) -> str | None:
+    """The value ``spec.native.openrlhf`` gives ``flag`` (its last one: argparse keeps the last), else None."""
+    found = None
+    for entry in job.spec.native.get("openrlhf", []):
+        try:
+            tokens = split_native([entry])
+        except ValueError:
+            continue
+        for i, token in enumerate(tokens):
+            name, eq, inline = token.partition("=")
+            if name != flag:
+                continue
+            if eq:
+                found = inline
+            elif i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
+                found = tokens[i + 1]
+    return found
+
+
+def own_tensorboard_dir(job: RLJob, version: Version) -> str | None:
+    """The TensorBoard directory the spec's native items give (``--use_tensorboard``, ``--logger.tensorboard_dir``
+    from 0.10.2), else None."""
+    return _native_value(job, spell(version, "use_tensorboard")) or None
 
 
 def _native_flag(job: RLJob, flag: str) -> bool:
@@ -867,16 +900,6 @@ def _data_memory(job: RLJob, args: Args) -> None:
 
     off = tr.offload
     critic = spec.algorithm.needs_critic
-    if off.actor.params is False and args.get("deepspeed_enable_sleep"):
-        # trainer/ray/ppo_actor.py: with --deepspeed_enable_sleep the actor's DeepSpeed states (parameters,
-        # gradients, optimizer) go to CPU while vLLM generates (utils/deepspeed/deepspeed_utils.py)
-        args.cannot(
-            "spec.training.offload.actor.params",
-            "actor parameters kept on the GPU while a colocated rollout generates (--deepspeed_enable_sleep, "
-            "which the shared GPUs need, moves them to CPU)",
-            False,
-            "null or true",
-        )
     actor_opt = off.actor.optimizer
     critic_opt = off.critic.optimizer if off.critic.optimizer is not None else actor_opt
     if critic and (critic_opt or False) != (actor_opt or False):
@@ -1015,8 +1038,11 @@ def _logging(job: RLJob, args: Args) -> None:
     # directory (--use_tensorboard, logger.tensorboard_dir from 0.10.2) serves a user's tensorboard backend too;
     # OpenRLHF writes into <dir>/<wandb_run_name> (ppo_trainer.py 0.5.9.post1 to 0.8.11, utils/logging_utils.py
     # TensorboardLogger from 0.9.10).
+    # A directory the launch names (spec.native: an imported launch's own) is kept, and read back from there
+    # (translate records it); else rladapt names its own.
     _, origin = with_tensorboard(list(lg.backends))
-    args.set("use_tensorboard", metrics_dir(job.checkpoint_dir), origin)
+    if own_tensorboard_dir(job, args.version) is None:
+        args.set("use_tensorboard", metrics_dir(job.checkpoint_dir), origin)
     if "wandb" in lg.backends and args.version < TENSORBOARD_BESIDE_WANDB:
         args.notes.append(
             f"openrlhf {args.version} writes no TensorBoard events when wandb is on (ppo_trainer.py: "
@@ -1072,13 +1098,17 @@ def framework_default_keys(job: RLJob, version: str) -> dict[str, tuple[str, ...
     return {field: tuple(spell(version, flat) for flat in flats) for field, flats in out.items()}
 
 
-def runtime_env(job: RLJob, env: dict[str, str]) -> dict[str, Any]:
-    """The ``--runtime-env-json`` of ``ray job submit``: ship the code, never checkpoints or the git history."""
+def runtime_env(job: RLJob, env: dict[str, str], tensorboard: str | None = None) -> dict[str, Any]:
+    """The ``--runtime-env-json`` of ``ray job submit``: ship the code, never checkpoints, the launch's own
+    TensorBoard directory (``tensorboard``) or the git history."""
     working_dir = job.spec.runtime.working_dir
     excludes = [".git", ".cache", "__pycache__"]
     inside = _relative(job.checkpoint_dir)
     if inside is not None:
         excludes.append(inside)
+    own = common.inside_working_dir(tensorboard)
+    if own is not None:
+        excludes.append(own)
     out: dict[str, Any] = {"working_dir": working_dir, "excludes": excludes}
     if env:
         out["env_vars"] = dict(env)

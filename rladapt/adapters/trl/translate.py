@@ -133,6 +133,7 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         runtime_env=runtime_env(job),
         notes=b.notes,
         origins=b.origins,
+        metrics_dir=own_logging_dir(job),
     )
     if "wandb" in job.spec.logging.backends and "WANDB_PROJECT" not in native.env:
         # transformers' WandbCallback reads the project from the environment (integrations/integration_utils.py)
@@ -494,14 +495,30 @@ def _logging(b: _Builder) -> None:
     # report_to: transformers 4.57.6 defaults to "all" installed integrations; the spec lists them, and rladapt
     # adds TensorBoard, whose events `rladapt metrics` reads back (TensorBoardCallback, integration_utils.py)
     report = [REPORT_TO[x] for x in lg.backends if x in REPORT_TO]
-    b.set("report_to", *with_tensorboard(report))
+    b.set("report_to", *with_tensorboard(report, kept=own_logging_dir(b.job)))
     # logging_dir: where TensorBoardCallback writes (SummaryWriter(log_dir=args.logging_dir), transformers
-    # 4.57.6 integration_utils.py); a user's tensorboard backend writes there too (TrainingArguments has one)
-    b.set("logging_dir", metrics_dir(b.job.checkpoint_dir), READ_BACK)
+    # 4.57.6 integration_utils.py); a user's tensorboard backend writes there too (TrainingArguments has one). A
+    # logging_dir the spec's native items name is kept, and read back from there (translate records it).
+    if own_logging_dir(b.job) is None:
+        b.set("logging_dir", metrics_dir(b.job.checkpoint_dir), READ_BACK)
     b.set("run_name", b.job.experiment, "spec.logging.experiment")
     # Picked by rladapt for the progress display (driver.progress_callback prints and records every logged step)
     b.set("logging_steps", 1, "rladapt: the progress display logs every step")
     b.set("disable_tqdm", True, "rladapt: the progress display replaces tqdm's bar")
+
+
+def own_logging_dir(job: RLJob) -> str | None:
+    """The ``logging_dir`` the spec's native items name (the last one), else None."""
+    found = None
+    for item in job.spec.native.get(FRAMEWORK, []):
+        key, sep, raw = item.partition("=")
+        if key == "logging_dir" and sep:
+            try:
+                value = yaml.safe_load(raw) if raw else None
+            except yaml.YAMLError:
+                continue  # _native refuses the item by name
+            found = None if value is None else str(value)
+    return found or None
 
 
 def _native(b: _Builder) -> list[str]:
@@ -530,4 +547,4 @@ def _native(b: _Builder) -> list[str]:
 
 def runtime_env(job: RLJob) -> dict[str, Any]:
     """Ray runtime_env for submitting the driver: the working dir without weights or checkpoints."""
-    return working_dir_runtime_env(job, EXCLUDES)
+    return working_dir_runtime_env(job, EXCLUDES, [own_logging_dir(job)])

@@ -141,12 +141,10 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         argv.append(choice)
         b.origins["model_engine"] = "spec.training.backend"
     argv += b.overrides + native
-    where = metrics_dir(job.checkpoint_dir)
-    given = job.spec.env.get(TENSORBOARD_DIR)
-    if given is not None and given != where:
-        b.notes.append(
-            f"spec.env.{TENSORBOARD_DIR}={given!r} is replaced by {where!r}: rladapt reads the metrics back from there"
-        )
+    # verl's TensorBoard logger writes into $TENSORBOARD_DIR itself (utils/tracking.py _TensorboardAdapter, 0.5.0
+    # to 0.9.1): a directory the spec's environment names is the launch's own, kept and read back from there;
+    # else rladapt names its own
+    given = job.spec.env.get(TENSORBOARD_DIR) or None
     launch = NativeLaunch.from_job(
         job,
         framework="verl",
@@ -157,8 +155,9 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         notes=b.notes,
         passthrough=native,
         origins=b.origins,
+        metrics_dir=given,
     )
-    return launch.with_env({TENSORBOARD_DIR: where})
+    return launch if given else launch.with_env({TENSORBOARD_DIR: metrics_dir(job.checkpoint_dir)})
 
 
 # --- sections ------------------------------------------------------------------------------------------------
@@ -1022,7 +1021,9 @@ def _trainer(b: _Builder) -> None:
     lg = spec.logging
     # tensorboard beside the user's backends: its events are what `rladapt metrics` reads back; where they go is
     # TENSORBOARD_DIR (utils/tracking.py _TensorboardAdapter, 0.5.0 to 0.9.1), set in translate
-    b.set("trainer.logger", *with_tensorboard(list(lg.backends)))
+    b.set(
+        "trainer.logger", *with_tensorboard(list(lg.backends), kept=job.spec.env.get(TENSORBOARD_DIR) or None)
+    )
     if b.version < TENSORBOARD_REQUIRED_SINCE:
         b.notes.append(
             f"verl {b.version} does not install tensorboard (its wheel's Requires-Dist has it from "
@@ -1250,4 +1251,5 @@ def runtime_env(job: RLJob) -> dict[str, Any]:
     for path in [*job.spec.data.train, *job.spec.data.val, *job.spec.eval.datasets]:
         if not path.startswith(("/", "hdfs://", "s3://", "gs://")):
             excludes.append("/" + path.removeprefix("./"))
-    return working_dir_runtime_env(job, excludes)
+    # the launch's own TensorBoard directory is the job's output, like its checkpoints
+    return working_dir_runtime_env(job, excludes, [job.spec.env.get(TENSORBOARD_DIR)])

@@ -101,9 +101,22 @@ def test_parameter_offload_of_a_trained_model_is_refused(version: str, registry:
             _render(registry, version, training={"offload": {role: {"params": True}}})
 
 
-def test_actor_params_on_the_gpu_contradict_the_sleeping_colocated_actor(registry: Registry) -> None:
-    with pytest.raises(SpecError, match="deepspeed_enable_sleep"):
-        _render(registry, "0.11.2", training={"offload": {"actor": {"params": False}}})
+@pytest.mark.parametrize("version", ["0.7.5", "0.8.11", "0.11.2"])
+def test_actor_params_on_the_gpu_keep_deepspeed_awake_beside_a_sleeping_rollout(
+    version: str, registry: Registry
+) -> None:
+    """Every model on shared GPUs: DeepSpeed's states go to CPU while vLLM generates (--deepspeed_enable_sleep)
+    unless the spec keeps the actor's parameters on the GPU, as upstream's own tensor-parallel script does
+    (train_ppo_llama_ray_tensor_parallelism.sh, 0.7.5 and 0.8.11: --colocate_all_models --vllm_enable_sleep, no
+    --deepspeed_enable_sleep); before, that spec was refused, and the script with it."""
+    default = parse_ok(version, _render(registry, version).argv[3:])
+    assert getattr(default, dest(version, "colocate_all_models")) is True
+    assert getattr(default, dest(version, "deepspeed_enable_sleep")) is True
+    kept = parse_ok(
+        version, _render(registry, version, training={"offload": {"actor": {"params": False}}}).argv[3:]
+    )
+    assert getattr(kept, dest(version, "vllm_enable_sleep")) is True
+    assert getattr(kept, dest(version, "deepspeed_enable_sleep")) is False
 
 
 @pytest.mark.parametrize("version", PINNED)
