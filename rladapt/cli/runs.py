@@ -31,6 +31,7 @@ from .output import dump_json
 if TYPE_CHECKING:
     from rladapt.launch import Runner
     from rladapt.metrics import RunMetrics
+    from rladapt.metrics.summary import Summary
     from rladapt.metrics.validation import Validation
     from rladapt.plugins import RunStatus
 
@@ -204,10 +205,10 @@ def status(run_id: str | None, fmt: str) -> None:
         # each start of the job (restarts included) and the step it resumed from, as the job recorded it
         record["starts"] = _starts(run)
         # read from the run's metrics and checkpoints now, not stored: the job is not the record's writer
-        metrics = _read_metrics(run)
+        summary, metrics = _read_metrics(run)
         found = _validation(runner, run, metrics)
         record["validation"] = None if found is None else found.to_json()
-        record["progress"] = _progress_json(run, current, metrics)
+        record["progress"] = _progress_json(run, current, metrics, summary)
         published = _published(run.id)
         if published is not None:
             record["pool"] = published
@@ -224,11 +225,11 @@ def status(run_id: str | None, fmt: str) -> None:
         click.echo(f"message:   {current.message}")
     for line in _attempt_lines(run):
         click.echo(line)
-    metrics = _read_metrics(run)
+    summary, metrics = _read_metrics(run)
     found = _validation(runner, run, metrics)
     if found is not None:
         click.echo(f"validation: {found.summary()}")
-    for line in _progress_lines(run, current, metrics):
+    for line in _progress_lines(run, current, metrics, summary):
         click.echo(line)
     for warning in metrics.warnings if metrics is not None else ():  # a read-back that may be short says so
         click.echo(f"metrics:   warning: {warning}")
@@ -259,27 +260,44 @@ def _published(run_id: str) -> list[dict[str, Any]] | None:
     return [{"version": m.version, "step": m.source.step, "aliases": aliases} for m, aliases in found]
 
 
-def _read_metrics(run: Run) -> RunMetrics | None:
-    """The run's metrics, read once for the validation and progress lines of ``status``; None when they cannot
-    be read, so that each of those reports its own error as before."""
+def _read_metrics(run: Run) -> tuple[Summary | None, RunMetrics | None]:
+    """The run's summary (``rladapt.metrics.summary``: what was logged since the last call is read, nothing
+    more) and, from it, the metrics the validation line reads (its validation scores, its damage); for a directory
+    the summary cannot keep, no summary and the metrics read whole. ``(None, None)`` when they cannot be read, so
+    that the validation and progress lines each report their own error as before."""
+    import dataclasses
+
     from rladapt.metrics import read_run_metrics
+    from rladapt.metrics.summary import run_summary
 
     try:
-        return read_run_metrics(run)
+        summary = run_summary(run)
+        if summary.state is None:
+            return None, read_run_metrics(run)
     except RladaptError:
-        return None
+        return None, None
+    metrics = summary.metrics(run.id, run.record.framework, run.record.version or None)
+    return summary, dataclasses.replace(metrics, warnings=summary.damage)
 
 
-def _progress_lines(run: Run, current: RunStatus, metrics: RunMetrics | None) -> list[str]:
+def _progress_lines(
+    run: Run, current: RunStatus, metrics: RunMetrics | None, summary: Summary | None
+) -> list[str]:
     # step / total, time per step, ETA, reward, health warnings (the validation line is above): rladapt/cli/watch.py
     from .watch import status_lines
 
+    if summary is not None:  # the metrics hold the validation scores alone: progress is the summary's
+        return status_lines(run, current, validation=False, summary=summary)
     return status_lines(run, current, validation=False, metrics=metrics)
 
 
-def _progress_json(run: Run, current: RunStatus, metrics: RunMetrics | None) -> dict[str, Any]:
+def _progress_json(
+    run: Run, current: RunStatus, metrics: RunMetrics | None, summary: Summary | None
+) -> dict[str, Any]:
     from .watch import status_json
 
+    if summary is not None:
+        return status_json(run, current, summary=summary)
     return status_json(run, current, metrics)
 
 
