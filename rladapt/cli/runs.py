@@ -248,11 +248,11 @@ def _published(run_id: str) -> list[dict[str, Any]] | None:
     aliases naming it: what of the run is serving."""
     import os
 
-    from rladapt.pool import VersionStore
-
     where = os.environ.get("RLADAPT_POOL")
     if not where or not os.path.isdir(where):
         return None
+    from rladapt.pool import VersionStore  # only with a pool: its import costs status a tenth of a second
+
     try:
         found = VersionStore(where).of_run(run_id)
     except RladaptError:
