@@ -53,16 +53,17 @@ def _walk(
     for entry in entries:
         if entry.name in skip:
             continue
+        if (
+            entry.path in covered
+        ):  # a place of its own (the metrics directory inside the checkpoint directory)
+            out.append(f"{entry.path}\0p")
+            continue
         try:
             st = entry.stat()
         except OSError:
             out.append(f"{entry.path}\0gone")
             continue
-        if (
-            entry.path in covered
-        ):  # a place of its own (the metrics directory inside the checkpoint directory)
-            out.append(f"{entry.path}\0p")
-        elif entry.is_dir() and (depth is None or depth > 0):
+        if entry.is_dir() and (depth is None or depth > 0):
             # its entries are listed: its own time (which a skipped file's replacement also moves) says nothing more
             out.append(f"{entry.path}\0d{st.st_ino}")
             _walk(entry.path, None if depth is None else depth - 1, skip, out, covered)
@@ -78,11 +79,7 @@ def fingerprint(places: Iterable[Place], skip: Iterable[str] = ()) -> str:
     places = list(places)
     covered = frozenset(p for p, _ in places)
     for path, depth in places:
-        try:
-            out.append(f"{path}\0{os.stat(path).st_ino}")
-        except OSError:
-            out.append(f"{path}\0missing")
-            continue
+        out.append(path)  # its entries say the rest (a place gone lists as missing)
         _walk(path, depth, skipped, out, covered)
     return hashlib.blake2b("\n".join(out).encode("utf-8", "surrogateescape"), digest_size=16).hexdigest()
 
