@@ -82,20 +82,25 @@ def _pack(steps: Any, walls: Any, values: Any) -> dict[str, str]:
 
 
 def _unpack(packed: Any) -> tuple[Any, Any, Any]:
-    """``_pack``'s arrays; ValueError when they are not three arrays of one length."""
+    """``_pack``'s arrays (the standard library's ``array``: a summary read without new points imports no numpy);
+    ValueError when they are not three arrays of one length."""
     import base64
     import binascii
+    import sys
+    from array import array
 
-    import numpy as np
-
+    steps, walls, values = array("q"), array("d"), array("d")
     if not packed:
-        return np.zeros(0, np.int64), np.zeros(0), np.zeros(0)
+        return steps, walls, values
     try:
-        steps = np.frombuffer(base64.b64decode(packed["steps"]), dtype="<i8")
-        walls = np.frombuffer(base64.b64decode(packed["walls"]), dtype="<f8")
-        values = np.frombuffer(base64.b64decode(packed["values"]), dtype="<f8")
-    except (KeyError, TypeError, binascii.Error) as exc:
+        steps.frombytes(base64.b64decode(packed["steps"]))
+        walls.frombytes(base64.b64decode(packed["walls"]))
+        values.frombytes(base64.b64decode(packed["values"]))
+    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
         raise ValueError(f"damaged validation points: {exc}") from None
+    if sys.byteorder != "little":  # packed little-endian
+        for a in (steps, walls, values):
+            a.byteswap()
     if not len(steps) == len(walls) == len(values):
         raise ValueError("damaged validation points: arrays of different lengths")
     return steps, walls, values
@@ -106,9 +111,9 @@ def _val_merged(packed: Any, steps: Any, walls: Any, values: Any) -> dict[str, s
     import numpy as np
 
     old = _unpack(packed)
-    s = np.concatenate([old[0], steps])
-    w = np.concatenate([old[1], walls])
-    v = np.concatenate([old[2], values])
+    s = np.concatenate([np.asarray(old[0], dtype=np.int64), steps])
+    w = np.concatenate([np.asarray(old[1], dtype=np.float64), walls])
+    v = np.concatenate([np.asarray(old[2], dtype=np.float64), values])
     order = np.arange(len(s))
     sort = np.lexsort((order, w, s))
     s, w, v = s[sort], w[sort], v[sort]
