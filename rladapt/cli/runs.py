@@ -8,8 +8,9 @@ do is ``rladapt.launch.Runner``'s; here are only the arguments and the printing.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from rladapt.evaluate import Progress
     from rladapt.launch import Runner
     from rladapt.metrics import RunMetrics
+    from rladapt.metrics.summary import Summary
     from rladapt.metrics.validation import Validation
     from rladapt.plugins import RunStatus
 
@@ -75,15 +77,24 @@ def _starts_cell(run: Run) -> str:
     return f"{len(starts)}" + (f" (from {step})" if step is not None else "")
 
 
-def _validation(runner: Runner, run: Run, metrics: RunMetrics | None = None) -> Validation | None:
+def _validation(
+    runner: Runner,
+    run: Run,
+    metrics: RunMetrics | None = None,
+    warn: Callable[[str], object] | None = None,
+) -> Validation | None:
     """The run's latest and best validation score and best checkpoint (``rladapt.metrics.validation``); None
-    without any, with a warning when they cannot be read (the run's other fields are still shown)."""
+    without any, with a warning when they cannot be read (the run's other fields are still shown): printed, or
+    given to ``warn``."""
     from rladapt.metrics.validation import run_validation
 
     try:
         return run_validation(run, runner.registry.framework(run.record.framework), metrics)
     except RladaptError as exc:
-        click.echo(f"warning: {run.id}: no validation results: {exc.message}", err=True)
+        if warn is not None:
+            warn(f"no validation results: {exc.message}")
+        else:
+            click.echo(f"warning: {run.id}: no validation results: {exc.message}", err=True)
         return None
 
 
@@ -195,10 +206,10 @@ def status(run_id: str | None, fmt: str) -> None:
         # each start of the job (restarts included) and the step it resumed from, as the job recorded it
         record["starts"] = _starts(run)
         # read from the run's metrics and checkpoints now, not stored: the job is not the record's writer
-        metrics = _read_metrics(run)
+        summary, metrics = _read_metrics(run)
         found = _validation(runner, run, metrics)
         record["validation"] = None if found is None else found.to_json()
-        record["progress"] = _progress_json(run, current, metrics)
+        record["progress"] = _progress_json(run, current, metrics, summary)
         published = _published(run.id)
         if published is not None:
             record["pool"] = published
@@ -220,11 +231,11 @@ def status(run_id: str | None, fmt: str) -> None:
         click.echo(f"service:   {_service_line(service)}")
     for line in _attempt_lines(run):
         click.echo(line)
-    metrics = _read_metrics(run)
+    summary, metrics = _read_metrics(run)
     found = _validation(runner, run, metrics)
     if found is not None:
         click.echo(f"validation: {found.summary()}")
-    for line in _progress_lines(run, current, metrics):
+    for line in _progress_lines(run, current, metrics, summary):
         click.echo(line)
     for warning in metrics.warnings if metrics is not None else ():  # a read-back that may be short says so
         click.echo(f"metrics:   warning: {warning}")
@@ -257,11 +268,11 @@ def _published(run_id: str) -> list[dict[str, Any]] | None:
     aliases naming it: what of the run is serving."""
     import os
 
-    from rladapt.pool import VersionStore
-
     where = os.environ.get("RLADAPT_POOL")
     if not where or not os.path.isdir(where):
         return None
+    from rladapt.pool import VersionStore  # only with a pool: its import costs status a tenth of a second
+
     try:
         found = VersionStore(where).of_run(run_id)
     except RladaptError:
@@ -269,27 +280,44 @@ def _published(run_id: str) -> list[dict[str, Any]] | None:
     return [{"version": m.version, "step": m.source.step, "aliases": aliases} for m, aliases in found]
 
 
-def _read_metrics(run: Run) -> RunMetrics | None:
-    """The run's metrics, read once for the validation and progress lines of ``status``; None when they cannot
-    be read, so that each of those reports its own error as before."""
+def _read_metrics(run: Run) -> tuple[Summary | None, RunMetrics | None]:
+    """The run's summary (``rladapt.metrics.summary``: what was logged since the last call is read, nothing
+    more) and, from it, the metrics the validation line reads (its validation scores, its damage); for a directory
+    the summary cannot keep, no summary and the metrics read whole. ``(None, None)`` when they cannot be read, so
+    that the validation and progress lines each report their own error as before."""
+    import dataclasses
+
     from rladapt.metrics import read_run_metrics
+    from rladapt.metrics.summary import run_summary
 
     try:
-        return read_run_metrics(run)
+        summary = run_summary(run)
+        if summary.state is None:
+            return None, read_run_metrics(run)
     except RladaptError:
-        return None
+        return None, None
+    metrics = summary.metrics(run.id, run.record.framework, run.record.version or None)
+    return summary, dataclasses.replace(metrics, warnings=summary.damage)
 
 
-def _progress_lines(run: Run, current: RunStatus, metrics: RunMetrics | None) -> list[str]:
+def _progress_lines(
+    run: Run, current: RunStatus, metrics: RunMetrics | None, summary: Summary | None
+) -> list[str]:
     # step / total, time per step, ETA, reward, health warnings (the validation line is above): rladapt/cli/watch.py
     from .watch import status_lines
 
+    if summary is not None:  # the metrics hold the validation scores alone: progress is the summary's
+        return status_lines(run, current, validation=False, summary=summary)
     return status_lines(run, current, validation=False, metrics=metrics)
 
 
-def _progress_json(run: Run, current: RunStatus, metrics: RunMetrics | None) -> dict[str, Any]:
+def _progress_json(
+    run: Run, current: RunStatus, metrics: RunMetrics | None, summary: Summary | None
+) -> dict[str, Any]:
     from .watch import status_json
 
+    if summary is not None:
+        return status_json(run, current, summary=summary)
     return status_json(run, current, metrics)
 
 
@@ -375,27 +403,37 @@ def _service_line(service: ServiceRecord) -> str:
 )
 def runs(refresh: bool, fmt: str) -> None:
     """List recorded runs, oldest first, with their last known state."""
+    from rladapt.runs import RunIndex
+
     runner = _runner()
-    readable, damaged = runner.store.scan()
-    every = []
-    for run in readable:
-        try:
-            runner.refresh(run, remote=refresh)
-        except DamagedRecord as exc:  # a handle of the wrong shape: this run is damaged, the others are not
-            damaged.append(DamagedRun(run.dir, exc.reason))
-            continue
-        except RladaptError as exc:  # one unreachable engine must not hide the other runs
-            click.echo(f"warning: {run.id}: {exc.message}", err=True)
-        every.append(run)
+    store = runner.store
+    index = RunIndex(store.root)
+    names = store.run_names()
+    index.keep_only(names)
+    listed: list[dict[str, Any]] = []
+    damaged: list[DamagedRun] = []
+    for name in names:
+        # a run that has ended shows what it showed last time while nothing it was computed from changed
+        value = index.get(name, skip=_DERIVED)
+        if value is None:
+            value = _listing(runner, store.runs_dir / name, refresh, index, damaged)
+        if value is not None:
+            listed.append(value)
+    listed.sort(key=lambda v: (v["created_ts"], v["id"]))
+    damaged.sort(key=lambda d: d.id)
+    index.save()
+    for value in listed:
+        for warning in value.get("refresh_warnings", ()):
+            click.echo(f"warning: {value['id']}: {warning}", err=True)
     # A damaged record is listed, with the reason, after the readable runs: never skipped as if absent.
     for broken in damaged:
         click.echo(f"warning: {broken.id}: damaged: {broken.reason}", err=True)
+    for value in listed:
+        for warning in value.get("warnings", ()):
+            click.echo(f"warning: {value['id']}: {warning}", err=True)
     if fmt == "json":
-        for run in every:
-            record = run.record.to_json(artifacts=False)
-            found = _validation(runner, run)
-            record["validation"] = None if found is None else found.to_json()
-            click.echo(dump_json(record, what="the run record", indent=None, sort_keys=True))
+        for value in listed:
+            click.echo(dump_json(value["json"], what="the run record", indent=None, sort_keys=True))
         for broken in damaged:
             entry = {
                 "id": broken.id,
@@ -405,26 +443,89 @@ def runs(refresh: bool, fmt: str) -> None:
             }
             click.echo(dump_json(entry, what="the run list", indent=None, sort_keys=True))
         return
-    if not every and not damaged:
+    if not listed and not damaged:
         click.echo("no runs", err=True)
         return
     rows = [("RUN", "LAUNCHER", "FRAMEWORK", "STATE", "STARTS", "CREATED", "VALIDATION")]
-    for run in every:
-        rec = run.record
-        state = run.recorded_status().state if run.submitting else run.state
-        state += f" ({rec.exit_code})" if rec.exit_code is not None else ""
-        rows.append(
-            (
-                run.id,
-                run.launcher,
-                f"{rec.framework} {rec.version}",
-                state,
-                _starts_cell(run),
-                rec.created,
-                _validation_cell(_validation(runner, run)),
-            )
-        )
+    rows.extend(tuple(value["row"]) for value in listed)
     rows.extend((broken.id, "-", "-", "DAMAGED", "-", "-", "-") for broken in damaged)
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
         click.echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+
+
+#: files of a run directory derived from the others (rewritten by the very call that computes a listing): not part
+#: of what makes a run's listing stale
+_DERIVED = ("metrics-summary.json",)
+
+
+def _places(run: Run) -> list[tuple[str, int | None]]:
+    """What a run's listing is computed from (``rladapt.runs.index``): its directory (the record, the starts), its
+    checkpoint directory two levels down (the steps, their roles and files: what the frameworks' completeness
+    checks look at), and its metrics directory whole (the events files)."""
+    from rladapt.metrics.store import run_metrics_dir
+
+    places: list[tuple[str, int | None]] = [(str(run.dir), 0)]
+    try:
+        places.append((str(run.record.checkpoint_root()), 2))
+        places.append((str(run_metrics_dir(run)), None))
+    except RladaptError:  # a run recorded without a checkpoint directory
+        pass
+    return places
+
+
+def _listing(
+    runner: Runner, run_dir: Path, refresh: bool, index: Any, damaged: list[DamagedRun]
+) -> dict[str, Any] | None:
+    """What ``runs`` shows of the run in ``run_dir`` (its table row, its JSON object, the warnings about it),
+    computed from its files and stored in the index when the run has ended; None when its record is damaged."""
+    from rladapt.plugins.launcher import TERMINAL_STATES
+    from rladapt.runs import read_record
+
+    try:
+        run = Run(dir=run_dir, record=read_record(run_dir))
+    except DamagedRecord as exc:
+        damaged.append(DamagedRun(run_dir, exc.reason))
+        return None
+    places = _places(run)
+    from rladapt.runs import fingerprint
+
+    before = fingerprint(places, _DERIVED)
+    refresh_warnings = []
+    try:
+        runner.refresh(run, remote=refresh)
+    except DamagedRecord as exc:  # a handle of the wrong shape: this run is damaged, the others are not
+        damaged.append(DamagedRun(run.dir, exc.reason))
+        index.drop(run_dir.name)
+        return None
+    except RladaptError as exc:  # one unreachable engine must not hide the other runs
+        refresh_warnings.append(exc.message)
+    warnings: list[str] = []
+    found = _validation(runner, run, warn=warnings.append)
+    rec = run.record
+    state = run.recorded_status().state if run.submitting else run.state
+    state += f" ({rec.exit_code})" if rec.exit_code is not None else ""
+    record = rec.to_json(artifacts=False)
+    record["validation"] = None if found is None else found.to_json()
+    value = {
+        "id": run.id,
+        "created_ts": rec.created_ts,
+        "row": [
+            run.id,
+            run.launcher,
+            f"{rec.framework} {rec.version}",
+            state,
+            _starts_cell(run),
+            rec.created,
+            _validation_cell(found),
+        ],
+        "json": record,
+        "warnings": warnings,
+        "refresh_warnings": refresh_warnings,
+    }
+    ended = run.state in TERMINAL_STATES or (run.handle is None and not run.submitting)
+    if ended and not refresh_warnings:
+        index.put(run_dir.name, places, before, value)
+    else:  # a run still going is asked again each time (``refresh``): never listed from the index
+        index.drop(run_dir.name)
+    return value

@@ -1,8 +1,9 @@
 """``rladapt watch RUN``: a run's progress and health, live, until it ends; and the lines ``rladapt status`` adds.
 
 Step / total, time per step, ETA, the latest reward and validation score and the health warnings come from
-``rladapt.metrics.progress`` over the run's metrics (``read_run_metrics``), judged by the ``spec.health``
-thresholds recorded with the run at launch (the defaults for a run recorded before them).
+``rladapt.metrics.progress`` over the running aggregates the run's summary keeps (``rladapt.metrics.summary``:
+each poll reads only the bytes logged since the last one), judged by the ``spec.health`` thresholds recorded with
+the run at launch (the defaults for a run recorded before them).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
     from rladapt.metrics import RunMetrics
     from rladapt.metrics.progress import Progress
+    from rladapt.metrics.summary import Summary
     from rladapt.plugins import RunStatus
     from rladapt.primitives.spec import Health
     from rladapt.runs import Run
@@ -43,26 +45,44 @@ def total_steps(run: Run) -> int | None:
     return run.record.steps_total
 
 
-def run_progress(run: Run, running: bool, metrics: RunMetrics | None = None) -> Progress:
-    """The run's progress now (a stall and an ETA only while ``running``) from ``metrics``, read from the run when
-    not given; RladaptError when unreadable."""
-    from rladapt.metrics import read_run_metrics
+def run_progress(
+    run: Run, running: bool, metrics: RunMetrics | None = None, summary: Summary | None = None
+) -> Progress:
+    """The run's progress now (a stall and an ETA only while ``running``): from ``metrics`` when given, else from
+    the run's summary (``summary``, read when not given: only what was logged since the last call), else (a
+    directory the summary cannot keep) from its metrics read whole; RladaptError when unreadable."""
     from rladapt.metrics.progress import progress
 
-    read = metrics if metrics is not None else read_run_metrics(run)
-    return progress(read, total_steps(run), thresholds(run), time.time() if running else None)
+    limits = thresholds(run)
+    now = time.time() if running else None
+    if metrics is None:
+        from rladapt.metrics.store import latest_start
+        from rladapt.metrics.summary import run_summary
+
+        found = summary if summary is not None else run_summary(run)
+        if found.state is not None:
+            found.state.started = latest_start(run)
+            return progress(found.state, total_steps(run), limits, now)
+        from rladapt.metrics import read_run_metrics
+
+        metrics = read_run_metrics(run)
+    return progress(metrics, total_steps(run), limits, now)
 
 
 def status_lines(
-    run: Run, current: RunStatus, validation: bool = True, metrics: RunMetrics | None = None
+    run: Run,
+    current: RunStatus,
+    validation: bool = True,
+    metrics: RunMetrics | None = None,
+    summary: Summary | None = None,
 ) -> list[str]:
     """What ``rladapt status`` prints about progress and health (nothing when the run never started); without
     the validation row when ``validation`` is false (``status`` has its own, with the best checkpoint).
-    ``metrics``: the run's metrics when the caller has read them already."""
+    ``metrics``, ``summary``: the run's metrics or summary when the caller has read them already."""
     if current.state in ("CREATED", "SUBMITTING", "PENDING"):
         return []
     try:
-        now = run_progress(run, running=not current.terminal, metrics=metrics)
+        now = run_progress(run, running=not current.terminal, metrics=metrics, summary=summary)
     except RladaptError as exc:
         return [_row("metrics", f"unreadable: {exc.message}")]
     rows = [(label, text) for label, text in now.lines() if validation or label != "val"]
@@ -71,10 +91,12 @@ def status_lines(
     return [_row(label, text) for label, text in rows]
 
 
-def status_json(run: Run, current: RunStatus, metrics: RunMetrics | None = None) -> dict[str, Any]:
+def status_json(
+    run: Run, current: RunStatus, metrics: RunMetrics | None = None, summary: Summary | None = None
+) -> dict[str, Any]:
     """The ``progress`` object of ``rladapt status --format json``: ``Progress.as_json``, or ``{"error": message}``."""
     try:
-        return run_progress(run, running=not current.terminal, metrics=metrics).as_json()
+        return run_progress(run, running=not current.terminal, metrics=metrics, summary=summary).as_json()
     except RladaptError as exc:
         return {"error": exc.message}
 

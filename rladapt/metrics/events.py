@@ -494,28 +494,38 @@ class EventsReader:
 
     def resolved(self) -> dict[str, tuple[Any, Any, Any]]:
         """Per tag, ``(steps, walls, values)`` with one point per step (the one written last), steps ascending."""
-        np = _numpy()
+        return {tag: self._resolve(chunks) for tag, chunks in self.chunks.items()}
 
-        out = {}
-        for tag, chunks in self.chunks.items():
-            steps = np.concatenate([c[0] for c in chunks])
-            walls = np.concatenate([c[1] for c in chunks])
-            values = np.concatenate([c[2] for c in chunks])
-            order = np.concatenate([c[3] for c in chunks])
-            sort = np.lexsort((order, walls, steps))
-            steps, walls, values = steps[sort], walls[sort], values[sort]
-            last = np.ones(len(steps), dtype=bool)
-            last[:-1] = steps[1:] != steps[:-1]
-            out[tag] = (steps[last], walls[last], values[last])
-        return out
+    @staticmethod
+    def _resolve(chunks: list[tuple[Any, Any, Any, Any]]) -> tuple[Any, Any, Any]:
+        np = _numpy()
+        steps = np.concatenate([c[0] for c in chunks])
+        walls = np.concatenate([c[1] for c in chunks])
+        values = np.concatenate([c[2] for c in chunks])
+        order = np.concatenate([c[3] for c in chunks])
+        sort = np.lexsort((order, walls, steps))
+        steps, walls, values = steps[sort], walls[sort], values[sort]
+        last = np.ones(len(steps), dtype=bool)
+        last[:-1] = steps[1:] != steps[:-1]
+        return steps[last], walls[last], values[last]
 
     def result(self) -> EventsRead:
+        """The points as dictionaries. The reader is emptied as they are built (each tag's arrays dropped once its
+        dictionary is made), and the step numbers are one Python int per step shared by every tag, not one per
+        point: a 100,000-step run of 8 tags peaks lower by tens of MiB."""
         np = _numpy()
 
         scalars: dict[str, dict[int, float]] = {}
         all_steps, all_walls = [], []
-        for tag, (steps, walls, values) in self.resolved().items():
-            scalars[tag] = dict(zip(steps.tolist(), values.tolist(), strict=True))
+        resolved = {}
+        for tag in list(self.chunks):
+            resolved[tag] = self._resolve(self.chunks.pop(tag))
+        every = np.unique(np.concatenate([r[0] for r in resolved.values()])) if resolved else None
+        shared = every.tolist() if every is not None else []
+        for tag in list(resolved):
+            steps, walls, values = resolved.pop(tag)
+            keys = [shared[i] for i in np.searchsorted(every, steps).tolist()]
+            scalars[tag] = dict(zip(keys, values.tolist(), strict=True))
             all_steps.append(steps)
             all_walls.append(walls)
         wall: dict[int, float] = {}
@@ -526,7 +536,7 @@ class EventsReader:
             steps, walls = steps[sort], walls[sort]
             last = np.ones(len(steps), dtype=bool)
             last[:-1] = steps[1:] != steps[:-1]
-            wall = dict(zip(steps[last].tolist(), walls[last].tolist(), strict=True))
+            wall = dict(zip(shared, walls[last].tolist(), strict=True))
         return EventsRead(scalars, wall, tuple(self.damage))
 
 

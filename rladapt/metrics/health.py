@@ -1,4 +1,6 @@
-"""Health warnings from a run's metrics: rules as data, each a pure function of ``RunMetrics`` and thresholds.
+"""Health warnings from a run's metrics: rules as data, each a pure function of a run's running aggregates
+(``rladapt.metrics.running.RunState``, built from a whole ``RunMetrics`` or kept up to date by the run's summary)
+and thresholds.
 
 The thresholds are ``spec.health`` (``rladapt.primitives.spec.Health``), recorded with the run at launch, so that
 ``rladapt status`` and ``watch`` judge a run by the thresholds it was launched with. A rule whose metric the run
@@ -9,13 +11,13 @@ about numbers the run logged, and its message carries them.
 from __future__ import annotations
 
 import itertools
-import math
 import statistics
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rladapt.primitives.spec import Health
 
+from .running import INTERVALS, RunState
 from .series import RunMetrics
 
 
@@ -32,15 +34,16 @@ class HealthWarning:
         return {"rule": self.rule, "metric": self.metric, "step": self.step, "message": self.message}
 
 
-Check = Callable[[RunMetrics, Health, float | None], list[HealthWarning]]
+Check = Callable[[RunState, Health, float | None], list[HealthWarning]]
 
 
 @dataclass(frozen=True)
 class Rule:
     """A health rule: its id, the metric it reads, the ``spec.health`` fields it uses and its check.
 
-    ``check(metrics, thresholds, now)``: ``now`` is the current time (seconds since the epoch) while the run is
-    running, None once it ended (nothing can stall then).
+    ``check(state, thresholds, now)``: ``state`` holds the bounded running aggregates of the run's metrics
+    (``rladapt.metrics.running``: a rule reads windows, counts and a median, never a whole series); ``now`` is the
+    current time (seconds since the epoch) while the run is running, None once it ended (nothing can stall then).
     """
 
     id: str
@@ -50,43 +53,28 @@ class Rule:
     check: Check
 
 
-def _finite(points: Mapping[int, float] | None) -> list[tuple[int, float]]:
-    return [(s, v) for s, v in sorted((points or {}).items()) if math.isfinite(v)]
-
-
-def _windows(points: list[tuple[int, float]], size: int) -> list[tuple[int, float]]:
-    """``(last step, mean)`` of each run of ``size`` consecutive points (none when there are fewer)."""
-    return [
-        (points[i + size - 1][0], statistics.fmean(v for _, v in points[i : i + size]))
-        for i in range(len(points) - size + 1)
-    ]
-
-
 def _g(value: float) -> str:
     return f"{value:.4g}"
 
 
-def non_finite_loss(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarning]:
-    points = sorted((m.series.get("policy_loss") or {}).items())
-    bad = [(s, v) for s, v in points if not math.isfinite(v)]
-    if not bad:
+def non_finite_loss(m: RunState, h: Health, now: float | None) -> list[HealthWarning]:
+    loss = m.get("policy_loss")
+    if loss is None or loss.last_bad is None:
         return []
-    step, value = bad[-1]
-    first = bad[0][0]
-    since = f" (first at step {first}, {len(bad)} of {len(points)} steps)" if len(bad) > 1 else ""
+    step, value = loss.last_bad
+    since = f" (first at step {loss.first_bad}, {loss.bad} of {loss.count} steps)" if loss.bad > 1 else ""
     return [
         HealthWarning("non_finite_loss", "policy_loss", step, f"policy_loss is {value} at step {step}{since}")
     ]
 
 
-def reward_collapse(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarning]:
-    if h.reward_drop_fraction is None:
+def reward_collapse(m: RunState, h: Health, now: float | None) -> list[HealthWarning]:
+    reward = m.get("reward_mean")
+    if h.reward_drop_fraction is None or reward is None or reward.windows() < 2:
         return []
-    windows = _windows(_finite(m.series.get("reward_mean")), h.window_steps)
-    if len(windows) < 2:
-        return []
-    best_step, best = max(windows, key=lambda w: w[1])
-    step, last = windows[-1]
+    assert reward.best_window is not None
+    best_step, best = reward.best_window
+    step, last = reward.window_mean(h.window_steps)
     if best == 0 or best - last <= h.reward_drop_fraction * abs(best):
         return []
     return [
@@ -100,11 +88,11 @@ def reward_collapse(m: RunMetrics, h: Health, now: float | None) -> list[HealthW
     ]
 
 
-def kl_blow_up(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarning]:
-    windows = _windows(_finite(m.series.get("kl")), h.window_steps)
-    if not windows:
+def kl_blow_up(m: RunState, h: Health, now: float | None) -> list[HealthWarning]:
+    kl = m.get("kl")
+    if kl is None or not kl.windows():
         return []
-    step, last = windows[-1]
+    step, last = kl.window_mean(h.window_steps)
     if h.kl_max_nats is not None and last > h.kl_max_nats:
         return [
             HealthWarning(
@@ -114,9 +102,10 @@ def kl_blow_up(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarnin
                 f"kl over the last {h.window_steps} steps is {_g(last)} nats, above kl_max_nats {h.kl_max_nats:g}",
             )
         ]
-    if h.kl_growth_factor is None or len(windows) <= h.window_steps:
+    if h.kl_growth_factor is None or kl.windows() <= h.window_steps:
         return []
-    _, before = windows[-1 - h.window_steps]  # the window just before the last one, no step shared
+    # the window just before the last one, no step shared
+    _, before = kl.window_mean(h.window_steps, end=h.window_steps)
     if last >= h.kl_growth_min_nats and before > 0 and last > h.kl_growth_factor * before:
         return [
             HealthWarning(
@@ -130,14 +119,14 @@ def kl_blow_up(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarnin
     return []
 
 
-def entropy_collapse(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarning]:
-    if h.entropy_min_fraction is None:
+def entropy_collapse(m: RunState, h: Health, now: float | None) -> list[HealthWarning]:
+    entropy = m.get("entropy")
+    if h.entropy_min_fraction is None or entropy is None:
         return []
-    windows = _windows(_finite(m.series.get("entropy")), h.window_steps)
-    if len(windows) <= h.window_steps:  # the last window must not overlap the first
+    if entropy.windows() <= h.window_steps:  # the last window must not overlap the first
         return []
-    first = windows[0][1]
-    step, last = windows[-1]
+    first = statistics.fmean(v for _, v in entropy.head)
+    step, last = entropy.window_mean(h.window_steps)
     if first <= 0 or last >= h.entropy_min_fraction * first:
         return []
     return [
@@ -151,14 +140,12 @@ def entropy_collapse(m: RunMetrics, h: Health, now: float | None) -> list[Health
     ]
 
 
-def length_limit(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarning]:
-    if h.response_clip_ratio_max is None:
+def length_limit(m: RunState, h: Health, now: float | None) -> list[HealthWarning]:
+    clip = m.get("response_clip_ratio")
+    if h.response_clip_ratio_max is None or clip is None or not clip.finite:
         return []
-    points = _finite(m.series.get("response_clip_ratio"))
-    if not points:
-        return []
-    size = min(h.window_steps, len(points))
-    step, last = _windows(points, size)[-1]
+    size = min(h.window_steps, clip.finite)
+    step, last = clip.window_mean(size)
     if last <= h.response_clip_ratio_max:
         return []
     return [
@@ -172,14 +159,14 @@ def length_limit(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarn
     ]
 
 
-def throughput_falling(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarning]:
-    if h.throughput_min_fraction is None:
+def throughput_falling(m: RunState, h: Health, now: float | None) -> list[HealthWarning]:
+    speed = m.get("throughput_tokens_per_s_per_gpu")
+    if h.throughput_min_fraction is None or speed is None:
         return []
-    points = _finite(m.series.get("throughput_tokens_per_s_per_gpu"))
-    if len(points) <= h.window_steps:  # a median of a few steps is the warm-up's
+    if speed.finite <= h.window_steps:  # a median of a few steps is the warm-up's
         return []
-    step, last = points[-1]
-    median = statistics.median(v for _, v in points[:-1])
+    step, last = speed.tail[-1]
+    median = statistics.median(speed.values[:-1])
     if median <= 0 or last >= h.throughput_min_fraction * median:
         return []
     return [
@@ -193,35 +180,45 @@ def throughput_falling(m: RunMetrics, h: Health, now: float | None) -> list[Heal
     ]
 
 
-def seconds_per_step(m: RunMetrics, last: int = 20) -> float | None:
+def _state(m: RunMetrics | RunState, window: int | None = None) -> RunState:
+    if isinstance(m, RunState):
+        return m
+    return RunState.from_metrics(m, Health().window_steps if window is None else window)
+
+
+def seconds_per_step(m: RunMetrics | RunState, last: int = INTERVALS) -> float | None:
     """The median wall time of one step over the last ``last`` logged intervals; else of ``step_time_s``.
 
     Measured between logged steps, so evaluations and saves count (what an ETA needs); a median, so the gap
     of a resume does not.
     """
-    wall = sorted(m.wall_time.items())
-    rates = [(t1 - t0) / (s1 - s0) for (s0, t0), (s1, t1) in itertools.pairwise(wall) if s1 > s0]
+    state = _state(m)
+    last = min(last, INTERVALS)  # what the state keeps
+    rates = [(t1 - t0) / (s1 - s0) for (s0, t0), (s1, t1) in itertools.pairwise(state.walls) if s1 > s0]
     rates = [r for r in rates[-last:] if r >= 0]
     if rates:
         return statistics.median(rates)
-    timed = [v for _, v in _finite(m.series.get("step_time_s"))[-last:] if v >= 0]
-    return statistics.median(timed) if timed else None
+    timed = state.get("step_time_s")
+    times = [v for _, v in timed.tail[-last:] if v >= 0] if timed is not None else []
+    return statistics.median(times) if times else None
 
 
-def _since_start(m: RunMetrics) -> dict[int, float]:
-    """The steps the job's latest start logged (all of them when its start is unknown)."""
-    return {s: t for s, t in m.wall_time.items() if m.started is None or t >= m.started}
+def _logged_since_start(m: RunState) -> bool:
+    """Whether the job's latest start logged a step (any logged step counts when its start is unknown)."""
+    if m.last_logged is None:
+        return False
+    return m.started is None or m.last_logged >= m.started
 
 
-def stalled(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarning]:
+def stalled(m: RunState, h: Health, now: float | None) -> list[HealthWarning]:
     # a start that has logged nothing yet is no_first_step's: its last step belongs to an earlier start
-    if now is None or h.stall_factor is None or not _since_start(m):
+    if now is None or h.stall_factor is None or not _logged_since_start(m):
         return []
     per_step = seconds_per_step(m)
     if per_step is None:
         return []
-    step = max(m.wall_time)
-    idle = now - m.wall_time[step]
+    step, wall = m.walls[-1]
+    idle = now - wall
     limit = max(h.stall_factor * per_step, float(h.stall_min_seconds))
     if idle <= limit:
         return []
@@ -236,13 +233,13 @@ def stalled(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarning]:
     ]
 
 
-def no_first_step(m: RunMetrics, h: Health, now: float | None) -> list[HealthWarning]:
-    if now is None or h.first_step_max_seconds is None or m.started is None or _since_start(m):
+def no_first_step(m: RunState, h: Health, now: float | None) -> list[HealthWarning]:
+    if now is None or h.first_step_max_seconds is None or m.started is None or _logged_since_start(m):
         return []
     waited = now - m.started
     if waited <= h.first_step_max_seconds:
         return []
-    before = max(m.wall_time) if m.wall_time else None
+    before = m.walls[-1][0] if m.walls else None
     return [
         HealthWarning(
             "no_first_step",
@@ -310,8 +307,12 @@ RULES: tuple[Rule, ...] = (
 
 
 def check_health(
-    metrics: RunMetrics, thresholds: Health | None = None, now: float | None = None
+    metrics: RunMetrics | RunState, thresholds: Health | None = None, now: float | None = None
 ) -> list[HealthWarning]:
-    """Every rule's warnings for ``metrics`` (``now``: the current time while the run runs, else None)."""
+    """Every rule's warnings for ``metrics`` (a whole ``RunMetrics`` or the running ``RunState`` of a run, whose
+    window must be the thresholds'; ``now``: the current time while the run runs, else None)."""
     h = thresholds if thresholds is not None else Health()
-    return [w for rule in RULES for w in rule.check(metrics, h, now)]
+    state = _state(metrics, h.window_steps)
+    if state.window != h.window_steps:
+        raise ValueError(f"a RunState of window {state.window} judged with window_steps {h.window_steps}")
+    return [w for rule in RULES for w in rule.check(state, h, now)]

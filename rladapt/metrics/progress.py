@@ -1,5 +1,6 @@
 """How far a run is, from its metrics: step / total, time per step, ETA, the latest reward and validation score,
-and the health warnings (what ``rladapt status`` adds and ``rladapt watch`` refreshes). Pure over ``RunMetrics``."""
+and the health warnings (what ``rladapt status`` adds and ``rladapt watch`` refreshes). Pure over ``RunMetrics`` or
+the running ``RunState`` a run's summary keeps."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from typing import Any
 from rladapt.primitives.spec import Health
 
 from .health import HealthWarning, check_health, seconds_per_step
+from .running import RunState
 from .series import RunMetrics
 
 
@@ -80,25 +82,29 @@ def duration(seconds: float) -> str:
 
 
 def progress(
-    metrics: RunMetrics,
+    metrics: RunMetrics | RunState,
     total_steps: int | None = None,
     thresholds: Health | None = None,
     now: float | None = None,
 ) -> Progress:
-    """The progress of a run: ``now`` is the current time while it runs (ETA, the stall rule), None once ended."""
-    step = metrics.last_step()
-    per_step = seconds_per_step(metrics)
+    """The progress of a run (its whole ``RunMetrics``, or its running ``RunState``, whose window must be the
+    thresholds'): ``now`` is the current time while it runs (ETA, the stall rule), None once ended."""
+    h = thresholds if thresholds is not None else Health()
+    state = metrics if isinstance(metrics, RunState) else RunState.from_metrics(metrics, h.window_steps)
+    step = state.last_step
+    per_step = seconds_per_step(state)
     eta = None
     if now is not None and step is not None and total_steps and per_step is not None:
         eta = max(total_steps - step, 0) * per_step
+    reward, val = state.get("reward_mean"), state.get("val_score")
     return Progress(
         step=step,
         total=total_steps,
         seconds_per_step=per_step,
         eta_seconds=eta,
-        reward=metrics.latest("reward_mean"),
-        val_latest=metrics.latest("val_score"),
-        val_best=metrics.best("val_score", higher_is_better=True),
-        last_logged=max(metrics.wall_time.values()) if metrics.wall_time else None,
-        warnings=check_health(metrics, thresholds, now),
+        reward=reward.last if reward is not None else None,
+        val_latest=val.last if val is not None else None,
+        val_best=val.high if val is not None else None,
+        last_logged=state.last_logged,
+        warnings=check_health(state, h, now),
     )

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .events import EventsReader, NeedsReference, event_dirs, event_files, read_events
 from .mapping import neutral_series
+from .running import INTERVALS, TRACKED, GoesBack, RunState
 from .series import RunMetrics
 
 if TYPE_CHECKING:
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from .mapping import MetricMap
 
 SUMMARY_FILE = "metrics-summary.json"
-FORMAT = 1
+FORMAT = 3
 VAL = "val_score"
 #: bytes before a file's recorded offset whose digest tells a rewritten file from a grown one
 _PRINT = 64
@@ -43,13 +45,20 @@ class Summary:
     latest: dict[str, tuple[int, float, float]]
     #: the native tag read as the validation score, and its ``{step: (wall, value)}``
     val_tag: str | None
-    val: dict[int, tuple[float, float]]
+    #: the validation points: steps ascending and their values (numpy arrays)
+    val: tuple[Any, Any]
     #: whether it was read from the summary and the bytes appended since (False: rebuilt from the files)
     incremental: bool = False
+    #: what progress and the health rules read (``rladapt.metrics.running``); None for a directory read whole
+    #: every time (``NeedsReference``): the caller reads the run's metrics instead
+    state: RunState | None = None
+    #: the damaged records skipped (``rladapt.metrics.events.Damage.message``)
+    damage: tuple[str, ...] = ()
 
     def metrics(self, run_id: str, framework: str, version: str | None) -> RunMetrics:
         """A ``RunMetrics`` with the validation series alone: what ``rladapt.metrics.validation`` reads."""
-        series = {VAL: {s: v for s, (_, v) in sorted(self.val.items())}} if self.val_tag else {}
+        steps, values = self.val
+        series = {VAL: dict(zip(steps.tolist(), values.tolist(), strict=True))} if self.val_tag else {}
         native = {VAL: self.val_tag} if self.val_tag else {}
         return RunMetrics(run_id=run_id, framework=framework, version=version, series=series, native=native)
 
@@ -60,9 +69,97 @@ def _fingerprint(path: Path, end: int) -> str:
         return hashlib.sha256(f.read(min(end, _PRINT))).hexdigest()
 
 
+def _pack(steps: Any, walls: Any, values: Any) -> dict[str, str]:
+    """The validation points as base64 of their arrays: a 100,000-point series parses in milliseconds."""
+    import base64
+
+    import numpy as np
+
+    def enc(a: Any, dtype: str) -> str:
+        return base64.b64encode(np.ascontiguousarray(a, dtype=dtype).tobytes()).decode("ascii")
+
+    return {"steps": enc(steps, "<i8"), "walls": enc(walls, "<f8"), "values": enc(values, "<f8")}
+
+
+def _unpack(packed: Any) -> tuple[Any, Any, Any]:
+    """``_pack``'s arrays (the standard library's ``array``: a summary read without new points imports no numpy);
+    ValueError when they are not three arrays of one length."""
+    import base64
+    import binascii
+    import sys
+    from array import array
+
+    steps, walls, values = array("q"), array("d"), array("d")
+    if not packed:
+        return steps, walls, values
+    try:
+        steps.frombytes(base64.b64decode(packed["steps"]))
+        walls.frombytes(base64.b64decode(packed["walls"]))
+        values.frombytes(base64.b64decode(packed["values"]))
+    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
+        raise ValueError(f"damaged validation points: {exc}") from None
+    if sys.byteorder != "little":  # packed little-endian
+        for a in (steps, walls, values):
+            a.byteswap()
+    if not len(steps) == len(walls) == len(values):
+        raise ValueError("damaged validation points: arrays of different lengths")
+    return steps, walls, values
+
+
+def _val_merged(packed: Any, steps: Any, walls: Any, values: Any) -> dict[str, str]:
+    """The kept points and the new ones, one per step: the newest wall time, the new point on a tie."""
+    import numpy as np
+
+    old = _unpack(packed)
+    s = np.concatenate([np.asarray(old[0], dtype=np.int64), steps])
+    w = np.concatenate([np.asarray(old[1], dtype=np.float64), walls])
+    v = np.concatenate([np.asarray(old[2], dtype=np.float64), values])
+    order = np.arange(len(s))
+    sort = np.lexsort((order, w, s))
+    s, w, v = s[sort], w[sort], v[sort]
+    last = np.ones(len(s), dtype=bool)
+    last[:-1] = s[1:] != s[:-1]
+    return _pack(s[last], w[last], v[last])
+
+
 def _val_tag(tags: list[str], names: MetricMap | None) -> str | None:
     _, chosen = neutral_series({t: {} for t in tags}, names)
     return chosen.get(VAL, VAL if VAL in tags else None)
+
+
+def _chosen(tags: list[str], names: MetricMap | None) -> dict[str, str]:
+    """The native tag read as each tracked neutral series (as ``neutral_series`` names them)."""
+    _, chosen = neutral_series({t: {} for t in tags}, names)
+    used = set(chosen.values())
+    out = {n: t for n, t in chosen.items() if n in TRACKED}
+    out.update({n: n for n in TRACKED if n not in out and n in tags and n not in used})
+    return out
+
+
+def _feed(state: RunState, chosen: dict[str, str], resolved: dict[str, tuple[Any, Any, Any]]) -> None:
+    """Add what was just read to ``state``; ``GoesBack`` when it goes back to steps already taken."""
+    import numpy as np
+
+    for neutral, tag in chosen.items():
+        if tag in resolved:
+            steps, _, values = resolved[tag]
+            state.extend(neutral, steps, values)
+    pieces = [(steps, walls) for steps, walls, _ in resolved.values() if len(steps)]
+    if not pieces:
+        return
+    steps = np.concatenate([p[0] for p in pieces])
+    walls = np.concatenate([p[1] for p in pieces])
+    state.add_step(int(steps.max()))
+    sort = np.lexsort((walls, steps))
+    steps, walls = steps[sort], walls[sort]
+    newest = np.ones(len(steps), dtype=bool)
+    newest[:-1] = steps[1:] != steps[:-1]
+    pairs = list(zip(steps[newest].tolist(), walls[newest].tolist(), strict=True))
+    taken = state.walls[-1][0] if state.walls else None
+    older = [p for p in pairs if taken is not None and p[0] <= taken]
+    newer = [p for p in pairs if taken is None or p[0] > taken][-(INTERVALS + 1) :]
+    for step, wall in older + newer:
+        state.add_wall(step, wall)
 
 
 def _files(root: Path, dirs: list[Path] | None = None) -> list[tuple[str, Path]]:
@@ -81,6 +178,10 @@ def _load(path: Path, root: Path) -> dict[str, Any] | None:
     if not isinstance(data, dict) or data.get("format") != FORMAT or data.get("root") != str(root):
         return None
     if not isinstance(data.get("files"), dict) or not isinstance(data.get("latest"), dict):
+        return None
+    try:
+        _unpack(data.get("val"))
+    except ValueError:
         return None
     return data
 
@@ -106,9 +207,9 @@ def _still_valid(data: dict[str, Any], files: list[tuple[str, Path]]) -> bool:
 
 def _merge(
     data: dict[str, Any], reader: EventsReader, names: MetricMap | None
-) -> tuple[dict[str, list[Any]], str | None, dict[str, list[Any]]]:
+) -> tuple[dict[str, list[Any]], str | None, dict[str, Any]]:
     latest: dict[str, list[Any]] = dict(data.get("latest", {}))
-    val: dict[str, list[Any]] = dict(data.get("val", {}))
+    val: dict[str, Any] = data.get("val") or {}
     resolved = reader.resolved()
     for tag, (steps, walls, values) in resolved.items():
         if not len(steps):
@@ -121,17 +222,20 @@ def _merge(
     if val_tag != data.get("val_tag"):
         return latest, val_tag, {"rebuild": []}
     if val_tag in resolved:
-        steps, walls, values = resolved[val_tag]
-        for s, w, v in zip(steps.tolist(), walls.tolist(), values.tolist(), strict=True):
-            old = val.get(str(s))
-            if old is None or w >= old[0]:
-                val[str(s)] = [w, v]
+        val = _val_merged(val, *resolved[val_tag])
     return latest, val_tag, val
 
 
-def _build(root: Path, files: list[tuple[str, Path]], names: MetricMap | None) -> dict[str, Any]:
+def _build(root: Path, files: list[tuple[str, Path]], names: MetricMap | None, window: int) -> dict[str, Any]:
     """The summary read from the files whole."""
-    data: dict[str, Any] = {"format": FORMAT, "root": str(root), "files": {}, "latest": {}, "val": {}}
+    data: dict[str, Any] = {
+        "format": FORMAT,
+        "root": str(root),
+        "files": {},
+        "latest": {},
+        "val": {},
+        "window": window,
+    }
     reader = EventsReader()
     try:
         version_of: dict[Path, float | None] = {}
@@ -145,12 +249,19 @@ def _build(root: Path, files: list[tuple[str, Path]], names: MetricMap | None) -
     if "rebuild" in val:  # the tag resolved now: read its points from what was just read
         val = {}
         if val_tag in (resolved := reader.resolved()):
-            steps, walls, values = resolved[val_tag]
-            val = {
-                str(s): [w, v]
-                for s, w, v in zip(steps.tolist(), walls.tolist(), values.tolist(), strict=True)
-            }
-    data.update(latest=latest, val_tag=val_tag, val=val, damage=[d.message for d in reader.damage])
+            val = _pack(*resolved[val_tag])
+    chosen = _chosen(sorted(latest), names)
+    state = RunState(window=window)
+    _feed(state, chosen, reader.resolved())  # from nothing: no step goes back
+    data.update(
+        latest=latest,
+        val_tag=val_tag,
+        val=val,
+        damage=[d.message for d in reader.damage if d.resumed_at is not None],
+        tail=[d.message for d in reader.damage if d.resumed_at is None],
+        chosen=chosen,
+        health=state.to_json(),
+    )
     return data
 
 
@@ -178,33 +289,72 @@ def _update(
     latest, val_tag, val = _merge(data, reader, names)
     if "rebuild" in val:
         return None
-    damage = list(data.get("damage", [])) + [d.message for d in reader.damage]
-    return {**data, "files": new_files, "latest": latest, "val_tag": val_tag, "val": val, "damage": damage}
+    chosen = _chosen(sorted(latest), names)
+    if chosen != data.get("chosen"):  # another tag is now read as a tracked series: read it from the start
+        return None
+    try:
+        state = RunState.from_json(data["health"])
+        _feed(state, chosen, reader.resolved())
+    except (GoesBack, KeyError, TypeError, ValueError):  # a resume re-logged steps, or a damaged state
+        return None
+    # damage inside a file stays; a damaged tail (a record still being written) is read again next time
+    damage = list(data.get("damage", [])) + [d.message for d in reader.damage if d.resumed_at is not None]
+    return {
+        **data,
+        "files": new_files,
+        "latest": latest,
+        "val_tag": val_tag,
+        "val": val,
+        "damage": damage,
+        "tail": [d.message for d in reader.damage if d.resumed_at is None],
+        "health": state.to_json(),
+    }
 
 
 def _summary(data: dict[str, Any], incremental: bool) -> Summary:
+    state = None
+    if "health" in data:
+        state = RunState.from_json(data["health"])
     return Summary(
+        state=state,
+        damage=tuple(str(d) for d in [*data.get("damage", []), *data.get("tail", [])]),
         latest={t: (int(p[0]), float(p[1]), float(p[2])) for t, p in data["latest"].items()},
         val_tag=data.get("val_tag"),
-        val={int(s): (float(p[0]), float(p[1])) for s, p in data.get("val", {}).items()},
+        val=(lambda s, _, v: (s, v))(*_unpack(data.get("val"))),
         incremental=incremental,
     )
 
 
 def read_summary(
-    run_dir: Path, root: Path, framework: str, version: str | None, dirs: list[Path] | None = None
+    run_dir: Path,
+    root: Path,
+    framework: str,
+    version: str | None,
+    dirs: list[Path] | None = None,
+    window: int | None = None,
+    exclude: Collection[Path] = (),
 ) -> Summary:
     """The summary of the metrics under ``root`` kept in ``run_dir``: updated from where the last call stopped,
     rebuilt when it cannot be trusted, and written back (best effort). ``dirs``: ``event_dirs(root)`` when the
-    caller has them already."""
+    caller has them already; ``window``: the ``spec.health.window_steps`` the health rules will judge by (another
+    window rebuilds the summary); ``exclude``: event files that are not the run's (another run's, see
+    ``rladapt.metrics.store.foreign_event_files``)."""
+    from rladapt.primitives.spec import Health
+
     from .store import metric_names
 
+    window = Health().window_steps if window is None else window
     names = metric_names(framework, version)
-    files = _files(root, dirs)
+    files = [(rel, p) for rel, p in _files(root, dirs) if p not in exclude]
     path = run_dir / SUMMARY_FILE
     data = _load(path, root)
     incremental = False
-    if data is not None and not data.get("reference") and _still_valid(data, files):
+    if (
+        data is not None
+        and not data.get("reference")
+        and data.get("window") == window
+        and _still_valid(data, files)
+    ):
         updated = _update(data, files, names)
         if updated is not None:
             incremental, unchanged = True, updated is data
@@ -212,7 +362,7 @@ def read_summary(
             if unchanged:
                 return _summary(data, True)
     if not incremental:
-        data = _build(root, files, names)
+        data = _build(root, files, names, window)
         if data.get("reference"):
             found = read_events(root)
             latest = {
@@ -220,7 +370,10 @@ def read_summary(
             }
             val_tag = _val_tag(sorted(latest), names)
             points = found.scalars.get(val_tag or "", {})
-            data.update(latest=latest, val_tag=val_tag, val={str(s): [0.0, v] for s, v in points.items()})
+            ordered = sorted(points.items())
+            val = _pack([s for s, _ in ordered], [0.0] * len(ordered), [v for _, v in ordered])
+            data.update(latest=latest, val_tag=val_tag, val=val)
+            data.pop("health", None)
             return _summary(data, False)  # read whole every time: not written
     assert data is not None
     try:
@@ -233,7 +386,16 @@ def read_summary(
 
 
 def run_summary(run: Run, dirs: list[Path] | None = None) -> Summary:
-    """``read_summary`` of a recorded run's metrics directory."""
-    from .store import run_metrics_dir
+    """``read_summary`` of a recorded run's metrics directory, without the event files other runs wrote there,
+    its health state kept for the window the run is judged by."""
+    from .store import foreign_event_files, run_metrics_dir
 
-    return read_summary(run.dir, run_metrics_dir(run), run.record.framework, run.record.version or None, dirs)
+    return read_summary(
+        run.dir,
+        run_metrics_dir(run),
+        run.record.framework,
+        run.record.version or None,
+        dirs,
+        window=run.record.thresholds().window_steps,
+        exclude=set(foreign_event_files(run)),
+    )

@@ -4,6 +4,7 @@
 that writes it (``RunStore``, ``Run``). The runner and the CLI read records through attributes only.
 """
 
+from .index import INDEX_FILE, RunIndex, fingerprint
 from .record import (
     CREATED,
     RECORD_FILE,
@@ -37,6 +38,7 @@ __all__ = [
     "ARTIFACTS_DIR",
     "CREATED",
     "HOME_ENV",
+    "INDEX_FILE",
     "RECORD_FILE",
     "RECORD_FORMAT",
     "SUBMITTING",
@@ -48,10 +50,12 @@ __all__ = [
     "DamagedRun",
     "RecordedArtifacts",
     "Run",
+    "RunIndex",
     "RunRecord",
     "RunStore",
     "ServiceRecord",
     "Submitter",
+    "fingerprint",
     "new_run_id",
     "read_record",
     "run_path",

@@ -457,14 +457,20 @@ class RunStore:
         return self.scan()[0]
 
     def _run_dirs(self) -> Iterator[Path]:
+        return (self.runs_dir / name for name in self.run_names())
+
+    def run_names(self) -> tuple[str, ...]:
+        """The names of the run directories, sorted (one directory listing: no record is read)."""
         try:
-            entries = list(self.runs_dir.iterdir())
+            # scandir's entry types come with the listing: no stat per run (``runs`` lists thousands)
+            with os.scandir(self.runs_dir) as entries:
+                names = [e.name for e in entries if not e.name.startswith(".") and e.is_dir()]
         except FileNotFoundError:
-            return iter(())
+            return ()
         except OSError as exc:
             raise OutputError(f"cannot list the runs in {str(self.runs_dir)!r}: {_os_reason(exc)}") from None
         # Hidden names are runs still being created (see create): not runs yet.
-        return (p for p in sorted(entries) if not p.name.startswith(".") and p.is_dir())
+        return tuple(sorted(names))
 
 
 def _write_record(run_dir: Path, record: RunRecord) -> None:

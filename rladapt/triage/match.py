@@ -322,9 +322,17 @@ def scan_chunks(
     for t in wanted:
         if not any(e in t for e in every):
             every.append(t)
+    # a literal can be in a chunk only if each of its characters is: a character is looked for by memchr (one
+    # fast pass each), a literal by a slower substring search; most literals of the catalogue have a character
+    # (a capital, a quote, an underscore) that ordinary lines lack, and are then not searched at all
+    letters = sorted({c for t in every for c in t})
+    every_chars = [(t, frozenset(t)) for t in every]
     previous_text = ""
     for chunk in chunks:
-        if not literal_free and not any(t in chunk for t in every):
+        if not literal_free:
+            present = {c for c in letters if c in chunk}
+            maybe = [t for t, chars in every_chars if chars <= present]
+        if not literal_free and not any(t in chunk for t in maybe):
             # nothing to match here: kept only as the context of a hit early in the next chunk
             previous_text = chunk
             previous = []
