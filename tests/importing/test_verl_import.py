@@ -225,3 +225,122 @@ def test_launch_without_a_custom_reward_imports_verls_builtin_scorer(
     assert not any("reward" in item for item in imported.job.spec.native.get("verl", []))
     rendered = render_native(imported.job, f"verl=={version}", registry).native
     assert not any("custom_reward_function" in a for a in rendered.argv) and rendered.files == {}
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--config-path=config", "--config-name='ppo_megatron_trainer.yaml'"],
+        ["--config-path", "./config", "--config-name", "ppo_megatron_trainer"],
+        ["-cp", "config", "-cn", "ppo_megatron_trainer"],
+    ],
+)
+def test_the_entry_modules_own_config_folder_is_verls_packaged_one(
+    registry: Registry, flags: list[str]
+) -> None:
+    """``--config-path=config`` beside ``verl/trainer/main_ppo.py`` is verl's own config folder (Hydra joins a
+    relative config path to the entry module's folder), ``NAME.yaml`` the config NAME: the launch imports as the
+    packaged Megatron config, and nothing of the flags lands in spec.native."""
+    text = (
+        f"python3 -m verl.trainer.main_ppo {' '.join(flags)} actor_rollout_ref.model.path=m data.train_files=t "
+        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"
+    )
+    launch = read_launch(text, "cmd", fw.match)
+    for version in ("0.6.1", "0.9.1"):
+        imported = build(fw, version, list(launch.argv), source="cmd", registry=registry)
+        assert imported.job.spec.training.backend == "megatron"
+        assert imported.job.spec.training.parallel.tp == 2
+        assert not any("config" in item for item in imported.job.spec.native.get("verl", []))
+
+
+def test_a_config_folder_hydra_does_not_find_beside_the_module_is_refused_by_name() -> None:
+    """A relative folder other than the module's own resolves inside the installed verl package (Hydra joins it
+    to the entry module's folder): refused naming the flag and folder, exit 2, never a native item."""
+    from rladapt.primitives import UsageError
+
+    argv = ["python3", "-m", "verl.trainer.main_ppo", "--config-path=../../recipe/x/config", "-cn", "x"]
+    with pytest.raises(UsageError, match=r"--config-path '\.\./\.\./recipe/x/config'"):
+        fw.effective(argv, "0.6.1")
+
+
+def test_a_logger_given_as_one_string_imports(registry: Registry) -> None:
+    """``trainer.logger=console``: verl's Tracking takes one string as the list of it (verl/utils/tracking.py,
+    ``if isinstance(default_backend, str)``), so the native check accepts it instead of refusing the spec."""
+    text = (
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=m data.train_files=t "
+        "trainer.logger=console trainer.project_name=p"
+    )
+    launch = read_launch(text, "cmd", fw.match)
+    for version in ("0.5.0", "0.6.1"):
+        imported = build(fw, version, list(launch.argv), source="cmd", registry=registry)
+        assert imported.job.spec.logging.backends == ["console"]
+
+
+OWN_CONFIG = """hydra:
+  searchpath:
+    - file://verl/trainer/config
+
+defaults:
+  - {base}
+  - _self_
+
+data:
+  max_prompt_length: 1024
+  return_raw_chat: True
+
+actor_rollout_ref:
+  rollout:
+    name: sglang
+    multi_turn:
+      enable: True
+      max_assistant_turns: 5
+"""
+
+
+@pytest.mark.parametrize(("version", "base"), [("0.6.1", "ppo_trainer"), ("0.9.1", "ppo_megatron_trainer")])
+def test_a_launchs_own_config_folder_is_read_composed_and_kept(
+    registry: Registry, tmp_path: Path, version: str, base: str
+) -> None:
+    """``--config-path DIR --config-name NAME`` of a folder of the launch's own (verl's examples/sglang_multiturn
+    idiom): its file is composed on the packaged config it names, the spec keeps where it is
+    (spec.runtime.config), the render passes the same flags, and a render without it is another run."""
+    (tmp_path / "my_grpo.yaml").write_text(OWN_CONFIG.format(base=base))
+    argv = [
+        "python3",
+        "-m",
+        "verl.trainer.main_ppo",
+        "--config-path",
+        str(tmp_path),
+        "--config-name=my_grpo",
+        "actor_rollout_ref.model.path=m",
+        "data.train_files=t",
+        "actor_rollout_ref.rollout.n=4",
+    ]
+    target = fw.effective(argv, version)
+    assert target.values["(config)"] == str(tmp_path / "my_grpo.yaml")
+    assert target.values["data.max_prompt_length"] == 1024 and target.values["data.return_raw_chat"] is True
+    imported = build(fw, version, argv, source="cmd", registry=registry)
+    spec = imported.job.spec
+    assert spec.runtime.config == str(tmp_path / "my_grpo.yaml")
+    assert spec.rollout.multi_turn is not None and spec.rollout.multi_turn.max_assistant_turns == 5
+    assert spec.training.backend == ("megatron" if "megatron" in base else "fsdp")
+    assert not any("config" in item for item in spec.native.get("verl", []))
+    rendered = render_native(imported.job, f"verl=={version}", registry).native
+    assert rendered.argv[3:7] == ("--config-path", str(tmp_path), "--config-name", "my_grpo")
+    assert differences(target, fw.effective(list(rendered.argv), version)) == []
+    # the folder is part of what runs: the same overrides on verl's packaged config are another run
+    plain = [a for a in rendered.argv if a not in rendered.argv[3:7]]
+    assert "(config)" in differences(target, fw.effective(plain, version))
+
+
+def test_an_own_config_rladapt_cannot_compose_is_refused_by_name(tmp_path: Path) -> None:
+    from rladapt.primitives import UsageError
+
+    (tmp_path / "odd.yaml").write_text(
+        "defaults:\n  - ppo_trainer\n  - override actor: dp_actor\n  - _self_\n"
+    )
+    argv = ["python3", "-m", "verl.trainer.main_ppo", f"--config-path={tmp_path}", "--config-name=odd"]
+    with pytest.raises(UsageError, match=r"has defaults \['ppo_trainer', \{'override actor'"):
+        fw.effective(argv, "0.6.1")
+    with pytest.raises(UsageError, match=r"cannot read the launch's own config file"):
+        fw.effective([*argv[:-1], "--config-name=missing"], "0.6.1")

@@ -8,7 +8,6 @@ verl's own default gets verl's value written out. Anything the spec cannot hold 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from typing import Any
 
 from rladapt.adapters.common import hydra_item
@@ -19,6 +18,7 @@ from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, GRPO_ADVANTAGE_A
 
 from .effective import verl_effective
 from .entrypoints import FULLY_ASYNC_MODULE, ONE_STEP_OFF_MODULE
+from .ownconfig import config_file, read_own_config
 from .patches import TRAINER_SEARCHPATH as PATCHED_SEARCHPATH
 from .translate import (
     ADV_ESTIMATOR,
@@ -28,7 +28,7 @@ from .translate import (
     TRUNCATION,
     hydra_value,
 )
-from .validate import engine_form, parse_argv
+from .validate import Invocation, engine_form, parse_argv
 from .versions import keys
 
 FRAMEWORK = "verl"
@@ -47,9 +47,18 @@ def match(argv: list[str]) -> int | None:
 
 def effective(argv: list[str], version: str) -> Effective:
     """The effective config of ``argv`` (the whole command, from the interpreter on); a key's source is the
-    override that set it."""
+    override that set it. A launch's own config file (``--config-path``) is read and composed (``ownconfig``):
+    the packaged config it builds on, its own values, then the overrides."""
     given = parse_argv(argv)
-    _refuse_config_path(given.overrides, given.config_name)
+    _refuse_config_path(given)
+    snap = snapshot(FRAMEWORK, version)
+    mine = None
+    if given.config_path is not None:
+        mine = read_own_config(
+            config_file(given.config_path, given.config_name), packaged_configs(given.module, snap)
+        )
+        # the file's packaged config decides the scope, as naming that config on the command line would
+        given = Invocation(given.module, mine.base, given.overrides)
     inv = engine_form(given, version)
     overrides, sources = list(inv.overrides), list(inv.overrides)
     if (
@@ -65,25 +74,48 @@ def effective(argv: list[str], version: str) -> Effective:
         first = [PATCHED_SEARCHPATH, *(f"{key}={hydra_value(value)}" for key, value in own.items())]
         overrides = [*first, *overrides]
         sources = [*(f"{DEFAULT} ({inv.config_name}.yaml)" for _ in first), *sources]
-    snap = snapshot(FRAMEWORK, version)
-    eff = verl_effective(version, inv.scope(snap.scopes), overrides, sources, snap)
+    eff = verl_effective(
+        version,
+        inv.scope(snap.scopes),
+        overrides,
+        sources,
+        snap,
+        own=mine.values if mine else None,
+        own_source=mine.file if mine else "",
+    )
     values = {"(entrypoint)": inv.module, "(config-name)": inv.config_name, **eff.values}
+    if mine is not None:
+        values["(config)"] = mine.file
     return Effective(eff.framework, eff.version, values, eff.sources)
 
 
-def _refuse_config_path(items: Sequence[str], name: str) -> None:
-    """A launch composing a config folder of its own (``--config-path DIR``, Hydra's ``-cp``): rladapt composes
-    verl's packaged configs of the version only, so it cannot say what that launch runs; an error naming the item
-    (exit 2), never a spec that drops the folder or holds the flag as a native item."""
-    for i, item in enumerate(items):
+def packaged_configs(module: str, snap: Any) -> tuple[str, ...]:
+    """The config names of the entry module's packaged folder that a launch's own config may build on."""
+    names = CONFIG_NAMES.get(module, ())
+    return tuple(n for n in names if n in snap.scopes)
+
+
+def _refuse_config_path(given: Invocation) -> None:
+    """A launch composing a config folder of its own (``--config-path DIR`` other than the entry module's own,
+    Hydra's ``--config-dir``): an error naming the item (exit 2), never a spec that drops the folder or holds the
+    flag as a native item."""
+    for i, item in enumerate(given.overrides):
         flag, sep, value = item.partition("=")
-        if flag in ("--config-path", "-cp", "--config-dir", "-cd"):
-            folder = value if sep else (items[i + 1] if i + 1 < len(items) else "")
+        if flag in ("--config-dir", "-cd"):
+            added = value if sep else (given.overrides[i + 1] if i + 1 < len(given.overrides) else "")
             raise UsageError(
-                f"{flag} {quote(folder)}: the launch composes a config folder of its own ({folder}/{name}.yaml); "
-                "rladapt reads verl's packaged configs of the version only (verl/trainer/config), so it cannot "
-                "import or compare this launch: keep running it natively, or move its settings into overrides"
+                f"{flag} {quote(added)}: the launch adds a config folder to Hydra's search path; rladapt "
+                "composes verl's packaged configs or one folder of the launch's own (--config-path), so it "
+                "cannot import or compare this launch: keep running it natively, or use --config-path"
             )
+    folder = given.config_path
+    if folder is not None and not folder.startswith("/"):
+        raise UsageError(
+            f"--config-path {quote(folder)}: Hydra resolves a relative config path against the entry module's "
+            f"folder inside the installed verl ({given.module.rpartition('.')[0].replace('.', '/')}/), where "
+            "this folder is not verl's own (hydra/_internal/utils.py compute_search_path_dir): give the launch's "
+            "config folder as an absolute path"
+        )
 
 
 #: (version, config name) -> the values an experimental config gives keys of ppo_trainer that it includes (its
@@ -211,6 +243,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     # the Megatron config (before 0.8.0), or ppo_trainer with model_engine=megatron (0.8.0+, translate.engine_choice)
     megatron = t.get("(config-name)") == CONFIG_NAMES.get(str(t.get("(entrypoint)")), ("", ""))[1]
     megatron = megatron or t.get("model_engine") == "megatron"
+    put("spec.runtime.config", "(config)")
     put("spec.data.train", "data.train_files", as_list)
     put("spec.data.val", "data.val_files", as_list)
     put("spec.data.prompt_key", "data.prompt_key")

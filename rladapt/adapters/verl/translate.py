@@ -132,8 +132,15 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         raise UnsupportedError(b.problems)
 
     argv: list[str] = [job.spec.runtime.python, "-m", module]
+    own = job.spec.runtime.config
     name = config_name(job, fv.version)
-    if name != CONFIG_NAMES[module][0]:
+    if own is not None:
+        # the launch's own config file (spec.runtime.config, absolute: Hydra joins a relative --config-path to
+        # the entry module's folder inside the installed verl, hydra/_internal/utils.py compute_search_path_dir)
+        folder, _, file = own.rpartition("/")
+        argv += ["--config-path", folder or "/", "--config-name", file.removesuffix(".yaml")]
+        b.origins["(config)"] = "spec.runtime.config"
+    elif name != CONFIG_NAMES[module][0]:
         argv += ["--config-name", name]
     choice = engine_choice(job, fv.version)
     if choice is not None:
