@@ -344,3 +344,32 @@ def test_an_own_config_rladapt_cannot_compose_is_refused_by_name(tmp_path: Path)
         fw.effective(argv, "0.6.1")
     with pytest.raises(UsageError, match=r"cannot read the launch's own config file"):
         fw.effective([*argv[:-1], "--config-name=missing"], "0.6.1")
+
+
+@pytest.mark.parametrize("version", ["0.5.0", "0.9.1"])
+def test_offload_and_packing_set_to_verls_own_values_are_fields_not_native_items(
+    registry: Registry, version: str
+) -> None:
+    """A launch that writes verl's own values out (``param_offload=False``, upstream scripts do it for every
+    role) sets them: they become spec fields, rendered from the field, and nothing of them is left native."""
+    text = (
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=m data.train_files=t "
+        "actor_rollout_ref.actor.fsdp_config.param_offload=False "
+        "actor_rollout_ref.actor.fsdp_config.optimizer_offload=False "
+        "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.ref.fsdp_config.param_offload=True "
+        "actor_rollout_ref.model.use_remove_padding=True"
+    )
+    launch = read_launch(text, "cmd", fw.match)
+    imported = build(fw, version, list(launch.argv), source="cmd", registry=registry)
+    off = imported.job.spec.training.offload
+    assert (off.actor.params, off.actor.optimizer, off.ref.params) == (False, False, True)
+    assert imported.job.spec.training.pack_sequences is True
+    native = imported.job.spec.native.get("verl", [])
+    assert not any(item.startswith("actor_rollout_ref.") and "offload" in item for item in native), native
+    assert not any(item.startswith("actor_rollout_ref.model.use_remove_padding") for item in native), native
+    # a launch that leaves them unset gets no field: verl's own stays verl's own
+    plain = read_launch(
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=m data.train_files=t", "c", fw.match
+    )
+    unset = build(fw, version, list(plain.argv), source="c", registry=registry).job.spec.training.offload
+    assert (unset.actor.params, unset.actor.optimizer, unset.ref.params) == (None, None, None)

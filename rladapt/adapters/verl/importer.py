@@ -8,6 +8,7 @@ verl's own default gets verl's value written out. Anything the spec cannot hold 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from rladapt.adapters.common import hydra_item
@@ -33,6 +34,8 @@ from .versions import keys
 
 FRAMEWORK = "verl"
 EXAMPLE = "python3 -m verl.trainer.main_ppo KEY=VALUE ..."
+#: ``fields`` takes the sources: a key the launch sets to verl's own value is still a setting of the launch
+FIELDS_TAKE_SOURCES = True
 _ESTIMATOR_NAME = {v: k for k, v in ADV_ESTIMATOR.items() if k not in ("dapo", "gspo")}
 _KL_NAME = {v: k for k, v in KL_TYPE.items()}
 
@@ -197,8 +200,17 @@ def _grad_clip(t: dict[str, Any], version: str, role: str, megatron: bool) -> fl
     return None if same(value, snapshot("verl", version).default(names[0])) else value
 
 
-def _data_memory(t: dict[str, Any], version: str, megatron: bool, out: dict[str, Any]) -> None:
-    """Overlong prompts, CPU offload and packed sequences: the keys ``translate._data_memory`` writes."""
+def _set_by_launch(sources: Mapping[str, str], key: str) -> bool:
+    """Whether the launch itself sets ``key`` (an override or its own config file), not a default."""
+    return key in sources and not sources[key].startswith((DEFAULT, INTERPOLATED))
+
+
+def _data_memory(
+    t: dict[str, Any], version: str, megatron: bool, out: dict[str, Any], sources: Mapping[str, str]
+) -> None:
+    """Overlong prompts, CPU offload and packed sequences: the keys ``translate._data_memory`` writes. A value
+    the launch sets explicitly becomes the field even where it is verl's own (``param_offload=False``): the
+    render then writes it from the field, and nothing of it is left to spec.native."""
     k = keys(version)
     if t.get("data.filter_overlong_prompts") is True:
         out["spec.data.overlong_prompts"] = "drop"
@@ -216,20 +228,24 @@ def _data_memory(t: dict[str, Any], version: str, megatron: bool, out: dict[str,
             [] if role == "ref" else [("optimizer", "optimizer_offload")]
         )
         for part, key in parts:
-            # verl's own is false everywhere: only a role kept in CPU memory becomes a field
-            if t.get(f"{prefix}.{key}") is True:
-                out[f"spec.training.offload.{role}.{part}"] = True
+            # verl's own is false everywhere: a role kept in CPU memory, or one the launch keeps on the GPU
+            # explicitly, becomes a field
+            value = t.get(f"{prefix}.{key}")
+            if value is True or (value is False and _set_by_launch(sources, f"{prefix}.{key}")):
+                out[f"spec.training.offload.{role}.{part}"] = value
     if megatron and k.megatron_remove_padding != "model":
         return  # packed by the Megatron workers themselves, or by the actor's own key (left to native)
-    pack = t.get(f"{ARR}.model.use_remove_padding")
-    if isinstance(pack, bool) and not same(
-        pack, snapshot("verl", version).default(f"{ARR}.model.use_remove_padding")
+    key = f"{ARR}.model.use_remove_padding"
+    pack = t.get(key)
+    if isinstance(pack, bool) and (
+        _set_by_launch(sources, key) or not same(pack, snapshot("verl", version).default(key))
     ):
         out["spec.training.pack_sequences"] = pack
 
 
-def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
-    """Spec field path -> value, from the effective config ``t`` (only keys it has; None values are skipped)."""
+def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Spec field path -> value, from the effective config ``t`` (only keys it has; None values are skipped);
+    ``sources`` (key -> where its value came from) tells the launch's own settings from verl's defaults."""
     k = keys(version)
     out: dict[str, Any] = {}
 
@@ -306,7 +322,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     clip = _grad_clip(t, version, f"{ARR}.actor", megatron)
     if clip is not None:
         out["spec.training.optimizer.max_grad_norm"] = clip
-    _data_memory(t, version, megatron, out)
+    _data_memory(t, version, megatron, out, sources or {})
     if megatron:
         out["spec.training.backend"] = "megatron"
         put("spec.training.parallel.tp", f"{ARR}.actor.megatron.tensor_model_parallel_size")
