@@ -373,3 +373,23 @@ def test_offload_and_packing_set_to_verls_own_values_are_fields_not_native_items
     )
     unset = build(fw, version, list(plain.argv), source="c", registry=registry).job.spec.training.offload
     assert (unset.actor.params, unset.actor.optimizer, unset.ref.params) == (None, None, None)
+
+
+@pytest.mark.parametrize("version", ["0.5.0", "0.6.1", "0.9.1"])
+def test_a_dynamic_batching_launch_without_micro_batches_imports_without_null_items(
+    registry: Registry, version: str
+) -> None:
+    """With use_dynamic_bsz verl splits by tokens and asks for no micro batch (utils/config.py validate_config):
+    upstream's seq-balance scripts leave them null, the render leaves them null too, and no ``=null`` item is
+    written to undo a micro batch rladapt chose."""
+    text = (
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=m data.train_files=t "
+        "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.use_dynamic_bsz=True "
+        "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=24000 actor_rollout_ref.rollout.name=vllm"
+    )
+    launch = read_launch(text, "cmd", fw.match)
+    imported = build(fw, version, list(launch.argv), source="cmd", registry=registry)
+    native = imported.job.spec.native.get("verl", [])
+    assert not any(item.endswith("=null") for item in native), native
+    rendered = render_native(imported.job, f"verl=={version}", registry).native
+    assert not any("micro_batch_size_per_gpu=" in a for a in rendered.argv)

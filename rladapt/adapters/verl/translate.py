@@ -475,11 +475,9 @@ def _batches(b: _Builder) -> None:
         b.set("data.train_batch_size", tr.global_batch, "spec.training.global_batch")
     b.set(f"{ARR}.actor.ppo_mini_batch_size", tr.mini_batch, "spec.training.mini_batch")
     # verl requires these per-GPU micro batches whenever dynamic batching is off ("Please set at least one of").
-    b.set(
-        f"{ARR}.actor.ppo_micro_batch_size_per_gpu",
-        tr.micro_batch_per_gpu,
-        "spec.training.micro_batch_per_gpu",
-    )
+    micro = actor_micro_batch(b.job)
+    if micro is not None:
+        b.set(f"{ARR}.actor.ppo_micro_batch_size_per_gpu", micro, "spec.training.micro_batch_per_gpu")
     _forward_budgets(b)
     dyn = tr.dynamic_batch
     b.set(f"{ARR}.actor.use_dynamic_bsz", dyn.enabled, "spec.training.dynamic_batch.enabled")
@@ -548,6 +546,17 @@ def _batches(b: _Builder) -> None:
                 b.set(f"critic.{key}", copt.max_grad_norm, "spec.training.critic_optimizer.max_grad_norm")
 
 
+def actor_micro_batch(job: RLJob) -> int | None:
+    """The actor's micro batch per GPU rladapt renders; None (verl's own null) with dynamic batching on and no
+    micro batch in the spec: verl then splits by tokens and asks for no micro batch (utils/config.py
+    validate_config and workers/config/actor.py ActorConfig check them only ``if not use_dynamic_bsz``, 0.6.1;
+    0.5.0's ray_trainer.py _validate_config likewise), so a launch that leaves them null keeps them null."""
+    tr = job.spec.training
+    if tr.dynamic_batch.enabled and "micro_batch_per_gpu" not in tr.model_fields_set:
+        return None
+    return tr.micro_batch_per_gpu
+
+
 def _budget(
     b: _Builder, key: str, value: int | None, field: str, fallback: int | None, fallback_field: str
 ) -> None:
@@ -569,14 +578,15 @@ def _forward_budgets(b: _Builder) -> None:
     tr = b.job.spec.training
     bud = tr.budgets
     old, ref = bud.old_log_prob, bud.ref_log_prob
-    micro = old.micro_batch_per_gpu or tr.micro_batch_per_gpu
+    actor = actor_micro_batch(b.job)
+    micro = old.micro_batch_per_gpu or actor
     old_field = "spec.training.budgets.old_log_prob.micro_batch_per_gpu"
     _budget(
         b,
         f"{ARR}.rollout.log_prob_micro_batch_size_per_gpu",
         old.micro_batch_per_gpu,
         old_field,
-        tr.micro_batch_per_gpu,
+        actor,
         "spec.training.micro_batch_per_gpu",
     )
     # null: old_log_prob's (its own value when given, else the actor update's)
@@ -615,7 +625,8 @@ def _critic_budgets(b: _Builder) -> None:
         "critic.ppo_micro_batch_size_per_gpu",
         upd.micro_batch_per_gpu,
         "spec.training.budgets.critic_update.micro_batch_per_gpu",
-        tr.micro_batch_per_gpu,
+        # the critic's use_dynamic_bsz follows the actor's (trainer/config/critic/critic.yaml oc.select, 0.6.1+)
+        actor_micro_batch(b.job),
         "spec.training.micro_batch_per_gpu",
     )
     if dyn.enabled:
