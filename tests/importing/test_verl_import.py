@@ -393,3 +393,30 @@ def test_a_dynamic_batching_launch_without_micro_batches_imports_without_null_it
     assert not any(item.endswith("=null") for item in native), native
     rendered = render_native(imported.job, f"verl=={version}", registry).native
     assert not any("micro_batch_size_per_gpu=" in a for a in rendered.argv)
+
+
+@pytest.mark.parametrize("version", ["0.6.1", "0.9.1"])
+def test_an_own_config_composes_with_verls_hydra_as_rladapt_reads_it(tmp_path: Path, version: str) -> None:
+    """verl's real Hydra composition (the wheel's config tree) of a launch with its own config folder gives the
+    values rladapt's offline reading gives."""
+    from omegaconf import OmegaConf
+
+    from rladapt.adapters.verl.validate import compose, parse_argv
+
+    package = VERL_CACHE / version / "verl"
+    if not package.is_dir():
+        pytest.skip(f"verl {version} wheel not unpacked in .cache/verl (the conformance suite fetches it)")
+    (tmp_path / "my_grpo.yaml").write_text(OWN_CONFIG.format(base="ppo_trainer"))
+    argv = [
+        "python3",
+        "-m",
+        "verl.trainer.main_ppo",
+        f"--config-path={tmp_path}",
+        "--config-name=my_grpo",
+        "data.max_prompt_length=2048",
+    ]
+    cfg = compose(package, parse_argv(argv))
+    mine = fw.effective(argv, version).values
+    for key in ("data.max_prompt_length", "data.return_raw_chat", "actor_rollout_ref.rollout.name"):
+        assert OmegaConf.select(cfg, key) == mine[key], key
+    assert OmegaConf.select(cfg, "actor_rollout_ref.rollout.multi_turn.max_assistant_turns") == 5

@@ -232,10 +232,15 @@ def compose(package_dir: Path, invocation: Invocation, overrides: Sequence[str] 
         else item
         for item in items
     ]
+    folder = package_dir / invocation.config_subdir
+    if invocation.config_path is not None:
+        # a launch's own config folder: its file names verl's configs by a CWD-relative search path
+        # (file://verl/trainer/config, a checkout's root); this package's tree is the same version's
+        folder = Path(invocation.config_path)
+        if not any(item.startswith("hydra.searchpath=") for item in items):
+            items.append(f"hydra.searchpath=[{trainer_dir}]")
     GlobalHydra.instance().clear()
-    with initialize_config_dir(
-        config_dir=str((package_dir / invocation.config_subdir).resolve()), version_base=None
-    ):
+    with initialize_config_dir(config_dir=str(folder.resolve()), version_base=None):
         return hydra_compose(config_name=invocation.config_name, overrides=items)
 
 
@@ -283,7 +288,8 @@ def validate(native: NativeLaunch, package_dir: Path) -> list[Problem]:
                 "verl argv", f"unknown verl entrypoint {invocation.module!r}", ", ".join(sorted(CONFIG_DIRS))
             )
         ]
-    if not (package_dir / invocation.config_subdir / f"{invocation.config_name}.yaml").is_file():
+    folder = Path(invocation.config_path or package_dir / invocation.config_subdir)
+    if not (folder / f"{invocation.config_name}.yaml").is_file():
         return [
             Problem(
                 "verl argv",
