@@ -87,9 +87,12 @@ def effective(argv: list[str], version: str) -> Effective:
         own_source=mine.file if mine else "",
     )
     values = {"(entrypoint)": inv.module, "(config-name)": inv.config_name, **eff.values}
+    sources = dict(eff.sources)
     if mine is not None:
         values["(config)"] = mine.file
-    return Effective(eff.framework, eff.version, values, eff.sources)
+        sources["(config)"] = "--config-path/--config-name"
+        sources["(config-name)"] = f"defaults of {mine.file}"
+    return Effective(eff.framework, eff.version, values, sources)
 
 
 def packaged_configs(module: str, snap: Any) -> tuple[str, ...]:
