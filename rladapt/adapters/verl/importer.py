@@ -87,12 +87,12 @@ def effective(argv: list[str], version: str) -> Effective:
         own_source=mine.file if mine else "",
     )
     values = {"(entrypoint)": inv.module, "(config-name)": inv.config_name, **eff.values}
-    sources = dict(eff.sources)
+    origin = dict(eff.sources)
     if mine is not None:
         values["(config)"] = mine.file
-        sources["(config)"] = "--config-path/--config-name"
-        sources["(config-name)"] = f"defaults of {mine.file}"
-    return Effective(eff.framework, eff.version, values, sources)
+        origin["(config)"] = "--config-path/--config-name"
+        origin["(config-name)"] = f"defaults of {mine.file}"
+    return Effective(eff.framework, eff.version, values, origin)
 
 
 def packaged_configs(module: str, snap: Any) -> tuple[str, ...]:
