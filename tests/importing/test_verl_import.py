@@ -420,3 +420,23 @@ def test_an_own_config_composes_with_verls_hydra_as_rladapt_reads_it(tmp_path: P
     for key in ("data.max_prompt_length", "data.return_raw_chat", "actor_rollout_ref.rollout.name"):
         assert OmegaConf.select(cfg, key) == mine[key], key
     assert OmegaConf.select(cfg, "actor_rollout_ref.rollout.multi_turn.max_assistant_turns") == 5
+
+
+def test_a_key_only_the_launchs_own_config_declares_passes_the_native_check(tmp_path: Path) -> None:
+    """recipe/fapo's own config declares reward_model.rollout.* (not in verl 0.6.1's packaged config): a launch
+    overriding it composes in verl, so rladapt's key check takes the file's keys as keys of the config."""
+    from rladapt.adapters.verl.validate import check_native
+    from rladapt.plugins import NativeLaunch
+
+    (tmp_path / "rm.yaml").write_text(
+        "defaults:\n  - ppo_trainer\n  - _self_\nreward_model:\n  rollout:\n    name: vllm\n"
+    )
+    argv = ["python3", "-m", "verl.trainer.main_ppo", "--config-path", str(tmp_path), "--config-name", "rm"]
+    native = NativeLaunch(
+        job_name="j", framework="verl", version="0.6.1", argv=(*argv, "reward_model.rollout.name=sglang")
+    )
+    assert check_native(native) == []
+    bad = NativeLaunch(
+        job_name="j", framework="verl", version="0.6.1", argv=(*argv, "reward_model.no_such_key=1")
+    )
+    assert check_native(bad)

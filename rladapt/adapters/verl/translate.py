@@ -81,8 +81,11 @@ class _Builder(TranslationBuilder[Keys]):
         self.origins[key] = source
 
     def add(self, key: str, value: Any, source: str) -> None:
-        """Add ``key``, which the version's config does not declare (Hydra's ``+key=value``)."""
-        self.overrides.append(f"+{key}={hydra_value(value)}")
+        """Add ``key``, which the version's config does not declare (Hydra's ``+key=value``); on a launch's own
+        config file (spec.runtime.config), which may declare it, ``++key=value`` (add or override): Hydra refuses
+        ``+`` on a key that is there ("Could not append to config")."""
+        plus = "++" if self.job.spec.runtime.config is not None else "+"
+        self.overrides.append(f"{plus}{key}={hydra_value(value)}")
         self.origins[key] = source
 
 

@@ -21,7 +21,7 @@ from rladapt.primitives.errors import Problem, UsageError
 
 from .effective import ONE_OR_LIST
 from .entrypoints import MAIN_MODULE
-from .ownconfig import config_file, read_own_config
+from .ownconfig import OwnConfig, config_file, read_own_config
 from .snapshot import ENGINE_GROUP, engine_scope
 from .translate import CONFIG_DIRS, CONFIG_NAMES
 from .versions import keys
@@ -158,18 +158,23 @@ def own_config_path(module: str, path: str | None) -> str | None:
 def on_packaged(invocation: Invocation) -> Invocation | None:
     """``invocation`` with a launch's own config file (``--config-path``) replaced by the packaged config it builds
     on (``ownconfig``), to judge keys against; None when that file cannot be read here (nothing to judge by)."""
-    if invocation.config_path is None:
-        return invocation
-    if not invocation.config_path.startswith("/"):
+    found = own_config_of(invocation)
+    if found is None:
+        return invocation if invocation.config_path is None else None
+    return Invocation(invocation.module, found.base, invocation.overrides)
+
+
+def own_config_of(invocation: Invocation) -> OwnConfig | None:
+    """The launch's own config file as composed (``ownconfig``); None without one or where it cannot be read."""
+    if invocation.config_path is None or not invocation.config_path.startswith("/"):
         return None
     try:
-        own = read_own_config(
+        return read_own_config(
             config_file(invocation.config_path, invocation.config_name),
             CONFIG_NAMES.get(invocation.module, ()),
         )
     except UsageError:
         return None
-    return Invocation(invocation.module, own.base, invocation.overrides)
 
 
 def engine_form(invocation: Invocation, version: str) -> Invocation:
@@ -357,10 +362,14 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
     snap = find_snapshot("verl", native.version)
     if snap is None:
         return None
-    found = on_packaged(parse_argv(native.argv))
+    given = parse_argv(native.argv)
+    found = on_packaged(given)
     if found is None:
         return None
     invocation = found
+    own = own_config_of(given)
+    # keys the launch's own config file declares (beyond verl's packaged ones) are keys of the composed config
+    declared = tuple(own.values) if own is not None else ()
     if invocation.module not in CONFIG_DIRS:
         return [
             Problem(
@@ -385,6 +394,8 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
         key = lhs.lstrip("+~")
         if not key or key.startswith("hydra.") or "/" in key or "@" in key or lhs.strip() in ROLE_GROUPS:
             continue  # Hydra's own keys and config-group choices are not config keys
+        if any(key == d or key.startswith(d + ".") or d.startswith(key + ".") for d in declared):
+            continue  # declared by the launch's own config file: its value is that file's business
         op: Op = "delete" if lhs.startswith("~") else "add" if lhs.startswith("+") else "set"
         if item in native.passthrough:  # the user's own override: blame the spec entry
             where = f"spec.native.verl[{native.passthrough.index(item)}]"
