@@ -385,12 +385,16 @@ def test_a_dynamic_batching_launch_without_micro_batches_imports_without_null_it
     text = (
         "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=m data.train_files=t "
         "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.use_dynamic_bsz=True "
-        "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=24000 actor_rollout_ref.rollout.name=vllm"
+        "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=24000 actor_rollout_ref.rollout.name=vllm "
+        # what upstream's scripts write beside them: the passes' own switch and the filter's truncation
+        "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=True actor_rollout_ref.ref.log_prob_use_dynamic_bsz=True "
+        "data.filter_overlong_prompts=True data.truncation='error'"
     )
     launch = read_launch(text, "cmd", fw.match)
     imported = build(fw, version, list(launch.argv), source="cmd", registry=registry)
     native = imported.job.spec.native.get("verl", [])
     assert not any(item.endswith("=null") for item in native), native
+    assert not any("log_prob_use_dynamic_bsz" in item or "truncation" in item for item in native), native
     rendered = render_native(imported.job, f"verl=={version}", registry).native
     assert not any("micro_batch_size_per_gpu=" in a for a in rendered.argv)
 

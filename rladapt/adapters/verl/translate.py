@@ -490,6 +490,10 @@ def _batches(b: _Builder) -> None:
             dyn.max_tokens_per_gpu,
             "spec.training.dynamic_batch.max_tokens_per_gpu",
         )
+        # the log-prob passes follow the actor's use_dynamic_bsz (their ${oc.select:...} default, rollout.yaml and
+        # ref.yaml of every pinned wheel); written out, as upstream's seq-balance scripts write them
+        for role in ("rollout", "ref"):
+            b.set(f"{ARR}.{role}.log_prob_use_dynamic_bsz", True, "spec.training.dynamic_batch.enabled")
     opt = tr.optimizer
     b.set(f"{ARR}.actor.optim.lr", opt.lr, "spec.training.optimizer.lr")
     # verl reads lr_warmup_steps_ratio only while lr_warmup_steps < 0 (its default -1): an unset warmup emits
@@ -1069,6 +1073,9 @@ def _data_memory(b: _Builder) -> None:
         # RLHFDataset.maybe_filter_out_long_prompts: rows whose chat-templated prompt is longer than
         # max_prompt_length tokens are filtered out when the files load (rl_dataset.py, every pinned wheel)
         b.set("data.filter_overlong_prompts", True, "spec.data.overlong_prompts")
+        # no kept prompt is over the length, so verl's own 'error' (every pinned config) never fires: written out
+        # as upstream's scripts write it beside the filter, so a launch's truncation='error' is this field's
+        b.set("data.truncation", "error", "spec.data.overlong_prompts")
     elif how is not None and b.k.reads_truncation:
         if spec.rollout.mode == "async":
             # the agent loop tokenizes the raw chat again, uncut (experimental/agent_loop/single_turn_agent_loop.py)
