@@ -24,6 +24,7 @@ from .patches import TRAINER_SEARCHPATH as PATCHED_SEARCHPATH
 from .translate import (
     ADV_ESTIMATOR,
     ARR,
+    CONFIG_DIRS,
     CONFIG_NAMES,
     KL_TYPE,
     TRUNCATION,
@@ -62,6 +63,14 @@ def effective(argv: list[str], version: str) -> Effective:
         )
         # the file's packaged config decides the scope, as naming that config on the command line would
         given = Invocation(given.module, mine.base, given.overrides)
+    elif given.module in CONFIG_NAMES and given.config_name not in snap.scopes:
+        folder = "verl/" + CONFIG_DIRS[given.module]
+        raise UsageError(
+            f"--config-name {quote(given.config_name)}: verl {version} has no config {given.config_name!r} in "
+            f"its own folder ({folder}, which a relative --config-path such as 'config' names: Hydra joins it to "
+            f"the entry module's folder); expected one of {', '.join(packaged_configs(given.module, snap))}, or a "
+            "folder of the launch's own given as an absolute --config-path"
+        )
     inv = engine_form(given, version)
     overrides, sources = list(inv.overrides), list(inv.overrides)
     if (
