@@ -177,6 +177,11 @@ def unconsumed(argv: list[str], target: Effective, derived: Effective) -> list[s
             and same(derived.values[parsed.key], target.values.get(parsed.key))
         )
         if not reproduced:
+            # ``+key`` adds a key the launch's config lacks; where the render already writes that key (a spec
+            # field that verl's config does not declare, e.g. the overlong buffer's ``log``), Hydra refuses a
+            # second ``+`` ("Could not append to config"): ``++`` is the same add-or-set of the same value
+            if parsed.op == "add" and parsed.key in derived.values and not item.startswith("++"):
+                item = "+" + item
             out.append(item)
     return out
 
