@@ -444,3 +444,21 @@ def test_a_key_only_the_launchs_own_config_declares_passes_the_native_check(tmp_
         job_name="j", framework="verl", version="0.6.1", argv=(*argv, "reward_model.no_such_key=1")
     )
     assert check_native(bad)
+
+
+def test_an_added_key_the_render_also_writes_stays_an_add_hydra_accepts(registry: Registry) -> None:
+    """recipe/fapo and recipe/dapo add the overlong buffer's keys with ``+``; the spec's overlong penalty renders
+    ``+...overlong_buffer_cfg.log=False`` itself, so the launch's ``+...log=True`` is kept as ``++`` (a second
+    ``+`` on the same key is refused by Hydra: "Could not append to config")."""
+    kw = "reward_model.reward_kwargs"
+    text = (
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=m data.train_files=t "
+        "data.max_response_length=1024 reward_model.reward_manager=dapo "
+        f"+{kw}.overlong_buffer_cfg.enable=True +{kw}.overlong_buffer_cfg.len=256 "
+        f"+{kw}.overlong_buffer_cfg.penalty_factor=1.0 +{kw}.overlong_buffer_cfg.log=True "
+        f"+{kw}.max_resp_len=1024"
+    )
+    launch = read_launch(text, "cmd", fw.match)
+    imported = build(fw, "0.6.1", list(launch.argv), source="cmd", registry=registry)
+    assert imported.job.spec.reward.overlong_penalty is not None
+    assert f"++{kw}.overlong_buffer_cfg.log=True" in imported.job.spec.native["verl"]
