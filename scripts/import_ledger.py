@@ -379,34 +379,38 @@ class Launch:
     script: str | None = None
 
 
-def read(framework: str, version: str, tree: Path, path: str) -> Launch:
+def read(framework: str, version: str, tree: Path, path: str, given: Sequence[str] = ()) -> Launch:
     """The launch in ``path`` as ``rladapt import`` reads it from ``tree``'s root, a caller giving what the reader
     asks for: ``--unset VAR`` for a variable of the caller's environment (the script's defaults decide), else
     ``--set VAR=`` a stand-in (recorded in the row, as a user would give it)."""
     here = os.getcwd()
     os.chdir(tree)  # a NeMo-RL config's defaults: chain is read from the checkout's root, as NeMo-RL reads it
     try:
-        return _read(framework, version, tree, path)
+        return _read(framework, version, tree, path, given)
     finally:
         os.chdir(here)
 
 
-def _read(framework: str, version: str, tree: Path, path: str) -> Launch:
+def _read(framework: str, version: str, tree: Path, path: str, first: Sequence[str] = ()) -> Launch:
     from rladapt.importing.importer import framework_importer, read_native
     from rladapt.importing.script import parse_sets, read_launch
     from rladapt.primitives import UsageError
 
     fw = framework_importer(framework)
     text = (tree / path).read_text(errors="replace")
-    given: list[str] = []
+    given: list[str] = list(first)
     for _ in range(_MAX_ASKED):
         sets = [f"{k}={v}" for k, v in CALLER.items()] + [g[6:] for g in given if g.startswith("--set ")]
         unsets = [g[8:] for g in given if g.startswith("--unset ")]
         try:
             if framework == "nemo-rl":
                 launch = read_native(fw, text, path, parse_sets(sets, unsets), version)
-            else:  # as the script-reader ledger: run from the checkout's root, $(pwd) is "." (no machine path)
-                launch = read_launch(text, path, fw.match, parse_sets(sets, unsets), fw.EXAMPLE, cwd=".")
+            else:  # as the script-reader ledger: run from the checkout's root, $(pwd) is "." (no machine path),
+                # except for verl, whose scripts name their own config folder as "$(pwd)/examples/.../config":
+                # Hydra joins a relative --config-path to the entry module's folder, so it must be the real,
+                # absolute root (the rows and the sample name paths inside the checkout only: ``_inside``)
+                here = str(tree) if framework == "verl" else "."
+                launch = read_launch(text, path, fw.match, parse_sets(sets, unsets), fw.EXAMPLE, cwd=here)
         except UsageError as exc:
             message = str(exc).splitlines()[0]
             asked = _ASKED.search(message)
@@ -419,7 +423,7 @@ def _read(framework: str, version: str, tree: Path, path: str) -> Launch:
             item = (
                 f"--unset {name}" if f"--unset {name}" in message else f"--set {name}=caller-{name.lower()}"
             )
-            if item in given or f"--set {name}=caller-{name.lower()}" in given:
+            if item in given or any(g.startswith(f"--set {name}=") for g in given):
                 return Launch(given=tuple(given), problem=message)
             given.append(item)
             continue
@@ -427,6 +431,24 @@ def _read(framework: str, version: str, tree: Path, path: str) -> Launch:
             return Launch(given=tuple(given), problem=f"internal error: {_one_line(exc)}")
         return Launch(tuple(launch.argv), dict(launch.env or {}), tuple(given))
     return Launch(given=tuple(given), problem=f"the script asks for more than {_MAX_ASKED} variables")
+
+
+#: A stand-in the framework refuses for its type names the variable it came from: ``found trainer.nnodes=
+#: caller-nnodes`` where a number is expected. A user told so gives a number; the ledger gives this one.
+_TYPED_STANDIN = re.compile(r"takes an integer[^|]*found [\w.+]+=caller-([\w-]+)")
+
+
+def numeric_standin(row: Row) -> str | None:
+    """The ``--set VAR=N`` that replaces a refused text stand-in of ``row`` (a count: 8 GPUs per node, else
+    1), or None."""
+    found = _TYPED_STANDIN.search(row.detail)
+    if found is None:
+        return None
+    for item in row.given:
+        name, _, value = item.removeprefix("--set ").partition("=")
+        if item.startswith("--set ") and value == f"caller-{found.group(1)}":
+            return f"--set {name}={8 if 'GPU' in name.upper() else 1}"
+    return None
 
 
 def classify(message: str) -> tuple[str, str]:
@@ -710,6 +732,13 @@ def main(argv: list[str] | None = None) -> int:
                     if framework == "nemo-rl" and launch.problem is None:
                         launch.script = nemo_rl_run_script(tree, path)
                     row = judge(framework, entry.version, tree, path, launch)
+                    for _ in range(_MAX_ASKED):
+                        number = numeric_standin(row)
+                        if number is None:
+                            break
+                        kept = [g for g in row.given if not g.startswith(number.split("=")[0] + "=")]
+                        launch = read(framework, entry.version, tree, path, [*kept, number])
+                        row = judge(framework, entry.version, tree, path, launch)
                     # a message may name the temporary checkout: the ledger names paths inside it only
                     row.detail = row.detail.replace(f"{tree}/", "").replace(str(tree), ".")
                     rows.append(row)
@@ -724,8 +753,8 @@ def main(argv: list[str] | None = None) -> int:
                                 "version": entry.version,
                                 "source": f"{repo}@{tag}",
                                 "path": path,
-                                "argv": list(launch.argv),
-                                "env": launch.env,
+                                "argv": [_inside(a, tree) for a in launch.argv],
+                                "env": {k: _inside(v, tree) for k, v in launch.env.items()},
                                 "script": launch.script,
                                 "outcome": rows[-1].outcome,
                             }
@@ -744,6 +773,11 @@ def main(argv: list[str] | None = None) -> int:
     for line in worse:
         print(line, file=sys.stderr)
     return 1 if worse else 0
+
+
+def _inside(text: str, tree: Path) -> str:
+    """``text`` with the temporary checkout's path written as the checkout's root, ``.``."""
+    return text.replace(f"{tree}/", "./").replace(str(tree), ".")
 
 
 #: NeMo-RL configs the offline sample can judge: the tag folders of the shared fixtures hold these only.

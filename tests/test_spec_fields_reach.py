@@ -293,6 +293,7 @@ PROBES: dict[str, Probe] = {
     "spec.native": Probe(None),  # a section per framework: probe_for sets the rendered framework's own
     "spec.runtime.python": Probe(f"/opt/{TEXT}/bin/python3", literals=(TEXT,)),
     "spec.runtime.entrypoint": Probe(f"examples/run_grpo_{TEXT}.py", literals=(TEXT,)),
+    "spec.runtime.config": Probe(f"/opt/{TEXT}/config/my_grpo.yaml", literals=(TEXT,)),
     "spec.ports.0.name": Probe(TEXT[:15], needs={"spec.ports": [_PORT]}),
     "spec.ports.0.port": Probe(INT, needs={"spec.ports": [_PORT]}),
     "spec.ports.0.protocol": Probe("UDP", needs={"spec.ports": [_PORT]}),

@@ -232,7 +232,7 @@ def build(
     from rladapt.pipeline import render_native
 
     target = fw.effective(argv, version)
-    fields = dict(fw.fields(target.values, version))
+    fields = dict(launch_fields(fw, target, version))
     experiment = fields.get("spec.logging.experiment")
     data = spec_data(fields, name or job_name(str(experiment or source.rsplit("/", 1)[-1].split(".")[0])))
     reward = data["spec"].setdefault("reward", {})
@@ -298,6 +298,16 @@ def build(
 
 def _shown(values: Mapping[str, Any], key: str) -> str:
     return quote(values[key]) if key in values else "absent"
+
+
+def launch_fields(fw: LaunchImporter, target: Effective, version: str) -> Mapping[str, Any]:
+    """The spec fields of ``target``; an importer that tells what the launch itself sets from the framework's
+    defaults (``FIELDS_TAKE_SOURCES``: verl writes ``offload: false`` for a launch's explicit
+    ``param_offload=False`` rather than leave the item to spec.native) gets the sources too."""
+    if getattr(fw, "FIELDS_TAKE_SOURCES", False):
+        found: Mapping[str, Any] = fw.fields(target.values, version, sources=target.sources)  # type: ignore[call-arg]
+        return found
+    return fw.fields(target.values, version)
 
 
 def launch_prefix(fw: LaunchImporter, argv: list[str]) -> tuple[dict[str, Any], list[str]]:

@@ -56,6 +56,7 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "reward.builtin.gsm8k": "built-in GSM8K answer check",
     "lora": "LoRA",
     "runtime.entrypoint": "a run script chosen by the spec (spec.runtime.entrypoint)",
+    "runtime.config": "a config file of the launch's own, composed instead of the packaged one (spec.runtime.config)",
     "data.raw_prompts": "prompts given to the model as the data holds them, without the chat template",
     "dynamic_batch": "token-based dynamic batching",
     "optimizer.warmup_ratio": "learning-rate warmup as a ratio of the total steps",
@@ -165,6 +166,8 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         need("data.raw_prompts", "spec.data.chat_template", False)
     if spec.runtime.entrypoint is not None:
         need("runtime.entrypoint", "spec.runtime.entrypoint", spec.runtime.entrypoint)
+    if spec.runtime.config is not None:
+        need("runtime.config", "spec.runtime.config", spec.runtime.config)
     if spec.model.lora is not None:
         need("lora", "spec.model.lora", f"rank {spec.model.lora.rank}")
     if spec.training.dynamic_batch.enabled:

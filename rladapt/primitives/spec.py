@@ -1096,6 +1096,22 @@ class Runtime(_Model):
         "script (examples/run_grpo_sliding_puzzle.py runs the sliding-puzzle environment, run_grpo.py the "
         "data config's). null: the one rladapt picks from the spec; a framework with no choice refuses it.",
     )
+    config: str | None = Field(
+        None,
+        min_length=1,
+        description="A config file of the launch's own that the framework composes instead of its packaged one "
+        "(verl: the render passes its folder as --config-path and its name as --config-name; the file builds "
+        "on verl's packaged config through its defaults list). An absolute path on the machine where the job "
+        "runs: Hydra resolves a relative --config-path against verl's entry module inside the installed "
+        "package. null: the framework's packaged config.",
+    )
+
+    @field_validator("config")
+    @classmethod
+    def _config_file(cls, value: str | None) -> str | None:
+        if value is not None and not (value.startswith("/") and value.endswith(".yaml")):
+            raise ValueError("an absolute path of a .yaml file")
+        return value
 
 
 # --- the job -------------------------------------------------------------------------------------------------

@@ -225,3 +225,240 @@ def test_launch_without_a_custom_reward_imports_verls_builtin_scorer(
     assert not any("reward" in item for item in imported.job.spec.native.get("verl", []))
     rendered = render_native(imported.job, f"verl=={version}", registry).native
     assert not any("custom_reward_function" in a for a in rendered.argv) and rendered.files == {}
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--config-path=config", "--config-name='ppo_megatron_trainer.yaml'"],
+        ["--config-path", "./config", "--config-name", "ppo_megatron_trainer"],
+        ["-cp", "config", "-cn", "ppo_megatron_trainer"],
+    ],
+)
+def test_the_entry_modules_own_config_folder_is_verls_packaged_one(
+    registry: Registry, flags: list[str]
+) -> None:
+    """``--config-path=config`` beside ``verl/trainer/main_ppo.py`` is verl's own config folder (Hydra joins a
+    relative config path to the entry module's folder), ``NAME.yaml`` the config NAME: the launch imports as the
+    packaged Megatron config, and nothing of the flags lands in spec.native."""
+    text = (
+        f"python3 -m verl.trainer.main_ppo {' '.join(flags)} actor_rollout_ref.model.path=m data.train_files=t "
+        "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=2"
+    )
+    launch = read_launch(text, "cmd", fw.match)
+    for version in ("0.6.1", "0.9.1"):
+        imported = build(fw, version, list(launch.argv), source="cmd", registry=registry)
+        assert imported.job.spec.training.backend == "megatron"
+        assert imported.job.spec.training.parallel.tp == 2
+        assert not any("config" in item for item in imported.job.spec.native.get("verl", []))
+
+
+def test_a_config_folder_hydra_does_not_find_beside_the_module_is_refused_by_name() -> None:
+    """A relative folder other than the module's own resolves inside the installed verl package (Hydra joins it
+    to the entry module's folder): refused naming the flag and folder, exit 2, never a native item."""
+    from rladapt.primitives import UsageError
+
+    argv = ["python3", "-m", "verl.trainer.main_ppo", "--config-path=../../recipe/x/config", "-cn", "x"]
+    with pytest.raises(UsageError, match=r"--config-path '\.\./\.\./recipe/x/config'"):
+        fw.effective(argv, "0.6.1")
+
+
+def test_a_logger_given_as_one_string_imports(registry: Registry) -> None:
+    """``trainer.logger=console``: verl's Tracking takes one string as the list of it (verl/utils/tracking.py,
+    ``if isinstance(default_backend, str)``), so the native check accepts it instead of refusing the spec."""
+    text = (
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=m data.train_files=t "
+        "trainer.logger=console trainer.project_name=p"
+    )
+    launch = read_launch(text, "cmd", fw.match)
+    for version in ("0.5.0", "0.6.1"):
+        imported = build(fw, version, list(launch.argv), source="cmd", registry=registry)
+        assert imported.job.spec.logging.backends == ["console"]
+
+
+OWN_CONFIG = """hydra:
+  searchpath:
+    - file://verl/trainer/config
+
+defaults:
+  - {base}
+  - _self_
+
+data:
+  max_prompt_length: 1024
+  return_raw_chat: True
+
+actor_rollout_ref:
+  rollout:
+    name: sglang
+    multi_turn:
+      enable: True
+      max_assistant_turns: 5
+"""
+
+
+@pytest.mark.parametrize(("version", "base"), [("0.6.1", "ppo_trainer"), ("0.9.1", "ppo_megatron_trainer")])
+def test_a_launchs_own_config_folder_is_read_composed_and_kept(
+    registry: Registry, tmp_path: Path, version: str, base: str
+) -> None:
+    """``--config-path DIR --config-name NAME`` of a folder of the launch's own (verl's examples/sglang_multiturn
+    idiom): its file is composed on the packaged config it names, the spec keeps where it is
+    (spec.runtime.config), the render passes the same flags, and a render without it is another run."""
+    (tmp_path / "my_grpo.yaml").write_text(OWN_CONFIG.format(base=base))
+    argv = [
+        "python3",
+        "-m",
+        "verl.trainer.main_ppo",
+        "--config-path",
+        str(tmp_path),
+        "--config-name=my_grpo",
+        "actor_rollout_ref.model.path=m",
+        "data.train_files=t",
+        "actor_rollout_ref.rollout.n=4",
+    ]
+    target = fw.effective(argv, version)
+    assert target.values["(config)"] == str(tmp_path / "my_grpo.yaml")
+    assert target.values["data.max_prompt_length"] == 1024 and target.values["data.return_raw_chat"] is True
+    imported = build(fw, version, argv, source="cmd", registry=registry)
+    spec = imported.job.spec
+    assert spec.runtime.config == str(tmp_path / "my_grpo.yaml")
+    assert spec.rollout.multi_turn is not None and spec.rollout.multi_turn.max_assistant_turns == 5
+    assert spec.training.backend == ("megatron" if "megatron" in base else "fsdp")
+    assert not any("config" in item for item in spec.native.get("verl", []))
+    rendered = render_native(imported.job, f"verl=={version}", registry).native
+    assert rendered.argv[3:7] == ("--config-path", str(tmp_path), "--config-name", "my_grpo")
+    assert differences(target, fw.effective(list(rendered.argv), version)) == []
+    # the folder is part of what runs: the same overrides on verl's packaged config are another run
+    plain = [a for a in rendered.argv if a not in rendered.argv[3:7]]
+    assert "(config)" in differences(target, fw.effective(plain, version))
+
+
+def test_an_own_config_rladapt_cannot_compose_is_refused_by_name(tmp_path: Path) -> None:
+    from rladapt.primitives import UsageError
+
+    (tmp_path / "odd.yaml").write_text(
+        "defaults:\n  - ppo_trainer\n  - override actor: dp_actor\n  - _self_\n"
+    )
+    argv = ["python3", "-m", "verl.trainer.main_ppo", f"--config-path={tmp_path}", "--config-name=odd"]
+    with pytest.raises(UsageError, match=r"has defaults \['ppo_trainer', \{'override actor'"):
+        fw.effective(argv, "0.6.1")
+    with pytest.raises(UsageError, match=r"cannot read the launch's own config file"):
+        fw.effective([*argv[:-1], "--config-name=missing"], "0.6.1")
+
+
+@pytest.mark.parametrize("version", ["0.5.0", "0.9.1"])
+def test_offload_and_packing_set_to_verls_own_values_are_fields_not_native_items(
+    registry: Registry, version: str
+) -> None:
+    """A launch that writes verl's own values out (``param_offload=False``, upstream scripts do it for every
+    role) sets them: they become spec fields, rendered from the field, and nothing of them is left native."""
+    text = (
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=m data.train_files=t "
+        "actor_rollout_ref.actor.fsdp_config.param_offload=False "
+        "actor_rollout_ref.actor.fsdp_config.optimizer_offload=False "
+        "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.ref.fsdp_config.param_offload=True "
+        "actor_rollout_ref.model.use_remove_padding=True"
+    )
+    launch = read_launch(text, "cmd", fw.match)
+    imported = build(fw, version, list(launch.argv), source="cmd", registry=registry)
+    off = imported.job.spec.training.offload
+    assert (off.actor.params, off.actor.optimizer, off.ref.params) == (False, False, True)
+    assert imported.job.spec.training.pack_sequences is True
+    native = imported.job.spec.native.get("verl", [])
+    assert not any(item.startswith("actor_rollout_ref.") and "offload" in item for item in native), native
+    assert not any(item.startswith("actor_rollout_ref.model.use_remove_padding") for item in native), native
+    # a launch that leaves them unset gets no field: verl's own stays verl's own
+    plain = read_launch(
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=m data.train_files=t", "c", fw.match
+    )
+    unset = build(fw, version, list(plain.argv), source="c", registry=registry).job.spec.training.offload
+    assert (unset.actor.params, unset.actor.optimizer, unset.ref.params) == (None, None, None)
+
+
+@pytest.mark.parametrize("version", ["0.5.0", "0.6.1", "0.9.1"])
+def test_a_dynamic_batching_launch_without_micro_batches_imports_without_null_items(
+    registry: Registry, version: str
+) -> None:
+    """With use_dynamic_bsz verl splits by tokens and asks for no micro batch (utils/config.py validate_config):
+    upstream's seq-balance scripts leave them null, the render leaves them null too, and no ``=null`` item is
+    written to undo a micro batch rladapt chose."""
+    text = (
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=m data.train_files=t "
+        "actor_rollout_ref.actor.use_kl_loss=True actor_rollout_ref.actor.use_dynamic_bsz=True "
+        "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=24000 actor_rollout_ref.rollout.name=vllm "
+        # what upstream's scripts write beside them: the passes' own switch and the filter's truncation
+        "actor_rollout_ref.rollout.log_prob_use_dynamic_bsz=True actor_rollout_ref.ref.log_prob_use_dynamic_bsz=True "
+        "data.filter_overlong_prompts=True data.truncation='error'"
+    )
+    launch = read_launch(text, "cmd", fw.match)
+    imported = build(fw, version, list(launch.argv), source="cmd", registry=registry)
+    native = imported.job.spec.native.get("verl", [])
+    assert not any(item.endswith("=null") for item in native), native
+    assert not any("log_prob_use_dynamic_bsz" in item or "truncation" in item for item in native), native
+    rendered = render_native(imported.job, f"verl=={version}", registry).native
+    assert not any("micro_batch_size_per_gpu=" in a for a in rendered.argv)
+
+
+@pytest.mark.parametrize("version", ["0.6.1", "0.9.1"])
+def test_an_own_config_composes_with_verls_hydra_as_rladapt_reads_it(tmp_path: Path, version: str) -> None:
+    """verl's real Hydra composition (the wheel's config tree) of a launch with its own config folder gives the
+    values rladapt's offline reading gives."""
+    from omegaconf import OmegaConf
+
+    from rladapt.adapters.verl.validate import compose, parse_argv
+
+    package = VERL_CACHE / version / "verl"
+    if not package.is_dir():
+        pytest.skip(f"verl {version} wheel not unpacked in .cache/verl (the conformance suite fetches it)")
+    (tmp_path / "my_grpo.yaml").write_text(OWN_CONFIG.format(base="ppo_trainer"))
+    argv = [
+        "python3",
+        "-m",
+        "verl.trainer.main_ppo",
+        f"--config-path={tmp_path}",
+        "--config-name=my_grpo",
+        "data.max_prompt_length=2048",
+    ]
+    cfg = compose(package, parse_argv(argv))
+    mine = fw.effective(argv, version).values
+    for key in ("data.max_prompt_length", "data.return_raw_chat", "actor_rollout_ref.rollout.name"):
+        assert OmegaConf.select(cfg, key) == mine[key], key
+    assert OmegaConf.select(cfg, "actor_rollout_ref.rollout.multi_turn.max_assistant_turns") == 5
+
+
+def test_a_key_only_the_launchs_own_config_declares_passes_the_native_check(tmp_path: Path) -> None:
+    """recipe/fapo's own config declares reward_model.rollout.* (not in verl 0.6.1's packaged config): a launch
+    overriding it composes in verl, so rladapt's key check takes the file's keys as keys of the config."""
+    from rladapt.adapters.verl.validate import check_native
+    from rladapt.plugins import NativeLaunch
+
+    (tmp_path / "rm.yaml").write_text(
+        "defaults:\n  - ppo_trainer\n  - _self_\nreward_model:\n  rollout:\n    name: vllm\n"
+    )
+    argv = ["python3", "-m", "verl.trainer.main_ppo", "--config-path", str(tmp_path), "--config-name", "rm"]
+    native = NativeLaunch(
+        job_name="j", framework="verl", version="0.6.1", argv=(*argv, "reward_model.rollout.name=sglang")
+    )
+    assert check_native(native) == []
+    bad = NativeLaunch(
+        job_name="j", framework="verl", version="0.6.1", argv=(*argv, "reward_model.no_such_key=1")
+    )
+    assert check_native(bad)
+
+
+def test_an_added_key_the_render_also_writes_stays_an_add_hydra_accepts(registry: Registry) -> None:
+    """recipe/fapo and recipe/dapo add the overlong buffer's keys with ``+``; the spec's overlong penalty renders
+    ``+...overlong_buffer_cfg.log=False`` itself, so the launch's ``+...log=True`` is kept as ``++`` (a second
+    ``+`` on the same key is refused by Hydra: "Could not append to config")."""
+    kw = "reward_model.reward_kwargs"
+    text = (
+        "python3 -m verl.trainer.main_ppo actor_rollout_ref.model.path=m data.train_files=t "
+        "data.max_response_length=1024 reward_model.reward_manager=dapo "
+        f"+{kw}.overlong_buffer_cfg.enable=True +{kw}.overlong_buffer_cfg.len=256 "
+        f"+{kw}.overlong_buffer_cfg.penalty_factor=1.0 +{kw}.overlong_buffer_cfg.log=True "
+        f"+{kw}.max_resp_len=1024"
+    )
+    launch = read_launch(text, "cmd", fw.match)
+    imported = build(fw, "0.6.1", list(launch.argv), source="cmd", registry=registry)
+    assert imported.job.spec.reward.overlong_penalty is not None
+    assert f"++{kw}.overlong_buffer_cfg.log=True" in imported.job.spec.native["verl"]

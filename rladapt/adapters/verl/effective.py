@@ -4,7 +4,7 @@ snapshot's defaults for the config the launch names), with the launch's override
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rladapt.adapters.common import hydra_item
@@ -25,8 +25,12 @@ def verl_effective(
     overrides: Sequence[str],
     sources: Sequence[str] | None = None,
     snap: Snapshot | None = None,
+    own: Mapping[str, Any] | None = None,
+    own_source: str = "",
 ) -> Effective:
-    """verl's composed config for ``config_name`` with ``overrides``; ``sources[i]`` names where item i came from."""
+    """verl's composed config for ``config_name`` with ``overrides``; ``sources[i]`` names where item i came from.
+    ``own``: the leaf values of a launch's own config file that builds on ``config_name`` (``ownconfig``),
+    merged over it before the overrides, as Hydra composes ``defaults: [config_name, _self_]``."""
     snap = snap or snapshot("verl", version)
     scope = config_name if config_name in snap.scopes else None
     index = snap.scope_index(scope)
@@ -36,6 +40,11 @@ def verl_effective(
         if not spec.type.startswith("dict") and snap.in_scope(spec, scope)
     }
     origin: dict[str, str] = {}
+    for key, value in (own or {}).items():
+        for below in [k for k in values if k.startswith(key + ".")]:
+            del values[below]  # a node the file gives one value (or an empty mapping) replaces
+        values[key] = value
+        origin[key] = own_source
     for i, raw in enumerate(overrides):
         where = sources[i] if sources is not None else f"argv item {raw}"
         item = hydra_item(raw, where)
@@ -86,13 +95,20 @@ def _resolved(values: dict[str, Any]) -> dict[str, Any]:
     except Exception:  # a tree OmegaConf cannot hold: the raw values are the best offline answer
         return values
     out = dict(values)
+    absent = object()
     for key in pending:
         try:
-            resolved = OmegaConf.select(cfg, key, throw_on_resolution_failure=True)
+            resolved = OmegaConf.select(cfg, key, default=absent, throw_on_resolution_failure=True)
         except Exception:  # a custom resolver of verl's (only registered when verl runs): left as written
+            continue
+        if resolved is absent:  # a key the tree could not hold (a value beside a node): left as written
             continue
         if OmegaConf.is_config(resolved):
             resolved = OmegaConf.to_container(resolved, resolve=False)
-        if resolved is not None or values[key] is None:
+        # null from a default's ``${oc.select:...}`` is kept as written (the text is what a fix-up can restore:
+        # many of verl's integer keys refuse an explicit null); null from ``${oc.env:VAR,null}`` of a variable
+        # unset here (rladapt's Slurm CPU patch outside Slurm, patches.SLURM_NUM_CPUS) is the value verl composes
+        # too: kept as text, the import cancelled the patch with a ``=null`` native item
+        if resolved is not None or values[key] is None or "oc.env:" in str(values[key]):
             out[key] = resolved
     return out

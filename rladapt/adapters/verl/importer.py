@@ -8,7 +8,7 @@ verl's own default gets verl's value written out. Anything the spec cannot hold 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from rladapt.adapters.common import hydra_item
@@ -19,20 +19,24 @@ from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, GRPO_ADVANTAGE_A
 
 from .effective import verl_effective
 from .entrypoints import FULLY_ASYNC_MODULE, ONE_STEP_OFF_MODULE
+from .ownconfig import config_file, read_own_config
 from .patches import TRAINER_SEARCHPATH as PATCHED_SEARCHPATH
 from .translate import (
     ADV_ESTIMATOR,
     ARR,
+    CONFIG_DIRS,
     CONFIG_NAMES,
     KL_TYPE,
     TRUNCATION,
     hydra_value,
 )
-from .validate import engine_form, parse_argv
+from .validate import Invocation, engine_form, parse_argv
 from .versions import keys
 
 FRAMEWORK = "verl"
 EXAMPLE = "python3 -m verl.trainer.main_ppo KEY=VALUE ..."
+#: ``fields`` takes the sources: a key the launch sets to verl's own value is still a setting of the launch
+FIELDS_TAKE_SOURCES = True
 _ESTIMATOR_NAME = {v: k for k, v in ADV_ESTIMATOR.items() if k not in ("dapo", "gspo")}
 _KL_NAME = {v: k for k, v in KL_TYPE.items()}
 
@@ -47,9 +51,26 @@ def match(argv: list[str]) -> int | None:
 
 def effective(argv: list[str], version: str) -> Effective:
     """The effective config of ``argv`` (the whole command, from the interpreter on); a key's source is the
-    override that set it."""
+    override that set it. A launch's own config file (``--config-path``) is read and composed (``ownconfig``):
+    the packaged config it builds on, its own values, then the overrides."""
     given = parse_argv(argv)
-    _refuse_config_path(given.overrides, given.config_name)
+    _refuse_config_path(given)
+    snap = snapshot(FRAMEWORK, version)
+    mine = None
+    if given.config_path is not None:
+        mine = read_own_config(
+            config_file(given.config_path, given.config_name), packaged_configs(given.module, snap)
+        )
+        # the file's packaged config decides the scope, as naming that config on the command line would
+        given = Invocation(given.module, mine.base, given.overrides)
+    elif given.module in CONFIG_NAMES and given.config_name not in snap.scopes:
+        folder = "verl/" + CONFIG_DIRS[given.module]
+        raise UsageError(
+            f"--config-name {quote(given.config_name)}: verl {version} has no config {given.config_name!r} in "
+            f"its own folder ({folder}, which a relative --config-path such as 'config' names: Hydra joins it to "
+            f"the entry module's folder); expected one of {', '.join(packaged_configs(given.module, snap))}, or a "
+            "folder of the launch's own given as an absolute --config-path"
+        )
     inv = engine_form(given, version)
     overrides, sources = list(inv.overrides), list(inv.overrides)
     if (
@@ -65,25 +86,51 @@ def effective(argv: list[str], version: str) -> Effective:
         first = [PATCHED_SEARCHPATH, *(f"{key}={hydra_value(value)}" for key, value in own.items())]
         overrides = [*first, *overrides]
         sources = [*(f"{DEFAULT} ({inv.config_name}.yaml)" for _ in first), *sources]
-    snap = snapshot(FRAMEWORK, version)
-    eff = verl_effective(version, inv.scope(snap.scopes), overrides, sources, snap)
+    eff = verl_effective(
+        version,
+        inv.scope(snap.scopes),
+        overrides,
+        sources,
+        snap,
+        own=mine.values if mine else None,
+        own_source=mine.file if mine else "",
+    )
     values = {"(entrypoint)": inv.module, "(config-name)": inv.config_name, **eff.values}
-    return Effective(eff.framework, eff.version, values, eff.sources)
+    origin = dict(eff.sources)
+    if mine is not None:
+        values["(config)"] = mine.file
+        origin["(config)"] = "--config-path/--config-name"
+        origin["(config-name)"] = f"defaults of {mine.file}"
+    return Effective(eff.framework, eff.version, values, origin)
 
 
-def _refuse_config_path(items: Sequence[str], name: str) -> None:
-    """A launch composing a config folder of its own (``--config-path DIR``, Hydra's ``-cp``): rladapt composes
-    verl's packaged configs of the version only, so it cannot say what that launch runs; an error naming the item
-    (exit 2), never a spec that drops the folder or holds the flag as a native item."""
-    for i, item in enumerate(items):
+def packaged_configs(module: str, snap: Any) -> tuple[str, ...]:
+    """The config names of the entry module's packaged folder that a launch's own config may build on."""
+    names = CONFIG_NAMES.get(module, ())
+    return tuple(n for n in names if n in snap.scopes)
+
+
+def _refuse_config_path(given: Invocation) -> None:
+    """A launch composing a config folder of its own (``--config-path DIR`` other than the entry module's own,
+    Hydra's ``--config-dir``): an error naming the item (exit 2), never a spec that drops the folder or holds the
+    flag as a native item."""
+    for i, item in enumerate(given.overrides):
         flag, sep, value = item.partition("=")
-        if flag in ("--config-path", "-cp", "--config-dir", "-cd"):
-            folder = value if sep else (items[i + 1] if i + 1 < len(items) else "")
+        if flag in ("--config-dir", "-cd"):
+            added = value if sep else (given.overrides[i + 1] if i + 1 < len(given.overrides) else "")
             raise UsageError(
-                f"{flag} {quote(folder)}: the launch composes a config folder of its own ({folder}/{name}.yaml); "
-                "rladapt reads verl's packaged configs of the version only (verl/trainer/config), so it cannot "
-                "import or compare this launch: keep running it natively, or move its settings into overrides"
+                f"{flag} {quote(added)}: the launch adds a config folder to Hydra's search path; rladapt "
+                "composes verl's packaged configs or one folder of the launch's own (--config-path), so it "
+                "cannot import or compare this launch: keep running it natively, or use --config-path"
             )
+    folder = given.config_path
+    if folder is not None and not folder.startswith("/"):
+        raise UsageError(
+            f"--config-path {quote(folder)}: Hydra resolves a relative config path against the entry module's "
+            f"folder inside the installed verl ({given.module.rpartition('.')[0].replace('.', '/')}/), where "
+            "this folder is not verl's own (hydra/_internal/utils.py compute_search_path_dir): give the launch's "
+            "config folder as an absolute path"
+        )
 
 
 #: (version, config name) -> the values an experimental config gives keys of ppo_trainer that it includes (its
@@ -130,6 +177,11 @@ def unconsumed(argv: list[str], target: Effective, derived: Effective) -> list[s
             and same(derived.values[parsed.key], target.values.get(parsed.key))
         )
         if not reproduced:
+            # ``+key`` adds a key the launch's config lacks; where the render already writes that key (a spec
+            # field that verl's config does not declare, e.g. the overlong buffer's ``log``), Hydra refuses a
+            # second ``+`` ("Could not append to config"): ``++`` is the same add-or-set of the same value
+            if parsed.op == "add" and parsed.key in derived.values and not item.startswith("++"):
+                item = "+" + item
             out.append(item)
     return out
 
@@ -165,8 +217,17 @@ def _grad_clip(t: dict[str, Any], version: str, role: str, megatron: bool) -> fl
     return None if same(value, snapshot("verl", version).default(names[0])) else value
 
 
-def _data_memory(t: dict[str, Any], version: str, megatron: bool, out: dict[str, Any]) -> None:
-    """Overlong prompts, CPU offload and packed sequences: the keys ``translate._data_memory`` writes."""
+def _set_by_launch(sources: Mapping[str, str], key: str) -> bool:
+    """Whether the launch itself sets ``key`` (an override or its own config file), not a default."""
+    return key in sources and not sources[key].startswith((DEFAULT, INTERPOLATED))
+
+
+def _data_memory(
+    t: dict[str, Any], version: str, megatron: bool, out: dict[str, Any], sources: Mapping[str, str]
+) -> None:
+    """Overlong prompts, CPU offload and packed sequences: the keys ``translate._data_memory`` writes. A value
+    the launch sets explicitly becomes the field even where it is verl's own (``param_offload=False``): the
+    render then writes it from the field, and nothing of it is left to spec.native."""
     k = keys(version)
     if t.get("data.filter_overlong_prompts") is True:
         out["spec.data.overlong_prompts"] = "drop"
@@ -184,20 +245,24 @@ def _data_memory(t: dict[str, Any], version: str, megatron: bool, out: dict[str,
             [] if role == "ref" else [("optimizer", "optimizer_offload")]
         )
         for part, key in parts:
-            # verl's own is false everywhere: only a role kept in CPU memory becomes a field
-            if t.get(f"{prefix}.{key}") is True:
-                out[f"spec.training.offload.{role}.{part}"] = True
+            # verl's own is false everywhere: a role kept in CPU memory, or one the launch keeps on the GPU
+            # explicitly, becomes a field
+            value = t.get(f"{prefix}.{key}")
+            if value is True or (value is False and _set_by_launch(sources, f"{prefix}.{key}")):
+                out[f"spec.training.offload.{role}.{part}"] = value
     if megatron and k.megatron_remove_padding != "model":
         return  # packed by the Megatron workers themselves, or by the actor's own key (left to native)
-    pack = t.get(f"{ARR}.model.use_remove_padding")
-    if isinstance(pack, bool) and not same(
-        pack, snapshot("verl", version).default(f"{ARR}.model.use_remove_padding")
+    key = f"{ARR}.model.use_remove_padding"
+    pack = t.get(key)
+    if isinstance(pack, bool) and (
+        _set_by_launch(sources, key) or not same(pack, snapshot("verl", version).default(key))
     ):
         out["spec.training.pack_sequences"] = pack
 
 
-def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
-    """Spec field path -> value, from the effective config ``t`` (only keys it has; None values are skipped)."""
+def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Spec field path -> value, from the effective config ``t`` (only keys it has; None values are skipped);
+    ``sources`` (key -> where its value came from) tells the launch's own settings from verl's defaults."""
     k = keys(version)
     out: dict[str, Any] = {}
 
@@ -211,6 +276,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     # the Megatron config (before 0.8.0), or ppo_trainer with model_engine=megatron (0.8.0+, translate.engine_choice)
     megatron = t.get("(config-name)") == CONFIG_NAMES.get(str(t.get("(entrypoint)")), ("", ""))[1]
     megatron = megatron or t.get("model_engine") == "megatron"
+    put("spec.runtime.config", "(config)")
     put("spec.data.train", "data.train_files", as_list)
     put("spec.data.val", "data.val_files", as_list)
     put("spec.data.prompt_key", "data.prompt_key")
@@ -273,7 +339,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     clip = _grad_clip(t, version, f"{ARR}.actor", megatron)
     if clip is not None:
         out["spec.training.optimizer.max_grad_norm"] = clip
-    _data_memory(t, version, megatron, out)
+    _data_memory(t, version, megatron, out, sources or {})
     if megatron:
         out["spec.training.backend"] = "megatron"
         put("spec.training.parallel.tp", f"{ARR}.actor.megatron.tensor_model_parallel_size")

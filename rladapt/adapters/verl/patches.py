@@ -100,7 +100,9 @@ def slurm_num_cpus(native: NativeLaunch, job: RLJob) -> NativeLaunch:
     key = f"{keys(native.version).ray_init}.num_cpus"
     if any(_split(a)[1] == key for a in native.argv):
         return native  # the user fixed it already (native.verl)
-    module_end = 3 if "--config-name" not in native.argv else 5
+    module_end = 3
+    while native.argv[module_end : module_end + 1] in (("--config-name",), ("--config-path",)):
+        module_end += 2  # the config flags translate writes right after the module stay there
     if native.argv[module_end : module_end + 1] == (MEGATRON_ENGINE,):
         module_end += 1  # the engine choice stays first, as translate (and upstream's scripts) write it
     argv = [*native.argv[:module_end], f"{key}={SLURM_NUM_CPUS}", *native.argv[module_end:]]

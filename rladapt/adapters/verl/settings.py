@@ -8,11 +8,12 @@ from rladapt.plugins.adapter import NativeSetting
 from rladapt.plugins.native import NativeLaunch
 from rladapt.plugins.snapshots import find_snapshot
 
-from .validate import ROLE_GROUPS, parse_argv
+from .validate import ROLE_GROUPS, on_packaged, parse_argv
 
 
 def native_settings(native: NativeLaunch) -> list[NativeSetting]:
-    invocation = parse_argv(native.argv)
+    given = parse_argv(native.argv)
+    invocation = on_packaged(given) or given
     snap = find_snapshot("verl", native.version)
     scopes = snap.scopes if snap is not None else ()
     scope = invocation.scope(scopes)

@@ -81,8 +81,11 @@ class _Builder(TranslationBuilder[Keys]):
         self.origins[key] = source
 
     def add(self, key: str, value: Any, source: str) -> None:
-        """Add ``key``, which the version's config does not declare (Hydra's ``+key=value``)."""
-        self.overrides.append(f"+{key}={hydra_value(value)}")
+        """Add ``key``, which the version's config does not declare (Hydra's ``+key=value``); on a launch's own
+        config file (spec.runtime.config), which may declare it, ``++key=value`` (add or override): Hydra refuses
+        ``+`` on a key that is there ("Could not append to config")."""
+        plus = "++" if self.job.spec.runtime.config is not None else "+"
+        self.overrides.append(f"{plus}{key}={hydra_value(value)}")
         self.origins[key] = source
 
 
@@ -132,8 +135,15 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         raise UnsupportedError(b.problems)
 
     argv: list[str] = [job.spec.runtime.python, "-m", module]
+    own = job.spec.runtime.config
     name = config_name(job, fv.version)
-    if name != CONFIG_NAMES[module][0]:
+    if own is not None:
+        # the launch's own config file (spec.runtime.config, absolute: Hydra joins a relative --config-path to
+        # the entry module's folder inside the installed verl, hydra/_internal/utils.py compute_search_path_dir)
+        folder, _, file = own.rpartition("/")
+        argv += ["--config-path", folder or "/", "--config-name", file.removesuffix(".yaml")]
+        b.origins["(config)"] = "spec.runtime.config"
+    elif name != CONFIG_NAMES[module][0]:
         argv += ["--config-name", name]
     choice = engine_choice(job, fv.version)
     if choice is not None:
@@ -467,11 +477,9 @@ def _batches(b: _Builder) -> None:
         b.set("data.train_batch_size", tr.global_batch, "spec.training.global_batch")
     b.set(f"{ARR}.actor.ppo_mini_batch_size", tr.mini_batch, "spec.training.mini_batch")
     # verl requires these per-GPU micro batches whenever dynamic batching is off ("Please set at least one of").
-    b.set(
-        f"{ARR}.actor.ppo_micro_batch_size_per_gpu",
-        tr.micro_batch_per_gpu,
-        "spec.training.micro_batch_per_gpu",
-    )
+    micro = actor_micro_batch(b.job)
+    if micro is not None:
+        b.set(f"{ARR}.actor.ppo_micro_batch_size_per_gpu", micro, "spec.training.micro_batch_per_gpu")
     _forward_budgets(b)
     dyn = tr.dynamic_batch
     b.set(f"{ARR}.actor.use_dynamic_bsz", dyn.enabled, "spec.training.dynamic_batch.enabled")
@@ -481,6 +489,10 @@ def _batches(b: _Builder) -> None:
             dyn.max_tokens_per_gpu,
             "spec.training.dynamic_batch.max_tokens_per_gpu",
         )
+        # the log-prob passes follow the actor's use_dynamic_bsz (their ${oc.select:...} default, rollout.yaml and
+        # ref.yaml of every pinned wheel); written out, as upstream's seq-balance scripts write them
+        for role in ("rollout", "ref"):
+            b.set(f"{ARR}.{role}.log_prob_use_dynamic_bsz", True, "spec.training.dynamic_batch.enabled")
     opt = tr.optimizer
     b.set(f"{ARR}.actor.optim.lr", opt.lr, "spec.training.optimizer.lr")
     # verl reads lr_warmup_steps_ratio only while lr_warmup_steps < 0 (its default -1): an unset warmup emits
@@ -540,6 +552,17 @@ def _batches(b: _Builder) -> None:
                 b.set(f"critic.{key}", copt.max_grad_norm, "spec.training.critic_optimizer.max_grad_norm")
 
 
+def actor_micro_batch(job: RLJob) -> int | None:
+    """The actor's micro batch per GPU rladapt renders; None (verl's own null) with dynamic batching on and no
+    micro batch in the spec: verl then splits by tokens and asks for no micro batch (utils/config.py
+    validate_config and workers/config/actor.py ActorConfig check them only ``if not use_dynamic_bsz``, 0.6.1;
+    0.5.0's ray_trainer.py _validate_config likewise), so a launch that leaves them null keeps them null."""
+    tr = job.spec.training
+    if tr.dynamic_batch.enabled and "micro_batch_per_gpu" not in tr.model_fields_set:
+        return None
+    return tr.micro_batch_per_gpu
+
+
 def _budget(
     b: _Builder, key: str, value: int | None, field: str, fallback: int | None, fallback_field: str
 ) -> None:
@@ -561,14 +584,15 @@ def _forward_budgets(b: _Builder) -> None:
     tr = b.job.spec.training
     bud = tr.budgets
     old, ref = bud.old_log_prob, bud.ref_log_prob
-    micro = old.micro_batch_per_gpu or tr.micro_batch_per_gpu
+    actor = actor_micro_batch(b.job)
+    micro = old.micro_batch_per_gpu or actor
     old_field = "spec.training.budgets.old_log_prob.micro_batch_per_gpu"
     _budget(
         b,
         f"{ARR}.rollout.log_prob_micro_batch_size_per_gpu",
         old.micro_batch_per_gpu,
         old_field,
-        tr.micro_batch_per_gpu,
+        actor,
         "spec.training.micro_batch_per_gpu",
     )
     # null: old_log_prob's (its own value when given, else the actor update's)
@@ -607,7 +631,8 @@ def _critic_budgets(b: _Builder) -> None:
         "critic.ppo_micro_batch_size_per_gpu",
         upd.micro_batch_per_gpu,
         "spec.training.budgets.critic_update.micro_batch_per_gpu",
-        tr.micro_batch_per_gpu,
+        # the critic's use_dynamic_bsz follows the actor's (trainer/config/critic/critic.yaml oc.select, 0.6.1+)
+        actor_micro_batch(b.job),
         "spec.training.micro_batch_per_gpu",
     )
     if dyn.enabled:
@@ -1049,6 +1074,9 @@ def _data_memory(b: _Builder) -> None:
         # RLHFDataset.maybe_filter_out_long_prompts: rows whose chat-templated prompt is longer than
         # max_prompt_length tokens are filtered out when the files load (rl_dataset.py, every pinned wheel)
         b.set("data.filter_overlong_prompts", True, "spec.data.overlong_prompts")
+        # no kept prompt is over the length, so verl's own 'error' (every pinned config) never fires: written out
+        # as upstream's scripts write it beside the filter, so a launch's truncation='error' is this field's
+        b.set("data.truncation", "error", "spec.data.overlong_prompts")
     elif how is not None and b.k.reads_truncation:
         if spec.rollout.mode == "async":
             # the agent loop tokenizes the raw chat again, uncut (experimental/agent_loop/single_turn_agent_loop.py)

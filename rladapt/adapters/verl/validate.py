@@ -10,15 +10,18 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from rladapt.primitives.errors import Problem
+from rladapt.primitives.errors import Problem, UsageError
 
+from .effective import ONE_OR_LIST
 from .entrypoints import MAIN_MODULE
+from .ownconfig import OwnConfig, config_file, read_own_config
 from .snapshot import ENGINE_GROUP, engine_scope
 from .translate import CONFIG_DIRS, CONFIG_NAMES
 from .versions import keys
@@ -45,11 +48,14 @@ ROLE_GROUPS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class Invocation:
-    """The Hydra view of a verl argv: entry module, config name and overrides (in order)."""
+    """The Hydra view of a verl argv: entry module, config name and overrides (in order); ``config_path`` the
+    config folder the launch names (``--config-path``/``-cp``) when it is not the entry module's own (None:
+    the module's packaged folder, ``CONFIG_DIRS``)."""
 
     module: str
     config_name: str
     overrides: tuple[str, ...]
+    config_path: str | None = None
 
     @property
     def config_subdir(self) -> str:
@@ -101,24 +107,74 @@ class Invocation:
         return own
 
 
+#: Hydra's flags that name the primary config (hydra/_internal/utils.py get_args_parser, 1.3): name and folder.
+_NAME_FLAGS = ("--config-name", "-cn")
+_PATH_FLAGS = ("--config-path", "-cp")
+
+
 def parse_argv(argv: Sequence[str]) -> Invocation:
     rest = list(argv)
     module = rest[rest.index("-m") + 1] if "-m" in rest else ""
     rest = rest[rest.index(module) + 1 :] if module in rest else rest[1:]
     name = CONFIG_NAMES.get(module, ("ppo_trainer", ""))[0]
+    path: str | None = None
     overrides: list[str] = []
     i = 0
     while i < len(rest):
         item = rest[i]
-        if item in ("--config-name", "-cn") and i + 1 < len(rest):
-            name, i = rest[i + 1], i + 2
-            continue
-        if item.startswith("--config-name="):
-            name = item.split("=", 1)[1]
+        flag, sep, value = item.partition("=")
+        if flag in (*_NAME_FLAGS, *_PATH_FLAGS):
+            if not sep:  # the value is the next word (argparse's ``--config-name NAME``)
+                if i + 1 >= len(rest):
+                    overrides.append(item)
+                    break
+                value, i = rest[i + 1], i + 1
+            if flag in _NAME_FLAGS:
+                # Hydra adds ``.yaml`` to a name without it, so ``NAME.yaml`` is the same config
+                # (hydra/plugins/config_source.py ConfigSource._normalize_file_name, 1.3)
+                name = value.removesuffix(".yaml")
+            else:
+                path = value
         else:
             overrides.append(item)
         i += 1
-    return Invocation(module=module, config_name=name, overrides=tuple(overrides))
+    return Invocation(module, name, tuple(overrides), own_config_path(module, path))
+
+
+def own_config_path(module: str, path: str | None) -> str | None:
+    """``path`` (a ``--config-path``), or None where it names the entry module's own packaged folder: Hydra
+    resolves a relative config path against the folder of the file that declares ``@hydra.main`` (the entry
+    module's: ``python -m`` runs it as ``__main__``, so hydra/_internal/utils.py
+    detect_calling_file_or_module_from_task_function gives its file and compute_search_path_dir joins the path
+    to that file's folder, Hydra 1.3), so ``config`` or ``./config`` beside ``verl/trainer/main_ppo.py`` is
+    ``verl/trainer/config``, the folder verl's ``@hydra.main(config_path="config")`` names itself."""
+    if path is None or module not in CONFIG_DIRS or os.path.isabs(path) or path.startswith("pkg://"):
+        return path
+    here = posixpath.dirname(module.replace(".", "/"))
+    found = posixpath.normpath(posixpath.join(here, path.replace(os.sep, "/")))
+    return None if found == posixpath.normpath("verl/" + CONFIG_DIRS[module]) else path
+
+
+def on_packaged(invocation: Invocation) -> Invocation | None:
+    """``invocation`` with a launch's own config file (``--config-path``) replaced by the packaged config it builds
+    on (``ownconfig``), to judge keys against; None when that file cannot be read here (nothing to judge by)."""
+    found = own_config_of(invocation)
+    if found is None:
+        return invocation if invocation.config_path is None else None
+    return Invocation(invocation.module, found.base, invocation.overrides)
+
+
+def own_config_of(invocation: Invocation) -> OwnConfig | None:
+    """The launch's own config file as composed (``ownconfig``); None without one or where it cannot be read."""
+    if invocation.config_path is None or not invocation.config_path.startswith("/"):
+        return None
+    try:
+        return read_own_config(
+            config_file(invocation.config_path, invocation.config_name),
+            CONFIG_NAMES.get(invocation.module, ()),
+        )
+    except UsageError:
+        return None
 
 
 def engine_form(invocation: Invocation, version: str) -> Invocation:
@@ -132,7 +188,12 @@ def engine_form(invocation: Invocation, version: str) -> Invocation:
         return invocation
     if not keys(version).megatron_by_engine_choice:
         return invocation
-    return Invocation(invocation.module, default, (f"{ENGINE_GROUP}=megatron", *invocation.overrides))
+    return Invocation(
+        invocation.module,
+        default,
+        (f"{ENGINE_GROUP}=megatron", *invocation.overrides),
+        invocation.config_path,
+    )
 
 
 def package_version(package_dir: Path) -> str | None:
@@ -176,10 +237,15 @@ def compose(package_dir: Path, invocation: Invocation, overrides: Sequence[str] 
         else item
         for item in items
     ]
+    folder = package_dir / invocation.config_subdir
+    if invocation.config_path is not None:
+        # a launch's own config folder: its file names verl's configs by a CWD-relative search path
+        # (file://verl/trainer/config, a checkout's root); this package's tree is the same version's
+        folder = Path(invocation.config_path)
+        if not any(item.startswith("hydra.searchpath=") for item in items):
+            items.append(f"hydra.searchpath=[{trainer_dir}]")
     GlobalHydra.instance().clear()
-    with initialize_config_dir(
-        config_dir=str((package_dir / invocation.config_subdir).resolve()), version_base=None
-    ):
+    with initialize_config_dir(config_dir=str(folder.resolve()), version_base=None):
         return hydra_compose(config_name=invocation.config_name, overrides=items)
 
 
@@ -227,7 +293,8 @@ def validate(native: NativeLaunch, package_dir: Path) -> list[Problem]:
                 "verl argv", f"unknown verl entrypoint {invocation.module!r}", ", ".join(sorted(CONFIG_DIRS))
             )
         ]
-    if not (package_dir / invocation.config_subdir / f"{invocation.config_name}.yaml").is_file():
+    folder = Path(invocation.config_path or package_dir / invocation.config_subdir)
+    if not (folder / f"{invocation.config_name}.yaml").is_file():
         return [
             Problem(
                 "verl argv",
@@ -295,7 +362,14 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
     snap = find_snapshot("verl", native.version)
     if snap is None:
         return None
-    invocation = parse_argv(native.argv)
+    given = parse_argv(native.argv)
+    found = on_packaged(given)
+    if found is None:
+        return None
+    invocation = found
+    own = own_config_of(given)
+    # keys the launch's own config file declares (beyond verl's packaged ones) are keys of the composed config
+    declared = tuple(own.values) if own is not None else ()
     if invocation.module not in CONFIG_DIRS:
         return [
             Problem(
@@ -320,15 +394,20 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
         key = lhs.lstrip("+~")
         if not key or key.startswith("hydra.") or "/" in key or "@" in key or lhs.strip() in ROLE_GROUPS:
             continue  # Hydra's own keys and config-group choices are not config keys
+        if any(key == d or key.startswith(d + ".") or d.startswith(key + ".") for d in declared):
+            continue  # declared by the launch's own config file: its value is that file's business
         op: Op = "delete" if lhs.startswith("~") else "add" if lhs.startswith("+") else "set"
         if item in native.passthrough:  # the user's own override: blame the spec entry
             where = f"spec.native.verl[{native.passthrough.index(item)}]"
         else:
             where = native.origins.get(key, f"verl argv: {key}")
+        value = hydra_value(rhs) if sep else UNKNOWN
+        if key in ONE_OR_LIST and isinstance(value, str):
+            value = [value]  # verl reads one string as the list of it (effective.ONE_OR_LIST cites where)
         items.append(
             NativeItem(
                 key=key,
-                value=hydra_value(rhs) if sep else UNKNOWN,
+                value=value,
                 where=where,
                 found=item,
                 op=op,

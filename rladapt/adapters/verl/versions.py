@@ -66,6 +66,9 @@ _BASE = frozenset(
         "offload.critic.params",
         "offload.critic.optimizer",
         "pack_sequences",  # model.use_remove_padding (FSDP); the Megatron forward packs (thd) by itself
+        # --config-path/--config-name of a launch's own config file (hydra/_internal/utils.py _run_hydra: both
+        # flags replace what @hydra.main names; verl/trainer/main_ppo.py, 0.5.0 to 0.9.1)
+        "runtime.config",
         "checkpoint.resume_path",
         "checkpoint.keep_last",
         "checkpoint.never",  # trainer.save_freq=-1: ray_trainer.py saves only while save_freq > 0
