@@ -66,6 +66,7 @@ def generate(source: Path, version: str) -> Snapshot:
     configs = source / "examples" / "configs"
     examples = sorted(configs.glob("grpo_math_*.yaml"))
     base: dict[str, Any] = {}
+    nulls: set[str] = set()
     for path in [*examples, *(p for p in _family(configs) if p not in examples)]:
         leaves = dict(_leaves(_load(path)))
         if path.name == BASE_EXAMPLE:
@@ -73,6 +74,14 @@ def generate(source: Path, version: str) -> Snapshot:
         for key, value in leaves.items():
             if key not in keys and not _under_open(key, keys):
                 keys[key] = KeySpec(type=_loose(type_of(value)), default=None)
+            elif value is None and not isinstance(_load_node(path, key), dict):
+                nulls.add(key)
+    for key in sorted(nulls):
+        # a config of the tag sets it to null although its annotation says otherwise (NotRequired[str] keys such
+        # as vllm_cfg.reasoning_parser_plugin: recipes write null for "none"): the tag composes null there
+        kind = keys[key].type if key in keys else "any"
+        if kind != "any" and "null" not in kind.split("|"):
+            keys[key] = KeySpec(**{**keys[key].__dict__, "type": f"{kind}|null"})
     for key, (module, text) in READ_BY_CODE.items():
         path = source / module
         if key not in keys and path.is_file() and text in path.read_text(encoding="utf-8"):
@@ -113,6 +122,13 @@ def _family(configs: Path) -> list[Path]:
             if isinstance(parent, str):
                 todo.append(path.parent / parent)
     return sorted(found, key=lambda p: p.as_posix())
+
+
+def _load_node(path: Path, key: str) -> Any:
+    node: Any = _load(path)
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
 
 
 def _loose(kind: str) -> str:

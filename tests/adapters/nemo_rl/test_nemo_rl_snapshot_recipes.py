@@ -13,6 +13,7 @@ from typing import Any, NotRequired, TypedDict
 
 class GRPOConfig(TypedDict):
     num_prompts_per_step: int
+    reasoning_parser: NotRequired[str]
 
 
 class DataConfig(TypedDict):
@@ -39,6 +40,7 @@ def _tree(root: Path) -> Path:
         "defaults: ../../base_of_recipe.yaml\n"
         "data:\n  _override_: true\n  max_input_seq_length: 16\n"
         "policy:\n  sequence_packing:\n    fuse_loss: true\n"
+        "grpo:\n  reasoning_parser: null\n"
     )
     # extended by the recipe: read although its name says nothing of GRPO
     (configs / "base_of_recipe.yaml").write_text(
@@ -55,6 +57,8 @@ def test_recipes_and_what_they_extend_give_their_keys(tmp_path: Path) -> None:
     assert snap.has("env.math.num_workers")
     assert not snap.has("sft.max_num_steps")
     assert not snap.has("data._override_")  # a directive of the loader, no key
+    # annotated a string, written null by a recipe: the tag composes null there
+    assert snap.keys["grpo.reasoning_parser"].type == "str|null"
     # the base example still gives the defaults, and the scopes stay the configs the adapter emits
     assert snap.default("grpo.num_prompts_per_step") == 32
     assert snap.scopes == ("nemo_rl/algorithms/grpo.py:MasterConfig", "examples/configs/grpo_math_1B.yaml")
