@@ -138,7 +138,9 @@ def _leaves(cfg: Any) -> dict[str, Any]:
     raw = _flat(OmegaConf.to_container(cfg, resolve=False))
     out = {}
     for key, value in raw.items():
-        if isinstance(value, str) and "${" in value:
+        # a list holding an interpolation (``seed: ${grpo.seed}`` in a block of NeMo-RL's data.train list) is
+        # resolved as a whole: what the framework reads is the resolved list
+        if (isinstance(value, str) and "${" in value) or (isinstance(value, list) and "${" in repr(value)):
             with contextlib.suppress(Exception):
                 found = OmegaConf.select(cfg, key, throw_on_resolution_failure=True)
                 value = OmegaConf.to_container(found, resolve=True) if OmegaConf.is_config(found) else found
@@ -338,16 +340,26 @@ def _one_line(exc: BaseException) -> str:
 
 def nemo_rl_run_script(tree: Path, config: str) -> str:
     """The script upstream runs a config with: the example script that loads it by default
-    (``run_grpo_sliding_puzzle.py``), else the one its test-suite script runs (recipes), else ``run_grpo.py``
-    (``run_grpo_math.py`` before it existed)."""
-    name = Path(config).name
-    for script in sorted((tree / "examples").glob("run_*.py")):
-        if re.search(r"[\"']configs[\"']\s*,\s*[\"']" + re.escape(name), script.read_text()):
-            return f"examples/{script.name}"
-    for suite in (tree / "tests" / "test_suites").glob(f"**/{Path(config).stem}.sh"):
-        found = re.search(r"examples/(run_\w+\.py)", suite.read_text())
-        if found:
-            return f"examples/{found.group(1)}"
+    (``run_grpo_sliding_puzzle.py``), else the one its test-suite script runs (recipes), else the one of the
+    nearest config it extends (``defaults:``: a ``vlm_grpo_3B.yaml`` variant is run_vlm_grpo.py's), else
+    ``run_grpo.py`` (``run_grpo_math.py`` before it existed)."""
+    import yaml
+
+    todo, seen = [tree / config], set()
+    while todo:
+        path = todo.pop(0).resolve()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        for script in sorted((tree / "examples").glob("run_*.py")):
+            if re.search(r"[\"']configs[\"']\s*,\s*[\"']" + re.escape(path.name), script.read_text()):
+                return f"examples/{script.name}"
+        for suite in (tree / "tests" / "test_suites").glob(f"**/{path.stem}.sh"):
+            found = re.search(r"examples/(run_\w+\.py)", suite.read_text())
+            if found:
+                return f"examples/{found.group(1)}"
+        parents = (yaml.safe_load(path.read_text()) or {}).get("defaults")
+        todo += [path.parent / p for p in ([parents] if isinstance(parents, str) else parents or [])]
     return (
         "examples/run_grpo.py"
         if (tree / "examples" / "run_grpo.py").is_file()

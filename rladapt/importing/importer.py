@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import yaml
+from pydantic import ValidationError
 
 from rladapt.plugins import BUILTIN_PLUGINS, Registry, get_registry
 from rladapt.plugins.effective import Effective, same
@@ -203,8 +204,14 @@ def _placement(data: dict[str, Any], fields: Mapping[str, Any]) -> None:
     separate: dict[str, tuple[int, int]] = dict(fields.get("(placement.separate)") or {})
     if not nodes_gpus or (tuple(nodes_gpus) == (1, 8) and not apart and not separate):
         return
-    # the roles a job needs do not depend on how weights sync, which itself needs the placement built here
-    probe = validate_data({**data, "spec": {k: v for k, v in data["spec"].items() if k != "weight_sync"}})
+    # the roles a job needs do not depend on how weights sync, which itself needs the placement built here; the
+    # model alone (no cross-field checks): the batch checks of the default placement are not the launch's
+    try:
+        probe = RLJob.model_validate(
+            {**data, "spec": {k: v for k, v in data["spec"].items() if k != "weight_sync"}}
+        )
+    except ValidationError:
+        probe = validate_data({**data, "spec": {k: v for k, v in data["spec"].items() if k != "weight_sync"}})
     nodes, gpus = nodes_gpus
     shared = [r for r in probe.spec.required_roles if r not in apart and r not in separate]
     pools = [

@@ -242,8 +242,8 @@ class _NemoLoader:
             for name in names:
                 parent = name if name.startswith("/") else _norm(posixpath.join(own, name))
                 parent_cfg = self.load(parent, None if nested_from_parent else own, path)
-                base = self._merge(base, parent_cfg)
-            config = self._merge(base, config)
+                base = self._merge(base, parent_cfg, path)
+            config = self._merge(base, config, path)
         for key, source in mine.items():
             for k in [k for k in self.origin if k.startswith(key + ".")]:
                 del self.origin[k]
@@ -253,8 +253,9 @@ class _NemoLoader:
                 self.origin.pop(key, None)
         return config
 
-    def _merge(self, base: Any, child: Any) -> Any:
+    def _merge(self, base: Any, child: Any, path: str) -> Any:
         from omegaconf import DictConfig, OmegaConf
+        from omegaconf.errors import OmegaConfBaseException
         from packaging.version import Version
 
         if Version(self.version) >= Version("0.6.0"):
@@ -267,7 +268,14 @@ class _NemoLoader:
                         base.pop(key)
                     for k in [k for k in self.origin if k == key or k.startswith(f"{key}.")]:
                         del self.origin[k]
-        return OmegaConf.merge(base, child)
+        try:
+            return OmegaConf.merge(base, child)
+        except OmegaConfBaseException as exc:
+            # upstream's load_config merges the same way and fails alike (a list where the parent has a mapping
+            # needs the section's ``_override_: true`` from 0.6.0 on)
+            raise UsageError(
+                f"{path}: NeMo-RL {self.version} cannot merge it onto its defaults: {one_line(str(exc))}"
+            ) from None
 
     def _own_leaves(self, config: Any, path: str) -> dict[str, str | None]:
         """Key -> the source of the values this file sets (None: the tag's own defaults file)."""

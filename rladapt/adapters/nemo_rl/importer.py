@@ -17,11 +17,12 @@ from typing import Any
 from packaging.version import Version
 
 from rladapt.adapters.common import hydra_item, hydra_value
-from rladapt.plugins.effective import CONFIG_FILE, DEFAULT, INTERPOLATED, Effective, same
+from rladapt.plugins.effective import CONFIG_FILE, INTERPOLATED, Effective, same
 from rladapt.primitives.errors import UsageError, quote
 from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, GRPO_ADVANTAGE_ALGORITHMS
 
 from .effective import NEMO_DEFAULT_CONFIG, nemo_rl_effective
+from .run_script import is_grpo_script, run_script
 from .translate import MATH_VERIFY_IMPL, UNLIMITED
 from .versions import V0_4_0, V0_5_0, V0_6_0, keys
 
@@ -40,8 +41,7 @@ _BUILTIN = {impl: name for name, impl in MATH_VERIFY_IMPL.items()}
 def match(argv: list[str]) -> int | None:
     """Index after the ``examples/run_grpo*.py`` script (its first argument), or None."""
     for i, word in enumerate(argv):
-        name = posixpath.basename(word)
-        script = name.startswith("run_grpo") and name.endswith(".py")
+        script = is_grpo_script(word)
         if script and any("python" in w or w == "uv" for w in argv[:i]):
             return i + 1
     return None
@@ -84,18 +84,13 @@ def is_config(text: str) -> bool:
     return isinstance(data, dict) and data.get("kind") != "RLJob"
 
 
-#: config file name -> the run script whose own config it is (``os.path.join(os.path.dirname(__file__),
-#: "configs", ...)`` in examples/run_grpo_sliding_puzzle.py of v0.4.0 to v0.7.0): that script builds the
-#: environment the config describes (``env.sliding_puzzle_game``), run_grpo.py would build the data config's.
-SCRIPT_OF_CONFIG = {"grpo_sliding_puzzle.yaml": "examples/run_grpo_sliding_puzzle.py"}
-
-
 def config_launch(path: str, version: str, overrides: list[str]) -> list[str]:
-    """The launch that runs config ``path`` with ``overrides``: the script whose own config it is
-    (``SCRIPT_OF_CONFIG``), else the GRPO script of that tag (run_grpo_rm.py for a 0.4.0 reward-model config), as
+    """The launch that runs config ``path`` with ``overrides``: the script upstream runs it with
+    (``run_script.run_script``: the script whose default config it is, the one its test suite runs, or those of
+    the config it extends), else the GRPO script of that tag (run_grpo_rm.py for a 0.4.0 reward-model config), as
     translate picks it (versions.Keys.script)."""
     k = keys(version)
-    own = SCRIPT_OF_CONFIG.get(posixpath.basename(path))
+    own, _ = run_script(path, version, k.script(reward_model=False))
     argv = ["uv", "run", "python", own or k.script(reward_model=False), "--config", path, *overrides]
     if own is not None:
         return argv
@@ -137,21 +132,33 @@ def _setting(key: str, value: Any, derived: Effective) -> str:
     return f"{'' if key in derived.values else '+'}{key}={value_text(value)}"
 
 
+def _settings(key: str, value: Any, derived: Effective) -> list[str]:
+    """``_setting``, and where the rendered config holds a mapping at ``key`` (the base config's ``data.train``
+    block) and the launch another value (grpo_multiple_datasets.yaml's list of blocks, 0.6.0+), its deletion
+    first: Hydra merges a value into a mapping, and refuses a list there ("Error merging override")."""
+    if key not in derived.values and any(k.startswith(key + ".") for k in derived.values):
+        return [f"~{key}", f"+{key}={value_text(value)}"]
+    return [_setting(key, value, derived)]
+
+
 def unconsumed(argv: list[str], target: Effective, derived: Effective) -> list[str]:
     """What the launch sets that a rendered spec does not reproduce, in order: the keys its config files set
     (as overrides on the rendered config), then its own overrides verbatim."""
     out: list[str] = []
 
     def reproduced(key: str) -> bool:
+        # a value the rendered config holds already, the tag's own default included: a config restating the base
+        # config (upstream's standalone grpo_math_1B_megatron.yaml restates most of it) adds no native item for
+        # it. An interpolated value is no reproduction: it follows other keys, the launch's literal does not
         return (
             key in derived.values
-            and not derived.source(key).startswith((DEFAULT, INTERPOLATED))
+            and not derived.source(key).startswith(INTERPOLATED)
             and same(derived.values[key], target.values.get(key))
         )
 
     for key, where in target.sources.items():
         if where.startswith(CONFIG_FILE) and key in target.values and not reproduced(key):
-            out.append(_setting(key, target.values[key], derived))
+            out.extend(_settings(key, target.values[key], derived))
     _, _, overrides = parse(argv)
     for item in overrides:
         parsed = hydra_item(item, "launch")
@@ -168,14 +175,31 @@ def fixups(target: Effective, got: Effective) -> list[str]:
     t = {k: v for k, v in target.values.items() if not k.startswith("(")}
     g = {k: v for k, v in got.values.items() if not k.startswith("(")}
     deletes: dict[str, None] = {}
+    replaced: dict[str, None] = {}
     for key in g:
         if key in t or any(k.startswith(key + ".") for k in t):
             continue
         node = _highest_absent(key, t)
-        if g.get(node, ...) is not None:  # Hydra deletes no null key ("Could not delete from config")
+        if g.get(node, ...) is not None:
             deletes[f"~{node}"] = None
+        else:
+            # Hydra deletes no null key ("Could not delete from config ... does not exist": hydra 1.3
+            # _apply_overrides_to_config treats None as missing), e.g. the base config's
+            # policy.tokenizer.chat_template_kwargs under a standalone vlm_grpo_3B.yaml (0.4.0, 0.5.0): the section
+            # holding it is deleted and added back as the launch has it
+            section = node.rpartition(".")[0]
+            if section and any(k.startswith(section + ".") for k in t):
+                replaced[section] = None
     sets: dict[str, None] = {}
+    for section in replaced:
+        if any(section.startswith(r + ".") for r in replaced):
+            continue  # inside a section replaced whole
+        sub = {k[len(section) + 1 :]: v for k, v in t.items() if k.startswith(section + ".")}
+        deletes[f"~{section}"] = None
+        sets[f"+{section}={value_text(_nest(sub))}"] = None
     for key, value in t.items():
+        if any(key.startswith(r + ".") for r in replaced):
+            continue
         if key in g and same(value, g[key]):
             continue
         leaf = _leaf_ancestor(key, g)
@@ -183,7 +207,8 @@ def fixups(target: Effective, got: Effective) -> list[str]:
             sub = {k[len(leaf) + 1 :]: v for k, v in t.items() if k.startswith(leaf + ".")}
             sets[f"{leaf}={value_text(_nest(sub))}"] = None
             continue
-        sets[_setting(key, value, got)] = None
+        for item in _settings(key, value, got):
+            (deletes if item.startswith("~") else sets)[item] = None
     return [*deletes, *sets]
 
 

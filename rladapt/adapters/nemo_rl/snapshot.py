@@ -3,14 +3,19 @@
 NeMo-RL has no PyPI release to build from, so a maintainer passes a checkout (``git worktree add DIR v0.7.0``).
 Keys come from two sources, because neither alone is what a launch may set: the typed ``MasterConfig`` of
 ``nemo_rl/algorithms/grpo.py`` (TypedDicts or pydantic models, every union member and every subclass of a
-referenced class included; read with ``ast``) and the leaves of ``examples/configs/grpo_math_*.yaml``. A key's
-default is its value in ``grpo_math_1B.yaml`` (the base the other examples extend); its type is the annotation
-where the tree declares one, else the type of that default. ``dict[str, Any]`` marks a free-form mapping.
+referenced class included; read with ``ast``) and the leaves of every GRPO-family config of the tag: each
+``examples/configs/**/*.yaml`` whose name says GRPO or DAPO (the recipes included: a recipe sets keys that no typed
+config declares, such as the free-form kwargs of a dataset or of Automodel, and a launch of it is a launch the tag
+composes), and every config such a one extends by its ``defaults:``. A key's default is its value in
+``grpo_math_1B.yaml`` (the base the other examples extend); its type is the annotation where the tree declares one,
+else the type of that default. ``dict[str, Any]`` marks a free-form mapping. The scopes (the configs the adapter can
+emit) are the ``grpo_math_*.yaml`` examples; a key only another config sets has no scope of its own.
 """
 
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -58,15 +63,25 @@ def generate(source: Path, version: str) -> Snapshot:
     classes = _classes(source)
     keys: dict[str, KeySpec] = {}
     _expand(classes[ROOT], "", classes, keys, frozenset())
-    examples = sorted((source / "examples" / "configs").glob("grpo_math_*.yaml"))
+    configs = source / "examples" / "configs"
+    examples = sorted(configs.glob("grpo_math_*.yaml"))
     base: dict[str, Any] = {}
-    for path in examples:
-        leaves = dict(_leaves(yaml.safe_load(path.read_text(encoding="utf-8")) or {}))
+    nulls: set[str] = set()
+    for path in [*examples, *(p for p in _family(configs) if p not in examples)]:
+        leaves = dict(_leaves(_load(path)))
         if path.name == BASE_EXAMPLE:
             base = leaves
         for key, value in leaves.items():
             if key not in keys and not _under_open(key, keys):
                 keys[key] = KeySpec(type=_loose(type_of(value)), default=None)
+            elif value is None and not isinstance(_load_node(path, key), dict):
+                nulls.add(key)
+    for key in sorted(nulls):
+        # a config of the tag sets it to null although its annotation says otherwise (NotRequired[str] keys such
+        # as vllm_cfg.reasoning_parser_plugin: recipes write null for "none"): the tag composes null there
+        kind = keys[key].type if key in keys else "any"
+        if kind != "any" and "null" not in kind.split("|"):
+            keys[key] = KeySpec(**{**keys[key].__dict__, "type": f"{kind}|null"})
     for key, (module, text) in READ_BY_CODE.items():
         path = source / module
         if key not in keys and path.is_file() and text in path.read_text(encoding="utf-8"):
@@ -80,6 +95,42 @@ def generate(source: Path, version: str) -> Snapshot:
     )
 
 
+#: The configs of the GRPO family by name (the ledger's field: scripts/import_ledger.py ``field_of``).
+_FAMILY = re.compile(r"grpo|dapo", re.I)
+
+
+def _load(path: Path) -> dict[str, Any]:
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _family(configs: Path) -> list[Path]:
+    """Every GRPO-family config under ``configs`` and what each extends (``defaults:``, a path relative to the
+    config's folder: load_config of nemo_rl/utils/config.py), in a stable order."""
+    found: dict[Path, None] = {}
+    todo = [p for p in sorted(configs.rglob("*.yaml")) if _FAMILY.search(p.name)]
+    while todo:
+        path = todo.pop(0).resolve()
+        if path in found or not path.is_file():
+            continue
+        found[path] = None
+        parents = _load(path).get("defaults")
+        for parent in [parents] if isinstance(parents, str) else parents if isinstance(parents, list) else []:
+            if isinstance(parent, str):
+                todo.append(path.parent / parent)
+    return sorted(found, key=lambda p: p.as_posix())
+
+
+def _load_node(path: Path, key: str) -> Any:
+    node: Any = _load(path)
+    for part in key.split("."):
+        node = node.get(part) if isinstance(node, dict) else None
+    return node
+
+
 def _loose(kind: str) -> str:
     # an example's value shows one value, not the declared type: null says nothing, a number may be a float
     return {"null": "any", "int": "int|float"}.get(kind, kind)
@@ -88,7 +139,9 @@ def _loose(kind: str) -> str:
 def _leaves(tree: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
     out: list[tuple[str, Any]] = []
     for key, value in tree.items():
-        if prefix == "" and key == "defaults":
+        if (prefix == "" and key == "defaults") or key == "_override_":
+            # the defaults chain and merge_with_override's marker (nemo_rl/utils/config.py, 0.6.0+) are directives
+            # of the loader, no keys of the config
             continue
         path = f"{prefix}{key}"
         if isinstance(value, dict) and value:

@@ -32,6 +32,7 @@ from rladapt.plugins.translation import TranslationBuilder
 from rladapt.primitives.errors import UnsupportedError
 from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
 
+from .run_script import is_grpo_script
 from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, V0_7_0, Keys, capabilities, keys
 
 if TYPE_CHECKING:
@@ -682,9 +683,9 @@ def _interpreter(b: _Builder) -> None:
         )
     script = b.job.spec.runtime.entrypoint
     name = PurePosixPath(script).name if script is not None else ""
-    if script is not None and not (name.startswith("run_grpo") and name.endswith(".py")):
-        # the GRPO scripts of every tag (examples/run_grpo*.py) are what the spec maps; another program reads
-        # another config (run_sft.py, run_dpo.py) or none
+    if script is not None and not is_grpo_script(name):
+        # the GRPO scripts of every tag (examples/run_grpo*.py, run_vlm_grpo.py) are what the spec maps; another
+        # program reads another config (run_sft.py, run_dpo.py) or none
         b.unsupported(
             "spec.runtime.entrypoint",
             "a run script other than a GRPO one (examples/run_grpo*.py)",

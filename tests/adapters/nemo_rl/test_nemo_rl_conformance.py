@@ -385,7 +385,9 @@ def test_extra_spec_conforms(name: str, pinned: Tag, registry: Registry) -> None
 
 #: A native override and the pinned versions that have its key.
 CROSS_VERSION: list[tuple[str, set[str]]] = [
-    ("data.dataset_name=OpenMathInstruct-2", {"0.2.1", "0.4.0", "0.5.0"}),
+    # (data.dataset_name is no example here: recipes of 0.6.0 and 0.7.0 still set it at the top of data, so those
+    # tags compose it too, read or not)
+    ("data.input_key=problem", {"0.2.1", "0.4.0", "0.5.0"}),
     ("data.train.dataset_name=OpenMathInstruct-2", {"0.6.0", "0.7.0"}),
     ("grpo.val_at_end=true", {"0.6.0", "0.7.0"}),
     ("checkpointing.save_optimizer=false", {"0.6.0", "0.7.0"}),
