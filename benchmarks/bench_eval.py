@@ -10,7 +10,7 @@ mean step times says how much the evaluator slowed the training: it generates on
 (``rladapt.evaluate.generate``), so on a machine whose cores the training already uses, the bound is the share of
 the CPU that thread takes.
 
-    .venv/bin/python benchmarks/bench_eval.py [--steps 20] [--every 2]
+    .venv/bin/python benchmarks/bench_eval.py [--steps 20] [--every 2] [--rounds 1]
 
 Measured (2 cores shared with six other engineers' jobs, load average 8 to 12, so the figures move by tens of
 percent from run to run): see the report of the change that added this file; the same command reproduces them.
@@ -54,6 +54,9 @@ def main() -> None:
     parser.add_argument(
         "--every", type=int, default=2, help="checkpoint (and publish a version) every N steps"
     )
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="pairs of runs; every other one starts with the evaluated run"
+    )
     args = parser.parse_args()
     os.chdir(REPO)
     work = Path(tempfile.mkdtemp(prefix="rladapt-bench-eval-"))
@@ -62,16 +65,19 @@ def main() -> None:
     from rladapt.launch import Runner
 
     runner = Runner()
-    report: dict[str, dict[str, float]] = {}
-    for name, extra in (("without", []), ("with", [SUITE])):
-        ck = work / f"ck-{name}"
+    report: dict[str, list[dict[str, float]]] = {"without": [], "with": []}
+    pair: list[tuple[str, list[str]]] = [("without", []), ("with", [SUITE])]
+    for index, (name, extra) in enumerate(
+        p for r in range(args.rounds) for p in (pair if r % 2 == 0 else pair[::-1])
+    ):
+        ck = work / f"ck-{name}-{index}"
         overrides = [
             f"spec.training.steps={args.steps}",
             f"spec.checkpoint.every_steps={args.every}",
             f"spec.checkpoint.keep_last={args.steps}",
             f"spec.checkpoint.dir={ck}",
             f"spec.runtime.python={sys.executable}",
-            f"spec.pool.store={work / f'pool-{name}'}",
+            f"spec.pool.store={work / f'pool-{name}-{index}'}",
             *extra,
         ]
         started = time.monotonic()
@@ -98,9 +104,13 @@ def main() -> None:
             seconds = [r.seconds for r in found]
             print(f"        evaluator: {len(found)} of {expected} versions measured ({len(during)} while the "
                   f"training ran), {statistics.fmean(seconds):.2f} s per version on one thread", flush=True)  # fmt: skip
-        report[name] = row
-    ratio = report["with"]["mean"] / report["without"]["mean"]
-    median_ratio = report["with"]["median"] / report["without"]["median"]
+        report[name].append(row)
+    ratio = statistics.fmean(r["mean"] for r in report["with"]) / statistics.fmean(
+        r["mean"] for r in report["without"]
+    )
+    median_ratio = statistics.fmean(r["median"] for r in report["with"]) / statistics.fmean(
+        r["median"] for r in report["without"]
+    )
     print(f"ratio with/without: step time mean x{ratio:.2f}, median x{median_ratio:.2f}; "
           f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")  # fmt: skip
 
