@@ -242,7 +242,9 @@ def render_service(
     command = Command(argv=tuple(bootstrap_argv(service_native)))
     request = render_request(service_native, options, command, service_id(run_id, role.name))
     if role.restart == "on-failure":
-        once = shlex.join(command.argv)
+        # the command as render_request made it, not as it came: a relative interpreter left out of the upload
+        # runs from shared storage there (``_ship_inputs``), and the loop must start that one again
+        once = str(request["entrypoint"])
         request["entrypoint"] = (
             f"n=0; until {once}; do rc=$?; n=$((n + 1)); "
             f'echo "{_RESTART_MARK} {role.name} after exit code $rc ($n)" >&2; '

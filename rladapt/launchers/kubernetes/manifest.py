@@ -460,20 +460,26 @@ class Renderer:
         )
 
     def check_storage(self, workdir: str | None) -> None:
-        """A warning when the checkpoint directory (with the metrics under it) is on no volume the pods mount:
-        it would be written to the pod's ephemeral disk, and go with the pod."""
-        where = self.native.checkpoint_dir
-        if not where or "://" in where:
-            return  # none, or remote storage the framework writes to itself
-        in_pod = self.in_pod(where, workdir)
-        if self.on_volume(in_pod):
-            return
-        shown = where if in_pod is None or in_pod == where else f"{where} (in the pods: {in_pod})"
-        self.warnings.append(
-            f"spec.checkpoint.dir {shown} is on no volume: checkpoints and metrics would land on the pod's "
-            "ephemeral disk and be lost with it; mount a volume over it (spec.volumes: a pvc claim, nfs or "
-            "host_path) or give an absolute path under one"
-        )
+        """A warning when the checkpoint directory (with the metrics and evaluation results under it) or the
+        model pool's store is on no volume the pods mount: it would be written to one pod's ephemeral disk and go
+        with the pod, and the other pods (the evaluator, the serving group) would each see an empty one."""
+        publish = self.native.publish or {}
+        store = publish.get("store") if isinstance(publish.get("store"), str) else None
+        for field, where, what in (
+            ("spec.checkpoint.dir", self.native.checkpoint_dir, "checkpoints and metrics"),
+            ("spec.pool.store", store, "the published versions (which the evaluator and serving pods read)"),
+        ):
+            if not where or "://" in where:
+                continue  # none, or remote storage the framework writes to itself
+            in_pod = self.in_pod(where, workdir)
+            if self.on_volume(in_pod):
+                continue
+            shown = where if in_pod is None or in_pod == where else f"{where} (in the pods: {in_pod})"
+            self.warnings.append(
+                f"{field} {shown} is on no volume: {what} would land on the pod's ephemeral disk and be lost "
+                "with it; mount a volume over it (spec.volumes: a pvc claim, nfs or host_path) or give an "
+                "absolute path under one"
+            )
 
     def check_inputs(self, workdir: str | None, uri: str | None) -> None:
         """A warning for each local path the job reads (``NativeLaunch.inputs``) that is on no volume the pods

@@ -1,0 +1,94 @@
+"""The evaluator role on the real single-node Slurm (``.ci/slurm.sh``, the ``slurm`` fixture of test_slurm.py): the
+README's TRL job with a continuous suite, ``rladapt launch -l slurm`` from the repository root as written. The
+evaluator is a job step beside the driver (``srun --overlap``); it reads the pool store and the checkpoint
+directory at the paths the job sees, takes the run id from the job's environment, and drains the last version after
+the driver ended. Every version gets exactly one result, equal to the score computed independently from its
+weights, and the results are the run's metrics."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from rladapt.evaluate import read_results
+from rladapt.pool import VersionStore
+from rladapt.runs import RunStore
+from tests.conftest import REPO
+from tests.evaluate.test_real_trl import MAX_TOKENS, VAL, independent_score
+
+from .test_slurm import slurm, slurm_env  # noqa: F401 (the fixtures)
+
+SUITE = "share-of-a"
+
+
+def continuous(gate: str = "") -> str:
+    """``spec.eval.continuous`` following the pool, the README's suite (greedy), optionally a gate."""
+    return (
+        f"spec.eval.continuous={{follow: pool, suites: [{{name: {SUITE}, data: [examples/tiny/val.jsonl], "
+        "scorer: {function: {path: examples/tiny/reward.py, name: share_of_a}}, "
+        f"generation: {{max_new_tokens: {MAX_TOKENS}, temperature: 0.0}}}}]{gate}}}"
+    )
+
+
+def check_results(ck: Path, pool: Path, run_id: str, steps: list[int]) -> dict[int, float]:
+    """Exactly one result per version, each the independent greedy score of that version's weights."""
+    store = VersionStore(pool)
+    versions = [(m.version, m.source.step) for m, _ in store.of_run(run_id)]
+    assert [s for _, s in versions] == steps
+    found, warnings = read_results(ck / "rladapt-eval", run_id)
+    assert warnings == []
+    assert sorted((r.version, r.suite, r.step) for r in found) == [(v, SUITE, s) for v, s in versions]
+    for result in found:
+        assert result.score == pytest.approx(independent_score(store.path(result.version)), abs=1e-9)
+        assert len(result.samples) == len(VAL.read_text().splitlines())
+    assert [lease for lease in store.leases() if lease.holder == "evaluator"] == []
+    return {r.step: r.score for r in found}
+
+
+@pytest.mark.engine
+def test_the_readme_trl_job_is_evaluated_by_a_job_step_on_slurm(
+    slurm_env: dict[str, str],  # noqa: F811 (the fixture)
+    tmp_path: Path,
+) -> None:
+    pytest.importorskip("trl", reason="the trl extra (the dev extra installs it)")
+    from tests.cli.test_cli import rladapt
+
+    if not (REPO / ".venv" / "bin" / "python").exists():
+        pytest.skip("the README's interpreter .venv/bin/python is made by scripts/test.sh")
+    ck, pool = tmp_path / "ck", tmp_path / "pool"
+    res = rladapt(
+        "launch", "-f", "trl", "--follow", "examples/grpo-tiny-trl.yaml", "-l", "slurm", "-o", "gpus_per_node=0",
+        "-o", "cpus_per_task=1", "-o", "mem=2G", "-o", "ray=false", "spec.training.steps=4",
+        "spec.checkpoint.every_steps=2", f"spec.checkpoint.dir={ck}", f"spec.pool.store={pool}", continuous(),
+        cwd=REPO, timeout=900,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr
+    run_id = res.stdout.splitlines()[0]
+    assert f"run {run_id}: SUCCEEDED (exit code 0)" in res.stderr
+
+    scores = check_results(ck, pool, run_id, [2, 4])
+
+    status = rladapt("status", run_id, "--format", "json", cwd=REPO)
+    assert status.returncode == 0, status.stderr
+    doc = json.loads(status.stdout)
+    assert doc["evaluation"] == {"versions": 2, "evaluated": 2, "behind": 0, "pending": [], "suites": [SUITE]}
+    (service,) = [s for s in doc["services"] if s["name"] == "evaluator"]
+    assert service["state"] == "SUCCEEDED" and service["unit"].endswith("step evaluator"), service
+    text = rladapt("status", run_id, cwd=REPO).stdout
+    assert "service:   evaluator SUCCEEDED" in text and "2 of 2 versions evaluated" in text, text
+
+    # the job step's own log, in the run's services/ folder
+    log = (RunStore().get(run_id).dir / "services" / "evaluator.log").read_text()
+    assert sorted(line.split()[1] for line in log.splitlines() if f"{SUITE}: score" in line) == [
+        "v00000001",
+        "v00000002",
+    ], log
+
+    metrics = rladapt("metrics", run_id, "--format", "json", "--metric", f"eval/{SUITE}/score", cwd=REPO)
+    assert metrics.returncode == 0, metrics.stderr
+    rows = json.loads(metrics.stdout)["steps"]
+    assert [
+        (r["step"], r[f"eval/{SUITE}/score"]) for r in rows if r[f"eval/{SUITE}/score"] is not None
+    ] == sorted(scores.items())
