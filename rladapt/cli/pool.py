@@ -284,8 +284,16 @@ def gc(
     help="The engine: reference (rladapt's own, transformers on CPU), vllm or sglang (their own servers, a GPU).",
 )
 @click.option("--port", type=int, help="The first replica's port (the others follow); default: free ports.")
+@click.option(
+    "--wait",
+    is_flag=True,
+    help="Wait until the alias names a version before starting (a group beside a run whose gate or publisher "
+    "sets the alias later); without it a missing alias is exit 2.",
+)
 @_store_option
-def serve(alias_name: str, replicas: int, engine: str, port: int | None, store: str | None) -> None:
+def serve(
+    alias_name: str, replicas: int, engine: str, port: int | None, wait: bool, store: str | None
+) -> None:
     """Start REPLICAS engines on the version NAME names and follow NAME until interrupted.
 
     While it runs, `pool alias NAME V` and `pool rollback NAME` switch every replica in two phases (each stages
@@ -302,7 +310,21 @@ def serve(alias_name: str, replicas: int, engine: str, port: int | None, store: 
         raise KeyboardInterrupt  # `kill` (SIGTERM) stops the replicas too, as Ctrl-C does
 
     signal.signal(signal.SIGTERM, stop_on_term)
-    group = ServeGroup(_open(store), alias_name, replicas, engine=engine, port=port)
+    opened = _open(store)
+    if wait:
+        import time
+
+        said = False
+        try:
+            while alias_name not in opened.aliases():
+                if not said:
+                    click.echo(f"waiting for the alias {alias_name} to name a version")
+                    said = True
+                time.sleep(2.0)
+        except KeyboardInterrupt:
+            click.echo("stopped before the alias named a version")
+            return
+    group = ServeGroup(opened, alias_name, replicas, engine=engine, port=port)
     started = group.start()
     click.echo(f"serving {alias_name} with {replicas} {engine} replica(s): {', '.join(started.replicas)}")
     try:

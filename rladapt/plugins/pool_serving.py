@@ -29,7 +29,8 @@ def pool_serving(job: RLJob) -> tuple[ServiceRole, ...]:
     serve = pool.serve
     argv = (job.spec.runtime.python, "-m", "rladapt", "pool", "serve", "--store", pool.store,
             "--alias", serve.alias, "--replicas", str(serve.replicas), "--engine", serve.engine,
-            "--port", str(serve.port))  # fmt: skip
+            "--port", str(serve.port), "--wait")  # fmt: skip
+    # --wait: beside a run, the alias is often set later (by the publisher or a gate), not before the launch
     # vLLM and SGLang run one server per GPU; rladapt's reference engine generates on one CPU thread per replica
     on_gpu = serve.engine != "reference"
     return (

@@ -95,7 +95,7 @@ def test_the_evaluator_job_and_the_serving_deployment_render_valid_with_the_stor
     assert {m["mountPath"] for m in serve["volumeMounts"]} >= {"/ckpt", "/pool"}
     command = serve.get("command", []) + serve.get("args", [])
     assert command[command.index("--store") :] == ["--store", "/pool/store", "--alias", "serving", "--replicas",
-                                                   "2", "--engine", "reference", "--port", "8100"]  # fmt: skip
+                                                   "2", "--engine", "reference", "--port", "8100", "--wait"]  # fmt: skip
     assert sorted(p["port"] for p in service["spec"]["ports"]) == [8100, 8101]
 
 

@@ -49,7 +49,7 @@ def test_pool_serve_renders_one_role_running_pool_serve_with_its_ports() -> None
     python = launch["argv"][0]  # the job's interpreter (spec.runtime.python) runs the role too
     assert role["name"] == "pool-serve"
     assert role["argv"] == [python, "-m", "rladapt", "pool", "serve", "--store", "/shared/pool", "--alias",
-                            "candidate", "--replicas", "3", "--engine", "reference", "--port", "9100"]  # fmt: skip
+                            "candidate", "--replicas", "3", "--engine", "reference", "--port", "9100", "--wait"]  # fmt: skip
     assert [(p["name"], p["port"], p["purpose"]) for p in role["ports"]] == [
         ("serve-0", 9100, "serving"), ("serve-1", 9101, "serving"), ("serve-2", 9102, "serving"),
     ]  # fmt: skip
@@ -81,14 +81,13 @@ def test_a_bad_pool_serve_is_a_spec_error_naming_each_field() -> None:
 
 
 @pytest.mark.engine
-def test_the_rendered_role_command_serves_the_alias(tmp_path: Path) -> None:
+def test_the_rendered_role_command_waits_for_the_alias_then_serves_it(tmp_path: Path) -> None:
     pytest.importorskip("torch", reason="the reference engine needs torch")
     pytest.importorskip("transformers", reason="the reference engine needs transformers")
     store = VersionStore(tmp_path / "pool")
     model = tmp_path / "model"
     shutil.copytree(TINY, model)
     store.publish(model, source=Source(run_id="r", step=1))
-    store.set_alias("serving", "v00000001")
     done = render(f"spec.pool.store={store.root}", "spec.pool.serve.port=0")
     assert done.returncode == 2  # port 0 is not a port a launcher can declare
     free = _free_port()
@@ -98,6 +97,11 @@ def test_the_rendered_role_command_serves_the_alias(tmp_path: Path) -> None:
     serve = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=REPO)
     try:
         assert serve.stdout is not None
+        # beside a run the alias is set later (by the publisher or a gate): the role waits for it, then serves
+        first = serve.stdout.readline()
+        assert first.strip() == "waiting for the alias serving to name a version", first
+        assert serve.poll() is None
+        store.set_alias("serving", "v00000001")
         first = serve.stdout.readline()
         assert first.strip() == f"serving serving with 1 reference replica(s): http://127.0.0.1:{free}", first
         assert get_json(f"http://127.0.0.1:{free}", "/version")["version"] == "v00000001"
