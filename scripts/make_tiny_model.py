@@ -3,7 +3,8 @@
     python scripts/make_tiny_model.py [OUT_DIR]      # default: examples/tiny
 
 Writes ``OUT_DIR/model/`` (a 2-layer Qwen2 with hidden size 32 over a 64-symbol character vocabulary, its
-tokenizer built in code with ``tokenizers``) and ``OUT_DIR/prompts.jsonl`` (prompts of random letters). The
+tokenizer built in code with ``tokenizers``), ``OUT_DIR/prompts.jsonl`` (prompts of random letters) and
+``OUT_DIR/val.jsonl`` (held-out prompts of the same kind, another seed: the continuous evaluation suite's). The
 outputs are committed (about 200 KB); run this again to check they are reproduced byte for byte
 (``tests/adapters/trl/test_trl_tiny_model.py`` does). Needs torch, transformers and tokenizers (``.[trl]``).
 """
@@ -21,6 +22,9 @@ SPECIALS = ("<pad>", "<eos>")
 #: 62 symbols: a-z, A-Z, 0-9 and nothing else, so that every character of a prompt or completion is one token.
 SYMBOLS = tuple("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
 PROMPTS = 64
+#: the held-out prompts (val.jsonl): drawn with their own seed, so none is a training prompt by construction
+VAL_SEED = SEED + 1
+VAL_PROMPTS = 8
 PROMPT_LETTERS = "bcdefghijklmnopqrstuvwxyz"
 
 
@@ -71,10 +75,10 @@ def make_model(out: Path) -> None:
     model.save_pretrained(out, safe_serialization=True)
 
 
-def make_prompts(path: Path) -> None:
-    rng = random.Random(SEED)
+def make_prompts(path: Path, seed: int = SEED, count: int = PROMPTS) -> None:
+    rng = random.Random(seed)
     lines = []
-    for _ in range(PROMPTS):
+    for _ in range(count):
         text = "".join(rng.choice(PROMPT_LETTERS) for _ in range(rng.randint(4, 8)))
         lines.append(json.dumps({"prompt": text}))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -86,7 +90,8 @@ def main(argv: list[str]) -> int:
     make_tokenizer(out / "model")
     make_model(out / "model")
     make_prompts(out / "prompts.jsonl")
-    print(f"wrote {out}/model and {out}/prompts.jsonl")
+    make_prompts(out / "val.jsonl", VAL_SEED, VAL_PROMPTS)
+    print(f"wrote {out}/model, {out}/prompts.jsonl and {out}/val.jsonl")
     return 0
 
 

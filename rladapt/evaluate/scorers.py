@@ -116,7 +116,9 @@ def _math(completions: list[str], **kwargs: Any) -> list[float]:
     try:
         from math_verify import parse, verify
     except ImportError:
-        raise UsageError("the math scorer needs Hugging Face math-verify: pip install math-verify") from None
+        raise UsageError(
+            "the math scorer needs Hugging Face math-verify: pip install 'rladapt[math]'"
+        ) from None
     out = []
     for text, row in zip(completions, _columns_rows(kwargs, len(completions)), strict=True):
         truth = _truth(row)

@@ -22,6 +22,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
+from .records import _numpy  # numpy, or the extra to install named
 from .series import RunMetrics
 
 #: the neutral series progress and the health rules read
@@ -77,7 +78,7 @@ class SeriesState:
 
     def extend(self, steps: Any, values: Any) -> None:
         """Add points (steps strictly ascending, after every step taken), windows computed in numpy."""
-        import numpy as np
+        np = _numpy()
 
         steps = np.asarray(steps, dtype=np.int64)
         values = np.asarray(values, dtype=np.float64)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .events import EventsReader, NeedsReference, event_dirs, event_files, read_events
 from .mapping import neutral_series
+from .records import _numpy  # numpy, or the extra to install named
 from .running import INTERVALS, TRACKED, GoesBack, RunState
 from .series import RunMetrics
 
@@ -73,7 +74,7 @@ def _pack(steps: Any, walls: Any, values: Any) -> dict[str, str]:
     """The validation points as base64 of their arrays: a 100,000-point series parses in milliseconds."""
     import base64
 
-    import numpy as np
+    np = _numpy()
 
     def enc(a: Any, dtype: str) -> str:
         return base64.b64encode(np.ascontiguousarray(a, dtype=dtype).tobytes()).decode("ascii")
@@ -108,7 +109,7 @@ def _unpack(packed: Any) -> tuple[Any, Any, Any]:
 
 def _val_merged(packed: Any, steps: Any, walls: Any, values: Any) -> dict[str, str]:
     """The kept points and the new ones, one per step: the newest wall time, the new point on a tie."""
-    import numpy as np
+    np = _numpy()
 
     old = _unpack(packed)
     s = np.concatenate([np.asarray(old[0], dtype=np.int64), steps])
@@ -138,7 +139,7 @@ def _chosen(tags: list[str], names: MetricMap | None) -> dict[str, str]:
 
 def _feed(state: RunState, chosen: dict[str, str], resolved: dict[str, tuple[Any, Any, Any]]) -> None:
     """Add what was just read to ``state``; ``GoesBack`` when it goes back to steps already taken."""
-    import numpy as np
+    np = _numpy()
 
     for neutral, tag in chosen.items():
         if tag in resolved:

@@ -72,7 +72,7 @@ class ObjectVersionStore(VersionStore):
                 from fsspec.core import url_to_fs  # type: ignore[import-untyped]
             except ImportError:
                 raise UsageError(
-                    f"pool store {text!r}: a URL store needs fsspec (pip install fsspec)"
+                    f"pool store {text!r}: a URL store needs fsspec: pip install 'rladapt[fsspec]'"
                 ) from None
             try:
                 fs, text_path = url_to_fs(text)
