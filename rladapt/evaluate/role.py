@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from rladapt.plugins.native import ServiceRole
+from rladapt.plugins.service import ServiceRole
 
 from .settings import EvalSettings
 

@@ -50,13 +50,11 @@ from .native import (
     NATIVE_FORMAT_VERSION,
     NativeLaunch,
     PoolSpec,
-    PortSpec,
     Resume,
     RolePlacement,
     SecretKind,
     SecretRef,
     SecretSourceRef,
-    ServiceRole,
     VolumeSpec,
 )
 from .patches import Patch
@@ -73,6 +71,7 @@ from .registry import (
     trace_hooks,
 )
 from .resumes import Restored, ResumeTrace
+from .service import PortSpec, ServiceRole
 from .signature import Detail, Found, Signature
 from .translation import TranslationBuilder
 

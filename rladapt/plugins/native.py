@@ -16,6 +16,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rladapt.primitives.paths import all_inputs
 
+from .service import PortSpec, ServiceRole
+
 if TYPE_CHECKING:
     from rladapt.primitives import RLJob
 
@@ -98,13 +100,6 @@ class SecretRef(_Frozen):
         return ", ".join(s.label for s in self.sources)
 
 
-class PortSpec(_Frozen):
-    name: str
-    port: int
-    protocol: str = "TCP"
-    purpose: str = "other"
-
-
 class VolumeSpec(_Frozen):
     name: str
     mount: str
@@ -118,35 +113,11 @@ class Resume(_Frozen):
     path: str | None = None
 
 
-class ServiceRole(_Frozen):
-    """A process rladapt runs beside the training job (an evaluator, a serving group): framework-neutral, derived
-    from the spec (``services``), rendered by each launcher as its own unit (a process group on local, a Ray job on
-    Ray, a job step on Slurm, a Deployment on Kubernetes) so that training never waits for it."""
-
-    name: str = Field(
-        pattern=r"^[a-z][a-z0-9-]{0,39}$", description="Unique in the launch; names its unit and log."
-    )
-    argv: tuple[str, ...] = Field(
-        description="The command; argv[0] is the job's interpreter (spec.runtime.python) unless a program is named."
-    )
-    env: dict[str, str] = Field(default_factory=dict, description="Added to the job's environment.")
-    cpus: int = Field(1, ge=1)
-    memory: str | None = Field(None, description="Kubernetes/Slurm memory form, e.g. 4Gi; None: not asked.")
-    gpus: int = Field(0, ge=0)
-    ports: tuple[PortSpec, ...] = ()
-    restart: Literal["on-failure", "never"] = Field(
-        "on-failure", description="Started again when it exits non-zero while the job runs."
-    )
-    outlives_job: bool = Field(
-        False,
-        description="False: stopped when the training job ends. True: left to finish its own work (an evaluator "
-        "draining the last versions) and stopped by rladapt stop.",
-    )
-
-
 def services(job: RLJob, framework: str = "", version: str = "") -> tuple[ServiceRole, ...]:
     """The service roles the spec asks for (continuous evaluation, a serving group), in a fixed order."""
-    from rladapt.evaluate.role import evaluator_roles  # they build ServiceRoles: imported once this module is
+    # imported here, not at the top: the evaluate package's face also loads its results reader, which a module
+    # every plugin imports should not pay for until a launch is built
+    from rladapt.evaluate.role import evaluator_roles
 
     from .pool_serving import pool_serving
 

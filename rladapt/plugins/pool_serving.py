@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .native import PortSpec, ServiceRole
+from .service import PortSpec, ServiceRole
 
 if TYPE_CHECKING:
     from rladapt.primitives import RLJob

@@ -19,6 +19,8 @@ from typing import Any
 from rladapt.compat.schema._format import KeySpec, Snapshot, merge_scopes
 from rladapt.compat.schema._values import type_of
 
+from .entrypoints import ENGINE_GROUP, engine_scope
+
 #: The experimental configs extend ppo_trainer through ``hydra.searchpath: [file://verl/trainer/config]``, a path
 #: relative to the working directory (verl 0.9.1 experimental/one_step_off_policy/config/one_step_off_ppo_trainer.yaml);
 #: ``compose`` points this override at the unpacked package instead.
@@ -78,19 +80,6 @@ def _generate(package: Path, version: str, origin: str) -> Snapshot:
                     variants.append((engine_scope(name, option), composed(module, name, choice)[1]))
     scopes, merged = merge_scopes([*per_scope, *variants], scoped_defaults=True)
     return Snapshot(framework="verl", version=version, source=origin, scopes=scopes, keys=merged)
-
-
-#: The config group that picks every role's engine (verl 0.7.1+ trainer/config/ppo_trainer.yaml defaults:
-#: ``model_engine: dp``, then ``actor@actor_rollout_ref.actor: ${model_engine}_actor`` and the same for the ref and
-#: the critic); 0.8.0 added ``model_engine/megatron.yaml`` and made ppo_megatron_trainer.yaml ``ppo_trainer`` with
-#: ``override model_engine: megatron``, marked "[Deprecated] ... python3 -m verl.trainer.main_ppo
-#: model_engine=megatron" (0.8.0 and 0.9.1 trainer/config/ppo_megatron_trainer.yaml).
-ENGINE_GROUP = "model_engine"
-
-
-def engine_scope(config_name: str, engine: str) -> str:
-    """The snapshot scope of ``config_name`` composed with ``model_engine=engine`` (not its own choice)."""
-    return f"{config_name} {ENGINE_GROUP}={engine}"
 
 
 def engine_options(package: Path) -> list[str]:

@@ -20,9 +20,8 @@ from typing import TYPE_CHECKING, Any
 from rladapt.primitives.errors import Problem, UsageError
 
 from .effective import ONE_OR_LIST
-from .entrypoints import MAIN_MODULE
+from .entrypoints import ENGINE_GROUP, MAIN_MODULE, engine_scope
 from .ownconfig import OwnConfig, config_file, read_own_config
-from .snapshot import ENGINE_GROUP, engine_scope
 from .translate import CONFIG_DIRS, CONFIG_NAMES
 from .versions import keys
 
