@@ -3,14 +3,18 @@
 It calls each runtime patch hook, then runs the native command. A monkeypatch lives in one Python process, so
 a Python entrypoint of this same interpreter (``python -m pkg``, ``python script.py``, ``python -c code``)
 runs in-process through ``runpy`` after the patches; anything else is ``exec``-ed (its exit code and
-signals are its own) and the patches reach it only through ``worker_process_setup_hook`` in Ray workers.
+signals are its own; a child, signals forwarded, when the bootstrap must see its exit) and the patches reach it
+only through ``worker_process_setup_hook`` in Ray workers.
 
 With ``$RLADAPT_CHECKPOINTS`` set (``rladapt.resume``), it first decides what the job resumes from: the newest
 complete checkpoint of the framework's own layout, partial steps moved aside, the framework's own resume
 arguments added to the command. With ``max_restarts`` in it, it runs each attempt as a child and starts a failed
 one again, deciding again each time, up to that many times (a stop, SIGTERM or SIGINT, is never restarted).
 Where the job script restarts the driver itself (Slurm), the script tells each start which restart it is and how
-the start before it ended (``RESTART_ENV``, ``PREVIOUS_EXIT_ENV``), so the same rule marks a step that failed to load.
+the start before it ended (``RESTART_ENV``, ``PREVIOUS_EXIT_ENV``), so the same rule marks a step that failed to
+load. Without a restart loop of its own, a start that resumed from a step judges its training's exit itself and
+marks the step there (``_judge_own_exit``): a restart the launcher makes (a Kubernetes pod retry) or a later
+``rladapt resume`` finds the mark, though nothing tells it how the start before it ended.
 
 ``worker_setup`` is the Ray ``runtime_env.worker_process_setup_hook`` (``WORKER_SETUP_HOOK``): it applies the
 hooks listed in ``$RLADAPT_RUNTIME_PATCHES`` (comma-separated ``module:function``) in each worker process. Both
@@ -272,7 +276,14 @@ def _hold_checkpoint_dir(directory: str) -> tuple[bool, Callable[[], None]]:
 
 
 def _mark_if_unloaded(
-    adapter: FrameworkAdapter, settings: ResumeSettings, chosen: Checkpoint, code: int, restart: int
+    adapter: FrameworkAdapter,
+    settings: ResumeSettings,
+    chosen: Checkpoint,
+    code: int,
+    restart: int,
+    *,
+    root: Path | None = None,
+    which: str | None = None,
 ) -> None:
     """Mark ``chosen`` bad (``rladapt.plugins.checkpoints.mark_bad``) when the attempt that resumed from it failed
     to load it, as far as the job can tell: it exited with an error of its own (1-127: a Python exception such as
@@ -281,18 +292,20 @@ def _mark_if_unloaded(
     mark every restart would take the same step again and fail the same way; with it the next start moves the
     step aside (never deleted) and continues from the newest complete step before it.
     """
-    from rladapt.plugins.checkpoints import mark_bad
+    from rladapt.plugins.checkpoints import bad_reason, mark_bad
 
     if not 0 < code < 128:
         return
-    root = Path.cwd() / settings.dir
+    root = Path.cwd() / settings.dir if root is None else root
+    if bad_reason(root, chosen) is not None:
+        return  # the start that failed marked it already (``_judge_own_exit``)
     scan = adapter.scan_checkpoints(root, settings.version)
     if scan is None:
         return
     newer = [c.step for c in scan.judged(settings.world_size).complete if c.step > chosen.step]
     if newer:
         return  # it went on past the step: whatever failed, the step loaded
-    which = "the first start" if restart == 0 else f"restart {restart}"
+    which = which or ("the first start" if restart == 0 else f"restart {restart}")
     reason = f"{which} resumed from it and exited with {code} before committing a later step"
     try:
         mark_bad(root, chosen, reason, os.environ.get(RUN_ATTEMPT_ENV))
@@ -349,6 +362,70 @@ def _mark_previous_start(
     if chosen is None:
         return  # moved aside or deleted since: no start can choose it again
     _mark_if_unloaded(adapter, settings, chosen, code, restart - 1)
+
+
+#: What judges the exit of the training this start runs without a restart loop of its own (``_judge_own_exit``).
+_after_exit: list[Callable[[int], None]] = []
+
+
+def _judge_own_exit(
+    adapter: FrameworkAdapter, settings: ResumeSettings, chosen: Checkpoint | None, which: str
+) -> None:
+    """Have this start mark ``chosen`` bad when its training fails to load it (``_mark_if_unloaded``), once the
+    training has exited (``_exited``).
+
+    Here the launcher restarts the job, not this bootstrap (a Kubernetes pod retry under the Job's or RayJob's
+    backoffLimit, Slurm's restart loop and requeue), or nothing does (a run without restarts, which `rladapt
+    resume` starts again): the next start is a new process, often on another host, that cannot see how this one
+    ended. The start that failed can: it knows its step and its training's exit code, and writes the mark into the
+    checkpoint directory, which every later start and `rladapt resume` reads. The root is taken now: an in-process
+    framework may change the working directory.
+    """
+    if chosen is None:
+        return
+    root = Path.cwd() / settings.dir
+    pid = os.getpid()
+
+    def judge(code: int) -> None:
+        if os.getpid() == pid:  # not in a forked child of the training unwinding through here
+            _mark_if_unloaded(adapter, settings, chosen, code, 0, root=root, which=which)
+
+    _after_exit[:] = [judge]
+
+
+def _exited(code: int) -> int:
+    """Judge the training's exit ``code`` (``_judge_own_exit``), once; returns ``code``. Never raises: the job's
+    exit code is the training's whatever the judging meets."""
+    from rladapt.primitives.errors import RladaptError
+
+    judges, _after_exit[:] = list(_after_exit), []
+    for judge in judges:
+        try:
+            judge(code)
+        except (RladaptError, OSError) as exc:
+            _say(f"cannot judge the step this start resumed from: {exc}")
+    return code
+
+
+def _run_in_process_judged(native: Sequence[str]) -> bool:
+    """``_run_in_process``, its exit judged (``_exited``): an exception is exit 1 as Python reports it, a
+    ``SystemExit`` its code, an interrupt a stop (130) that says nothing about the step."""
+    if not _after_exit:
+        return _run_in_process(native)
+    try:
+        ran = _run_in_process(native)
+    except SystemExit as exc:
+        _exited(exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1))
+        raise
+    except KeyboardInterrupt:
+        _exited(130)
+        raise
+    except BaseException:
+        _exited(1)
+        raise
+    if ran:
+        _exited(0)
+    return ran
 
 
 def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str]) -> list[str]:
@@ -418,6 +495,8 @@ def _resume_and_restart(settings_text: str, native: list[str], hooks: list[str])
         argv = list(decision.plan.argv) if decision is not None else list(native)
         record_attempt(decision, job_restart + restart, settings.max_restarts)
         if settings.max_restarts <= 0:
+            which = f"restart {job_restart}" if job_restart else "a retry" if requeued else "the first start"
+            _judge_own_exit(adapter, settings, decision.chosen if decision else None, which)
             return argv
         if not child:
             signal.signal(signal.SIGTERM, on_stop)
@@ -478,11 +557,12 @@ def main(args: Sequence[str] | None = None) -> None:
     try:
         if settings_text:
             native = _resume_and_restart(settings_text, native, hooks)
-        if is_python(native[0]) and _run_in_process(native):
+        if is_python(native[0]) and _run_in_process_judged(native):
             return
-        if publishing is not None:
-            # not exec: the last checkpoint is published after the training exits, before the job ends
-            raise SystemExit(_run_child(native))
+        if publishing is not None or _after_exit:
+            # not exec: the last checkpoint is published, and the step it resumed from judged, after the training
+            # exits, before the job ends
+            raise SystemExit(_exited(_run_child(native)))
     finally:
         if publishing is not None:
             publishing()

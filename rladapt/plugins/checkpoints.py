@@ -234,6 +234,11 @@ def _mark_of(root: Path, c: Checkpoint, marks: list[dict[str, object]]) -> str |
     return None
 
 
+def bad_reason(root: Path, c: Checkpoint) -> str | None:
+    """Why ``c`` is marked bad in ``root/BAD_FILE`` (``mark_bad``); None when it is not."""
+    return _mark_of(root, c, read_bad(root))
+
+
 def _relative(root: Path, path: Path) -> str:
     try:
         return str(path.relative_to(root))
@@ -244,16 +249,24 @@ def _relative(root: Path, path: Path) -> str:
 def mark_bad(root: Path, chosen: Checkpoint, reason: str, attempt: str | None = None) -> dict[str, object]:
     """Record in ``root/BAD_FILE`` that a start failed to load ``chosen``: later scans (``judged``) report it
     partial with ``reason``, so no restart or resume picks it again, and the next start moves it aside. The file is
-    replaced whole (one writer per checkpoint directory); the mark is returned for the job's log and attempts."""
+    replaced whole (one writer per checkpoint directory); the mark is returned for the job's log and attempts.
+
+    A step already marked keeps its first mark (returned as it is): the start that failed and the start after it
+    may both judge the same failure (a Slurm restart loop after a start that marked its own step)."""
+    marks = read_bad(root)
+    where, ident = _relative(root, chosen.path), _identity(chosen.path)
+    for known in marks:
+        if (known.get("step"), known.get("path"), known.get("id")) == (chosen.step, where, ident):
+            return known
     mark: dict[str, object] = {
         "step": chosen.step,
-        "path": _relative(root, chosen.path),
-        "id": _identity(chosen.path),
+        "path": where,
+        "id": ident,
         "reason": reason,
         "marked": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
         "attempt": attempt,
     }
-    marks = [*read_bad(root), mark]
+    marks = [*marks, mark]
     tmp = root / f".{BAD_FILE}.{os.getpid()}.tmp"
     tmp.write_text(json.dumps(marks, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     os.replace(tmp, root / BAD_FILE)

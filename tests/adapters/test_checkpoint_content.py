@@ -281,6 +281,33 @@ def test_openrlhf_the_last_ranks_optimizer_shard_missing(tmp_path: Path, dp: int
     )
 
 
+@pytest.mark.parametrize("role", ["_actor", "_critic"])
+@pytest.mark.parametrize("version", ["0.5.9.post1", "0.8.11", "0.11.2"])
+def test_openrlhf_the_issue_s_own_cases_a_middle_rank_s_model_states_missing_or_its_optimizer_shard_empty(
+    tmp_path: Path, role: str, version: str
+) -> None:
+    """The faults as the issue measured them, on a rank that is neither the first nor the last, for each role of a
+    4-rank PPO run: ``zero_pp_rank_2_mp_rank_00_model_states.pt`` missing, ``bf16_zero_pp_rank_1_...`` empty."""
+    _ppo(tmp_path, 5, 4, True)
+    _ppo(tmp_path, 10, 4, True)
+    tag = tmp_path / role / "global_step10"
+    (tag / "zero_pp_rank_2_mp_rank_00_model_states.pt").unlink()
+    _falls_back(
+        _scan(OpenRLHFAdapter(), tmp_path, version),
+        10,
+        5,
+        f"rank 2 of 4: {role}/global_step10/zero_pp_rank_2_mp_rank_00_model_states.pt missing",
+    )
+    _ppo(tmp_path, 15, 4, True)
+    empty(tmp_path / role / "global_step15" / "bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt")
+    _falls_back(
+        _scan(OpenRLHFAdapter(), tmp_path, version),
+        15,
+        5,
+        f"{role}/global_step15/bf16_zero_pp_rank_1_mp_rank_00_optim_states.pt: empty",
+    )
+
+
 @pytest.mark.parametrize("dp", WORLDS)
 def test_openrlhf_an_empty_or_cut_optimizer_shard(tmp_path: Path, dp: int) -> None:
     _ppo(tmp_path, 5, dp, True)
