@@ -21,8 +21,7 @@ from rladapt.plugins.launcher import render_artifacts
 from rladapt.primitives import load_job
 from tests.cli.test_cli import rladapt
 from tests.conftest import REPO
-
-from .test_evaluator_slurm import SUITE, check_results, continuous
+from tests.support.evaluation import SUITE, check_results, continuous
 
 pytest.importorskip("trl", reason="the trl extra (the dev extra installs it)")
 EXAMPLE = "examples/grpo-tiny-trl.yaml"
