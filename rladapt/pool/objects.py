@@ -49,6 +49,7 @@ from .store import (
     GcReport,
     Lease,
     VersionStore,
+    _check_keep,
     _check_name,
     _now,
 )
@@ -403,31 +404,10 @@ class ObjectVersionStore(VersionStore):
     def gc(self, *, keep_last: int, keep_every: int | None = None, verify: bool = False,
            dry_run: bool = False) -> GcReport:  # fmt: skip
         self._need_conditional("garbage collection")
-        if keep_last < 1:
-            raise UsageError(
-                f"--keep-last must be at least 1 (the newest version is always kept), not {keep_last}"
-            )
-        if keep_every is not None and keep_every < 1:
-            raise UsageError(f"--keep-every must be at least 1, not {keep_every}")
+        _check_keep(keep_last, keep_every)
         report = GcReport(dry_run=dry_run)
         versions = self.versions()
-        keep: dict[str, list[str]] = {}
-        for name in versions[-keep_last:]:
-            keep.setdefault(name, []).append(f"among the newest {keep_last}")
-        for alias in self._names("aliases"):
-            state = self._read_alias(alias)
-            if state is not None:
-                keep.setdefault(state.version, []).append(f"alias {alias}")
-                if state.previous:
-                    keep.setdefault(state.previous[-1], []).append(f"alias {alias} rolls back to it")
-        at = time.time()
-        for lease in self.leases():
-            if lease.alive(at):
-                keep.setdefault(lease.version, []).append(f"leased by {lease.holder}")
-        if keep_every:
-            for name in versions:
-                if int(name[1:]) % keep_every == 0:
-                    keep.setdefault(name, []).append(f"every {keep_every}th")
+        keep = self._keep(versions, self._names("aliases"), keep_last, keep_every)
         for name in versions:
             problems = self.verify(name, hashes=verify)
             if problems:

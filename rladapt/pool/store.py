@@ -374,33 +374,11 @@ class VersionStore:
         A version whose files do not match its manifest is moved to ``quarantine/`` (unless something keeps it:
         then it is reported). Publish folders left by a dead process and the trash are swept.
         """
-        if keep_last < 1:
-            raise UsageError(
-                f"--keep-last must be at least 1 (the newest version is always kept), not {keep_last}"
-            )
-        if keep_every is not None and keep_every < 1:
-            raise UsageError(f"--keep-every must be at least 1, not {keep_every}")
+        _check_keep(keep_last, keep_every)
         report = GcReport(dry_run=dry_run)
         with self._locked():
             versions = self.versions()
-            keep: dict[str, list[str]] = {}
-            for name in versions[-keep_last:]:
-                keep.setdefault(name, []).append(f"among the newest {keep_last}")
-            for alias in sorted(self.aliases()):
-                state = self._read_alias(alias)
-                if state is None:
-                    continue
-                keep.setdefault(state.version, []).append(f"alias {alias}")
-                if state.previous:
-                    keep.setdefault(state.previous[-1], []).append(f"alias {alias} rolls back to it")
-            at = time.time()
-            for lease in self.leases():
-                if lease.alive(at):
-                    keep.setdefault(lease.version, []).append(f"leased by {lease.holder}")
-            if keep_every:
-                for name in versions:
-                    if int(name[1:]) % keep_every == 0:
-                        keep.setdefault(name, []).append(f"every {keep_every}th")
+            keep = self._keep(versions, sorted(self.aliases()), keep_last, keep_every)
             for name in versions:
                 folder = self.root / "versions" / name
                 problems = self.verify(name, hashes=verify)
@@ -429,6 +407,30 @@ class VersionStore:
             for path in (self.root / "trash").glob("*"):
                 shutil.rmtree(path, ignore_errors=True)
         return report
+
+    def _keep(
+        self, versions: list[str], aliases: list[str], keep_last: int, keep_every: int | None
+    ) -> dict[str, list[str]]:
+        """What keeps each version GC must keep, of ``versions`` (oldest first) and the ``aliases`` by name."""
+        keep: dict[str, list[str]] = {}
+        for name in versions[-keep_last:]:
+            keep.setdefault(name, []).append(f"among the newest {keep_last}")
+        for alias in aliases:
+            state = self._read_alias(alias)
+            if state is None:
+                continue
+            keep.setdefault(state.version, []).append(f"alias {alias}")
+            if state.previous:
+                keep.setdefault(state.previous[-1], []).append(f"alias {alias} rolls back to it")
+        at = time.time()
+        for lease in self.leases():
+            if lease.alive(at):
+                keep.setdefault(lease.version, []).append(f"leased by {lease.holder}")
+        if keep_every:
+            for name in versions:
+                if int(name[1:]) % keep_every == 0:
+                    keep.setdefault(name, []).append(f"every {keep_every}th")
+        return keep
 
     # --- internals -----------------------------------------------------------------------------------------
 
@@ -538,6 +540,15 @@ class VersionStore:
 
 class AliasMoved(RladaptError):
     """A compare-and-swap on an alias lost: it names another version than the caller expected (exit 1)."""
+
+
+def _check_keep(keep_last: int, keep_every: int | None) -> None:
+    if keep_last < 1:
+        raise UsageError(
+            f"--keep-last must be at least 1 (the newest version is always kept), not {keep_last}"
+        )
+    if keep_every is not None and keep_every < 1:
+        raise UsageError(f"--keep-every must be at least 1, not {keep_every}")
 
 
 def _check_name(name: str, what: str) -> None:
