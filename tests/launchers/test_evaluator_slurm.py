@@ -14,7 +14,7 @@ import pytest
 
 from rladapt.runs import RunStore
 from tests.conftest import REPO
-from tests.support.evaluation import SUITE, check_results, continuous
+from tests.support.evaluation import SUITE, check_metrics, check_results, continuous
 
 from .test_slurm import slurm, slurm_env  # noqa: F401 (the fixtures)
 
@@ -58,9 +58,4 @@ def test_the_readme_trl_job_is_evaluated_by_a_job_step_on_slurm(
         "v00000002",
     ], log
 
-    metrics = rladapt("metrics", run_id, "--format", "json", "--metric", f"eval/{SUITE}/score", cwd=REPO)
-    assert metrics.returncode == 0, metrics.stderr
-    rows = json.loads(metrics.stdout)["steps"]
-    assert [
-        (r["step"], r[f"eval/{SUITE}/score"]) for r in rows if r[f"eval/{SUITE}/score"] is not None
-    ] == sorted(scores.items())
+    check_metrics(run_id, scores)

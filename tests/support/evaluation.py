@@ -81,3 +81,15 @@ def check_results(ck: Path, pool: Path, run_id: str, steps: list[int]) -> dict[i
         assert len(result.samples) == len(VAL.read_text().splitlines())
     assert [lease for lease in store.leases() if lease.holder == "evaluator"] == []
     return {r.step: r.score for r in found}
+
+
+def check_metrics(run_id: str, scores: dict[int, float]) -> None:
+    """The results are the run's metrics (``rladapt metrics``): the suite's score at the step of each version."""
+    from tests.cli.test_cli import rladapt
+
+    metrics = rladapt("metrics", run_id, "--format", "json", "--metric", f"eval/{SUITE}/score", cwd=REPO)
+    assert metrics.returncode == 0, metrics.stderr
+    rows = json.loads(metrics.stdout)["steps"]
+    assert [
+        (r["step"], r[f"eval/{SUITE}/score"]) for r in rows if r[f"eval/{SUITE}/score"] is not None
+    ] == sorted(scores.items())
