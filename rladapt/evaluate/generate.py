@@ -1,8 +1,9 @@
 """Generating a suite's answers from one version's weights with transformers (the ``engine`` extra).
 
 The answers are what the pool's reference engine (``rladapt.pool.engine``) returns for the same prompt and
-settings: the same ``generate`` call, greedy at temperature 0, the new tokens decoded without special tokens. One
-thread: the evaluator runs beside the training on the same machine and must not take all its cores.
+settings: its own ``generate`` (``rladapt.pool.engine.generate``), greedy at temperature 0, the new tokens decoded
+without special tokens. One thread: the evaluator runs beside the training on the same machine and must not take
+all its cores.
 """
 
 from __future__ import annotations
@@ -14,22 +15,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rladapt.primitives.errors import RladaptError, UsageError
+from rladapt.pool.engine import generate, load_weights
+from rladapt.primitives.errors import RladaptError
 from rladapt.primitives.spec import SuiteGeneration
 
 __all__ = ["EngineModel", "Model", "NotServed", "load_model"]
 
 
-def _modules() -> tuple[Any, Any, Any]:
-    try:
-        import torch
-        from transformers import AutoModelForCausalLM, AutoTokenizer
-    except ImportError as exc:
-        raise UsageError(
-            f"the evaluator generates with transformers and torch ({exc}): install 'rladapt[engine]' "
-            "(and torch: pip install torch==2.13.0)"
-        ) from None
-    return torch, AutoModelForCausalLM, AutoTokenizer
+_WHO = "the evaluator"
 
 
 @dataclass
@@ -44,38 +37,22 @@ class Model:
         return str(self.tokenizer.apply_chat_template(prompt, tokenize=False, add_generation_prompt=True))
 
     def answers(self, prompt: Any, generation: SuiteGeneration, seed: int) -> list[str]:
-        torch = _modules()[0]
-        inputs = self.tokenizer(self.text_of(prompt), return_tensors="pt")
-        sample = generation.temperature > 0
+        text = self.text_of(prompt)
         out = []
         for k in range(generation.samples):
-            if sample:
-                torch.manual_seed(seed + k)  # a sampled suite is reproducible: the same answers on a re-run
-            with torch.no_grad():
-                tokens = self.model.generate(
-                    **inputs,
-                    max_new_tokens=generation.max_new_tokens,
-                    do_sample=sample,
-                    temperature=generation.temperature if sample else None,
-                    top_p=None,
-                    top_k=None,
-                    pad_token_id=self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
-                )
-            new = tokens[0][inputs["input_ids"].shape[1] :]
+            # a sampled suite is reproducible: the same answers on a re-run
+            new, _ = generate(self.model, self.tokenizer, text, max_new_tokens=generation.max_new_tokens,
+                              temperature=generation.temperature, seed=seed + k, who=_WHO)  # fmt: skip
             out.append(str(self.tokenizer.decode(new, skip_special_tokens=True)))
         return out
 
 
 def load_model(folder: Path) -> Model:
     """The model in ``folder`` (Hugging Face files) on the CPU, in float32; RladaptError when it does not load."""
-    torch, AutoModelForCausalLM, AutoTokenizer = _modules()
-    torch.set_num_threads(1)
     try:
-        model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32)
-        tokenizer = AutoTokenizer.from_pretrained(folder)
+        model, tokenizer = load_weights(folder, _WHO)
     except (OSError, ValueError) as exc:
         raise RladaptError(f"cannot load the model in {str(folder)!r}: {exc}") from None
-    model.eval()
     return Model(model, tokenizer)
 
 

@@ -14,7 +14,6 @@ GSM8K ``answer`` after its ``#### ``).
 
 from __future__ import annotations
 
-import importlib.util
 import math
 import re
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from rladapt.primitives.errors import UsageError
+from rladapt.primitives.functions import NotLoadable, load_function
 from rladapt.primitives.spec import SuiteScorer
 
 __all__ = ["Scorer", "load_scorer", "score"]
@@ -44,21 +44,12 @@ def load_scorer(scorer: SuiteScorer, field: str) -> Scorer:
         )
     fn = scorer.function
     assert fn is not None  # the model allows exactly one of builtin and function
-    path = Path(fn.path)
-    if not path.is_file():
-        raise UsageError(f"{field}.function.path: no such file {fn.path!r}")
-    spec = importlib.util.spec_from_file_location(f"rladapt_scorer_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise UsageError(f"{field}.function.path: {fn.path!r} is not a Python file")
-    module = importlib.util.module_from_spec(spec)
     try:
-        spec.loader.exec_module(module)
+        return load_function(fn.path, fn.name, f"rladapt_scorer_{Path(fn.path).stem}")
+    except NotLoadable as exc:
+        raise UsageError(f"{field}.function.{exc.part}: {exc.message}") from None
     except Exception as exc:  # the user's module: whatever it raises, say where
         raise UsageError(f"{field}.function.path: importing {fn.path!r} failed: {exc!r}") from None
-    func = getattr(module, fn.name, None)
-    if not callable(func):
-        raise UsageError(f"{field}.function.name: {fn.path!r} defines no function {fn.name!r}")
-    return func
 
 
 def score(

@@ -52,7 +52,9 @@ _TABLE = _make_table()
 _np_table: Any = None
 
 
-def _numpy() -> Any:
+def load_numpy() -> Any:
+    """numpy, which the metrics compute with (tensorboard's own dependency, the ``metrics`` extra); a UsageError
+    naming the extra to install when it is missing."""
     global _np_table
     try:
         import numpy as np
@@ -80,7 +82,7 @@ def masked_crc32c(data: bytes) -> int:
 
 def masked_crc32c_rows(rows: Any) -> Any:
     """The masked CRC-32C of each row of ``rows`` (a 2-D uint8 array, rows of one length), as a uint32 array."""
-    np = _numpy()
+    np = load_numpy()
     columns = np.ascontiguousarray(rows.T)
     crc = np.full(columns.shape[1], 0xFFFFFFFF, dtype=np.uint32)
     table = _np_table
@@ -170,7 +172,7 @@ def batches(
     """The valid records of the open file ``f`` (``size`` bytes) from ``start``, a window at a time; damaged
     stretches are skipped and noted in ``scan``, and ``scan.end`` set. ``want(data)``: whether the caller will parse
     a long record (short ones are all checked at once, which is cheaper than asking)."""
-    np = _numpy()
+    np = load_numpy()
     pos = start
     scan.end = start
     while pos < size:

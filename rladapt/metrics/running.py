@@ -22,7 +22,7 @@ from array import array
 from dataclasses import dataclass, field
 from typing import Any
 
-from .records import _numpy  # numpy, or the extra to install named
+from .records import load_numpy
 from .series import RunMetrics
 
 #: the neutral series progress and the health rules read
@@ -78,7 +78,7 @@ class SeriesState:
 
     def extend(self, steps: Any, values: Any) -> None:
         """Add points (steps strictly ascending, after every step taken), windows computed in numpy."""
-        np = _numpy()
+        np = load_numpy()
 
         steps = np.asarray(steps, dtype=np.int64)
         values = np.asarray(values, dtype=np.float64)

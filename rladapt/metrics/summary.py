@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from .events import EventsReader, NeedsReference, event_dirs, event_files, read_events
 from .mapping import neutral_series
-from .records import _numpy  # numpy, or the extra to install named
+from .records import load_numpy
 from .running import INTERVALS, TRACKED, GoesBack, RunState
 from .series import RunMetrics
 
@@ -74,7 +74,7 @@ def _pack(steps: Any, walls: Any, values: Any) -> dict[str, str]:
     """The validation points as base64 of their arrays: a 100,000-point series parses in milliseconds."""
     import base64
 
-    np = _numpy()
+    np = load_numpy()
 
     def enc(a: Any, dtype: str) -> str:
         return base64.b64encode(np.ascontiguousarray(a, dtype=dtype).tobytes()).decode("ascii")
@@ -109,7 +109,7 @@ def _unpack(packed: Any) -> tuple[Any, Any, Any]:
 
 def _val_merged(packed: Any, steps: Any, walls: Any, values: Any) -> dict[str, str]:
     """The kept points and the new ones, one per step: the newest wall time, the new point on a tie."""
-    np = _numpy()
+    np = load_numpy()
 
     old = _unpack(packed)
     s = np.concatenate([np.asarray(old[0], dtype=np.int64), steps])
@@ -139,7 +139,7 @@ def _chosen(tags: list[str], names: MetricMap | None) -> dict[str, str]:
 
 def _feed(state: RunState, chosen: dict[str, str], resolved: dict[str, tuple[Any, Any, Any]]) -> None:
     """Add what was just read to ``state``; ``GoesBack`` when it goes back to steps already taken."""
-    np = _numpy()
+    np = load_numpy()
 
     for neutral, tag in chosen.items():
         if tag in resolved:

@@ -36,7 +36,7 @@ from rladapt.primitives.errors import RladaptError, UsageError
 
 from .store import VersionStore
 
-__all__ = ["Loaded", "ReferenceEngine", "main"]
+__all__ = ["Loaded", "ReferenceEngine", "generate", "load_weights", "main", "torch_modules"]
 
 
 @dataclass(frozen=True)
@@ -46,26 +46,66 @@ class Loaded:
     tokenizer: Any
 
 
-def _modules() -> tuple[Any, Any, Any]:
-    """torch, AutoModelForCausalLM, AutoTokenizer; a UsageError naming the extra when they are not installed."""
+def torch_modules(who: str) -> tuple[Any, Any, Any]:
+    """torch, AutoModelForCausalLM, AutoTokenizer; a UsageError naming the extra when they are not installed
+    (``who``: what generates, for the message)."""
     try:
         import torch
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
         raise UsageError(
-            f"the reference engine generates with transformers and torch ({exc}): install 'rladapt[engine]' "
+            f"{who} generates with transformers and torch ({exc}): install 'rladapt[engine]' "
             "(and torch: pip install torch==2.13.0)"
         ) from None
     return torch, AutoModelForCausalLM, AutoTokenizer
 
 
-def _load(folder: Path, version: str) -> Loaded:
-    torch, AutoModelForCausalLM, AutoTokenizer = _modules()
-    # N replicas share the machine's cores; one thread each keeps them from thrashing
+_WHO = "the reference engine"
+
+
+def load_weights(folder: Path, who: str = _WHO) -> tuple[Any, Any]:
+    """The model (on the CPU, in float32, in evaluation mode) and the tokenizer of the Hugging Face files in
+    ``folder``; what ``from_pretrained`` raises goes to the caller."""
+    torch, AutoModelForCausalLM, AutoTokenizer = torch_modules(who)
+    # N replicas (or an evaluator beside the training) share the machine's cores; one thread each keeps them
+    # from thrashing
     torch.set_num_threads(1)
     model = AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
     model.eval()
-    return Loaded(version, model, AutoTokenizer.from_pretrained(folder))
+    return model, tokenizer
+
+
+def generate(
+    model: Any,
+    tokenizer: Any,
+    text: str,
+    *,
+    max_new_tokens: int,
+    temperature: float,
+    seed: int | None = None,
+    who: str = _WHO,
+) -> tuple[Any, int]:
+    """The tokens ``model`` generates after ``text`` and the prompt's length in tokens: greedy at temperature 0,
+    else sampled (from ``seed`` when given). The one generation of the pool's replicas and of the evaluator, so
+    that the evaluator's answers are what a replica would return for the same prompt and settings."""
+    torch = torch_modules(who)[0]
+    inputs = tokenizer(text, return_tensors="pt")
+    sample = temperature > 0
+    if sample and seed is not None:
+        torch.manual_seed(seed)
+    with torch.no_grad():
+        out = model.generate(
+            **inputs,
+            max_new_tokens=max_new_tokens,
+            do_sample=sample,
+            temperature=temperature if sample else None,
+            top_p=None,
+            top_k=None,
+            pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id,
+        )
+    prompt_tokens = int(inputs["input_ids"].shape[1])
+    return out[0][prompt_tokens:], prompt_tokens
 
 
 class ReferenceEngine:
@@ -82,7 +122,7 @@ class ReferenceEngine:
         problems = self.store.verify(version)
         if problems:
             raise RladaptError(f"{version} does not verify: {'; '.join(problems)}")
-        return _load(self.store.path(version), version)
+        return Loaded(version, *load_weights(self.store.path(version)))
 
     def stage(self, ref: str) -> str:
         with self._lock:
@@ -103,25 +143,17 @@ class ReferenceEngine:
             self.staged = None
 
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
-        torch = _modules()[0]
         loaded = self.active  # one read: the whole answer comes from this version, whatever commits meanwhile
         prompt = body.get("prompt")
         if not isinstance(prompt, str):
             raise UsageError("'prompt' must be a string")
-        max_tokens = int(body.get("max_tokens", 16))
-        temperature = float(body.get("temperature", 0.0))
-        inputs = loaded.tokenizer(prompt, return_tensors="pt")
-        with torch.no_grad():
-            out = loaded.model.generate(
-                **inputs,
-                max_new_tokens=max_tokens,
-                do_sample=temperature > 0,
-                temperature=temperature if temperature > 0 else None,
-                top_p=None,
-                top_k=None,
-                pad_token_id=loaded.tokenizer.pad_token_id or loaded.tokenizer.eos_token_id,
-            )
-        new = out[0][inputs["input_ids"].shape[1] :]
+        new, prompt_tokens = generate(
+            loaded.model,
+            loaded.tokenizer,
+            prompt,
+            max_new_tokens=int(body.get("max_tokens", 16)),
+            temperature=float(body.get("temperature", 0.0)),
+        )
         text = loaded.tokenizer.decode(new, skip_special_tokens=True)
         return {
             "id": f"cmpl-{uuid.uuid4().hex[:12]}",
@@ -130,7 +162,7 @@ class ReferenceEngine:
             "model": loaded.version,
             "weight_version": loaded.version,
             "choices": [{"index": 0, "text": text, "token_ids": new.tolist(), "finish_reason": "length"}],
-            "usage": {"prompt_tokens": int(inputs["input_ids"].shape[1]), "completion_tokens": len(new)},
+            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": len(new)},
         }
 
     def describe(self) -> dict[str, Any]:

@@ -49,6 +49,7 @@ from .store import (
     GcReport,
     Lease,
     VersionStore,
+    _check_keep,
     _check_name,
     _now,
 )
@@ -148,9 +149,6 @@ class ObjectVersionStore(VersionStore):
             return ref
         return self.alias_state(ref).version
 
-    def manifest(self, ref: str) -> Manifest:
-        return self._manifest(self.resolve(ref))
-
     def _manifest(self, name: str) -> Manifest:
         text = self._read("versions", name, MANIFEST)
         if text is None:
@@ -165,46 +163,19 @@ class ObjectVersionStore(VersionStore):
             "(serve from a store on a mounted directory)"
         )
 
-    def of_run(self, run_id: str) -> list[tuple[Manifest, list[str]]]:
-        named: dict[str, list[str]] = {}
-        for alias, version in self.aliases().items():
-            named.setdefault(version, []).append(alias)
-        found = []
-        for name in self.versions():
-            try:
-                manifest = self._manifest(name)
-            except DamagedManifest:
-                continue
-            if manifest.source.run_id == run_id:
-                found.append((manifest, sorted(named.get(name, []))))
-        return found
-
-    def verify(self, ref: str, *, hashes: bool = True) -> list[str]:
-        name = self.resolve(ref)
-        try:
-            manifest = self._manifest(name)
-        except DamagedManifest as exc:
-            return [exc.message]
-        folder = self._p("versions", name)
-        present = {p.rsplit("/", 1)[-1]: p for p in self.fs.find(folder)}
+    def _stored(self, name: str) -> dict[str, Any]:
+        present = {p.rsplit("/", 1)[-1]: p for p in self.fs.find(self._p("versions", name))}
         present.pop(MANIFEST, None)
-        problems = [f"{n}: not in the manifest" for n in sorted(set(present) - set(manifest.files))]
-        for n, entry in sorted(manifest.files.items()):
-            if n not in present:
-                problems.append(f"{n}: missing")
-                continue
-            size = int(self.fs.info(present[n])["size"])
-            if size != entry.size:
-                problems.append(f"{n}: {size} bytes, the manifest says {entry.size}")
-            elif hashes and self._sha256(present[n]) != entry.sha256:
-                problems.append(f"{n}: sha256 differs from the manifest")
-        return problems
+        return present
 
-    def _sha256(self, path: str) -> str:
+    def _size(self, where: Any) -> int | None:
+        return int(self.fs.info(where)["size"])
+
+    def _sha256(self, where: Any) -> str:
         import hashlib
 
         digest = hashlib.sha256()
-        with self.fs.open(path, "rb") as handle:
+        with self.fs.open(where, "rb") as handle:
             while chunk := handle.read(_CHUNK):
                 digest.update(chunk)
         return digest.hexdigest()
@@ -294,17 +265,6 @@ class ObjectVersionStore(VersionStore):
             if self.fs.exists(self._p("versions", name, MANIFEST))
             else self._wait_for(key)
         )
-
-    def _lineage_parent(self, source: Source) -> str | None:
-        if source.run_id is None:
-            return None
-        for name in reversed(self.versions()):
-            try:
-                if self._manifest(name).source.run_id == source.run_id:
-                    return name
-            except DamagedManifest:
-                continue
-        return None
 
     # --- aliases -----------------------------------------------------------------------------------------------
 
@@ -444,31 +404,10 @@ class ObjectVersionStore(VersionStore):
     def gc(self, *, keep_last: int, keep_every: int | None = None, verify: bool = False,
            dry_run: bool = False) -> GcReport:  # fmt: skip
         self._need_conditional("garbage collection")
-        if keep_last < 1:
-            raise UsageError(
-                f"--keep-last must be at least 1 (the newest version is always kept), not {keep_last}"
-            )
-        if keep_every is not None and keep_every < 1:
-            raise UsageError(f"--keep-every must be at least 1, not {keep_every}")
+        _check_keep(keep_last, keep_every)
         report = GcReport(dry_run=dry_run)
         versions = self.versions()
-        keep: dict[str, list[str]] = {}
-        for name in versions[-keep_last:]:
-            keep.setdefault(name, []).append(f"among the newest {keep_last}")
-        for alias in self._names("aliases"):
-            state = self._read_alias(alias)
-            if state is not None:
-                keep.setdefault(state.version, []).append(f"alias {alias}")
-                if state.previous:
-                    keep.setdefault(state.previous[-1], []).append(f"alias {alias} rolls back to it")
-        at = time.time()
-        for lease in self.leases():
-            if lease.alive(at):
-                keep.setdefault(lease.version, []).append(f"leased by {lease.holder}")
-        if keep_every:
-            for name in versions:
-                if int(name[1:]) % keep_every == 0:
-                    keep.setdefault(name, []).append(f"every {keep_every}th")
+        keep = self._keep(versions, self._names("aliases"), keep_last, keep_every)
         for name in versions:
             problems = self.verify(name, hashes=verify)
             if problems:

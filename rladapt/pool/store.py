@@ -149,7 +149,7 @@ class VersionStore:
         return self.alias_state(ref).version
 
     def manifest(self, ref: str) -> Manifest:
-        return Manifest.read(self.path(ref))
+        return self._manifest(self.resolve(ref))
 
     def path(self, ref: str) -> Path:
         return self.root / "versions" / self.resolve(ref)
@@ -162,7 +162,7 @@ class VersionStore:
         found = []
         for name in self.versions():
             try:
-                manifest = Manifest.read(self.root / "versions" / name)
+                manifest = self._manifest(name)
             except DamagedManifest:
                 continue
             if manifest.source.run_id == run_id:
@@ -171,12 +171,42 @@ class VersionStore:
 
     def verify(self, ref: str, *, hashes: bool = True) -> list[str]:
         """What is wrong with a version (empty when nothing): missing, extra, resized or changed files."""
-        folder = self.path(ref)
+        name = self.resolve(ref)
         try:
-            manifest = Manifest.read(folder)
+            manifest = self._manifest(name)
         except DamagedManifest as exc:
             return [exc.message]
-        return _check(folder, manifest, hashes=hashes)
+        present = self._stored(name)
+        problems = [f"{n}: not in the manifest" for n in sorted(set(present) - set(manifest.files))]
+        for n, entry in sorted(manifest.files.items()):
+            size = self._size(present[n]) if n in present else None
+            if size is None:
+                problems.append(f"{n}: missing")
+            elif size != entry.size:
+                problems.append(f"{n}: {size} bytes, the manifest says {entry.size}")
+            elif hashes and self._sha256(present[n]) != entry.sha256:
+                problems.append(f"{n}: sha256 differs from the manifest")
+        return problems
+
+    # the hooks every kind of store answers in its own way (``ObjectVersionStore``: on an fsspec filesystem);
+    # reading, listing runs and verifying above are written once on them
+
+    def _manifest(self, name: str) -> Manifest:
+        """The manifest of the version ``name`` (a name ``resolve`` gave); a DamagedManifest when it is missing
+        or unreadable."""
+        return Manifest.read(self.root / "versions" / name)
+
+    def _stored(self, name: str) -> dict[str, Any]:
+        """The files the version ``name`` holds but its manifest, by name, each with where ``_size`` and
+        ``_sha256`` find it."""
+        return {p.name: p for p in (self.root / "versions" / name).iterdir() if p.name != MANIFEST}
+
+    def _size(self, where: Any) -> int | None:
+        """The size of a stored file; None when it is not a file."""
+        return where.stat().st_size if where.is_file() else None
+
+    def _sha256(self, where: Any) -> str:
+        return file_entry(where).sha256
 
     # --- publishing ----------------------------------------------------------------------------------------
 
@@ -344,33 +374,11 @@ class VersionStore:
         A version whose files do not match its manifest is moved to ``quarantine/`` (unless something keeps it:
         then it is reported). Publish folders left by a dead process and the trash are swept.
         """
-        if keep_last < 1:
-            raise UsageError(
-                f"--keep-last must be at least 1 (the newest version is always kept), not {keep_last}"
-            )
-        if keep_every is not None and keep_every < 1:
-            raise UsageError(f"--keep-every must be at least 1, not {keep_every}")
+        _check_keep(keep_last, keep_every)
         report = GcReport(dry_run=dry_run)
         with self._locked():
             versions = self.versions()
-            keep: dict[str, list[str]] = {}
-            for name in versions[-keep_last:]:
-                keep.setdefault(name, []).append(f"among the newest {keep_last}")
-            for alias in sorted(self.aliases()):
-                state = self._read_alias(alias)
-                if state is None:
-                    continue
-                keep.setdefault(state.version, []).append(f"alias {alias}")
-                if state.previous:
-                    keep.setdefault(state.previous[-1], []).append(f"alias {alias} rolls back to it")
-            at = time.time()
-            for lease in self.leases():
-                if lease.alive(at):
-                    keep.setdefault(lease.version, []).append(f"leased by {lease.holder}")
-            if keep_every:
-                for name in versions:
-                    if int(name[1:]) % keep_every == 0:
-                        keep.setdefault(name, []).append(f"every {keep_every}th")
+            keep = self._keep(versions, sorted(self.aliases()), keep_last, keep_every)
             for name in versions:
                 folder = self.root / "versions" / name
                 problems = self.verify(name, hashes=verify)
@@ -399,6 +407,30 @@ class VersionStore:
             for path in (self.root / "trash").glob("*"):
                 shutil.rmtree(path, ignore_errors=True)
         return report
+
+    def _keep(
+        self, versions: list[str], aliases: list[str], keep_last: int, keep_every: int | None
+    ) -> dict[str, list[str]]:
+        """What keeps each version GC must keep, of ``versions`` (oldest first) and the ``aliases`` by name."""
+        keep: dict[str, list[str]] = {}
+        for name in versions[-keep_last:]:
+            keep.setdefault(name, []).append(f"among the newest {keep_last}")
+        for alias in aliases:
+            state = self._read_alias(alias)
+            if state is None:
+                continue
+            keep.setdefault(state.version, []).append(f"alias {alias}")
+            if state.previous:
+                keep.setdefault(state.previous[-1], []).append(f"alias {alias} rolls back to it")
+        at = time.time()
+        for lease in self.leases():
+            if lease.alive(at):
+                keep.setdefault(lease.version, []).append(f"leased by {lease.holder}")
+        if keep_every:
+            for name in versions:
+                if int(name[1:]) % keep_every == 0:
+                    keep.setdefault(name, []).append(f"every {keep_every}th")
+        return keep
 
     # --- internals -----------------------------------------------------------------------------------------
 
@@ -431,7 +463,7 @@ class VersionStore:
             return None
         for name in reversed(self.versions()):
             try:
-                manifest = Manifest.read(self.root / "versions" / name)
+                manifest = self._manifest(name)
             except DamagedManifest:
                 continue
             if manifest.source.key() == key:
@@ -444,7 +476,7 @@ class VersionStore:
             return None
         for name in reversed(self.versions()):
             try:
-                if Manifest.read(self.root / "versions" / name).source.run_id == source.run_id:
+                if self._manifest(name).source.run_id == source.run_id:
                     return name
             except DamagedManifest:
                 continue
@@ -510,30 +542,21 @@ class AliasMoved(RladaptError):
     """A compare-and-swap on an alias lost: it names another version than the caller expected (exit 1)."""
 
 
+def _check_keep(keep_last: int, keep_every: int | None) -> None:
+    if keep_last < 1:
+        raise UsageError(
+            f"--keep-last must be at least 1 (the newest version is always kept), not {keep_last}"
+        )
+    if keep_every is not None and keep_every < 1:
+        raise UsageError(f"--keep-every must be at least 1, not {keep_every}")
+
+
 def _check_name(name: str, what: str) -> None:
     if not _NAME.match(name) or _VERSION.match(name):
         raise UsageError(
             f"{what} {name!r}: expected a letter then letters, digits, '.', '_' or '-' (at most 64), "
             "and not a version name like v00000001"
         )
-
-
-def _check(folder: Path, manifest: Manifest, *, hashes: bool) -> list[str]:
-    problems = []
-    present = {p.name for p in folder.iterdir() if p.name != MANIFEST}
-    for name in sorted(present - set(manifest.files)):
-        problems.append(f"{name}: not in the manifest")
-    for name, entry in sorted(manifest.files.items()):
-        path = folder / name
-        if not path.is_file():
-            problems.append(f"{name}: missing")
-            continue
-        size = path.stat().st_size
-        if size != entry.size:
-            problems.append(f"{name}: {size} bytes, the manifest says {entry.size}")
-        elif hashes and file_entry(path).sha256 != entry.sha256:
-            problems.append(f"{name}: sha256 differs from the manifest")
-    return problems
 
 
 def _copy(src: Path, dst: Path) -> FileEntry:

@@ -15,6 +15,7 @@ from rladapt.evaluate import EvalSettings, Evaluator
 from rladapt.pool import ServeGroup, Source, VersionStore
 from rladapt.primitives.spec import ContinuousEval
 from tests.conftest import REPO
+from tests.support.evaluation import suite
 
 MODEL = REPO / "examples" / "tiny" / "model"
 
@@ -26,16 +27,7 @@ def test_a_served_version_is_evaluated_through_its_replica(tmp_path: Path) -> No
     continuous = ContinuousEval.model_validate(
         {
             "follow": "pool",
-            "suites": [
-                {
-                    "name": "held",
-                    "data": [str(REPO / "examples/tiny/val.jsonl")],
-                    "scorer": {
-                        "function": {"path": str(REPO / "examples/tiny/reward.py"), "name": "share_of_a"}
-                    },
-                    "generation": {"max_new_tokens": 8},
-                }
-            ],
+            "suites": [suite("held", max_new_tokens=8)],
         }
     )
     settings = EvalSettings(continuous, str(tmp_path / "ck"), store=str(store.root))

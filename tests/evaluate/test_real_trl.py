@@ -12,42 +12,25 @@ import json
 import os
 import shutil
 import signal
-import statistics
 import sys
 import time
 from pathlib import Path
 
 import pytest
-import torch
-import transformers
 
 from rladapt.evaluate import EvalSettings, Evaluator, read_results
 from rladapt.evaluate.results import read_gate
 from rladapt.launch import Runner
 from rladapt.pool import VersionStore
+from tests.conftest import REPO
 from tests.pool.test_cli import rladapt
+from tests.support.evaluation import SUITE, VAL, continuous, independent_score
 
-REPO = Path(__file__).resolve().parents[2]
+pytest.importorskip("torch", reason="the evaluator generates with torch (the trl extra's environment)")
+pytest.importorskip("transformers", reason="the evaluator generates with transformers")
+
 SPEC = "examples/grpo-tiny-trl.yaml"
-VAL = REPO / "examples" / "tiny" / "val.jsonl"
-MAX_TOKENS = 8
 GATE_MIN = 0.05
-
-
-def independent_score(folder: Path) -> float:
-    """The suite's score of ``folder``'s weights, computed without rladapt: greedy answers, share of 'a'."""
-    model = transformers.AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32).eval()
-    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
-    scores = []
-    for line in VAL.read_text().splitlines():
-        prompt = json.loads(line)["prompt"]
-        inputs = tokenizer(prompt, return_tensors="pt")
-        with torch.no_grad():
-            out = model.generate(**inputs, max_new_tokens=MAX_TOKENS, do_sample=False,
-                                 pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id)  # fmt: skip
-        text = tokenizer.decode(out[0][inputs["input_ids"].shape[1] :], skip_special_tokens=True)
-        scores.append(text.count("a") / max(len(text), 1))
-    return statistics.fmean(scores)
 
 
 def _evaluator_state(run_dir: Path) -> dict[str, object] | None:
@@ -65,12 +48,7 @@ def test_the_readme_trl_run_is_evaluated_once_per_version_across_a_kill(
     ck, pool = tmp_path / "ck", tmp_path / "pool"
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("RLADAPT_HOME", str(tmp_path / "home"))
-    continuous = (
-        "spec.eval.continuous={follow: pool, suites: [{name: share-of-a, data: [examples/tiny/val.jsonl], "
-        "scorer: {function: {path: examples/tiny/reward.py, name: share_of_a}}, "
-        f"generation: {{max_new_tokens: {MAX_TOKENS}, temperature: 0.0}}}}], "
-        f"gate: {{suite: share-of-a, min: {GATE_MIN}, promote: serving}}}}"
-    )
+    gated = continuous(f", gate: {{suite: {SUITE}, min: {GATE_MIN}, promote: serving}}")
     overrides = [
         "spec.training.steps=6",
         "spec.checkpoint.every_steps=2",
@@ -78,7 +56,7 @@ def test_the_readme_trl_run_is_evaluated_once_per_version_across_a_kill(
         f"spec.checkpoint.dir={ck}",
         f"spec.runtime.python={sys.executable}",
         f"spec.pool.store={pool}",
-        continuous,
+        gated,
     ]
     runner = Runner()
     planned = runner.dryrun(SPEC, overrides, framework="trl==1.16.0")

@@ -18,11 +18,8 @@ from rladapt.evaluate import EvalSettings, Evaluator
 from rladapt.evaluate.results import read_gate
 from rladapt.pool import ServeGroup, Source, VersionStore
 from rladapt.primitives.spec import ContinuousEval
-from tests.conftest import REPO
-from tests.evaluate.test_real_trl import independent_score
 from tests.pool.test_serve import PROMPTS, complete, greedy, weights_of
-
-SUITE = "share-of-a"
+from tests.support.evaluation import SUITE, independent_score, suite
 
 
 def test_the_gate_moves_serving_and_the_replicas_switch_to_the_promoted_version(tmp_path: Path) -> None:
@@ -35,16 +32,7 @@ def test_the_gate_moves_serving_and_the_replicas_switch_to_the_promoted_version(
     continuous = ContinuousEval.model_validate(
         {
             "follow": "pool",
-            "suites": [
-                {
-                    "name": SUITE,
-                    "data": [str(REPO / "examples/tiny/val.jsonl")],
-                    "scorer": {
-                        "function": {"path": str(REPO / "examples/tiny/reward.py"), "name": "share_of_a"}
-                    },
-                    "generation": {"max_new_tokens": 8, "temperature": 0.0},
-                }
-            ],
+            "suites": [suite(SUITE, max_new_tokens=8, temperature=0.0)],
             # every version passes: which ones pass and which fail is test_gate.py's
             "gate": {"suite": SUITE, "min": 0.0, "promote": "serving"},
         }

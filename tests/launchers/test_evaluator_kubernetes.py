@@ -19,8 +19,7 @@ from rladapt.launchers.kubernetes.manifest import service_file
 from rladapt.plugins import Artifacts
 from tests.conftest import REPO
 from tests.launchers.k8s_schemas import k8s_errors
-
-from .test_evaluator_slurm import continuous
+from tests.support.evaluation import continuous
 
 EXAMPLE = "examples/grpo-tiny-trl.yaml"
 IMAGE = "registry.example.com/team/rladapt-trl:1.0"

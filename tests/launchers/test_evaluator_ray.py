@@ -21,8 +21,7 @@ from rladapt.plugins.launcher import render_artifacts
 from rladapt.primitives import load_job
 from tests.cli.test_cli import rladapt
 from tests.conftest import REPO
-
-from .test_evaluator_slurm import SUITE, check_results, continuous
+from tests.support.evaluation import SUITE, check_metrics, check_results, continuous
 
 pytest.importorskip("trl", reason="the trl extra (the dev extra installs it)")
 EXAMPLE = "examples/grpo-tiny-trl.yaml"
@@ -91,12 +90,7 @@ def test_the_readme_trl_job_is_evaluated_by_its_own_ray_job_and_stop_ends_it(
     assert service["unit"] == f"Ray job {run_id}-evaluator", service
     scores = check_results(ck, pool, run_id, [2, 4])
     assert doc["evaluation"] == {"versions": 2, "evaluated": 2, "behind": 0, "pending": [], "suites": [SUITE]}
-    metrics = rladapt("metrics", run_id, "--format", "json", "--metric", f"eval/{SUITE}/score", cwd=REPO)
-    assert metrics.returncode == 0, metrics.stderr
-    rows = json.loads(metrics.stdout)["steps"]
-    assert [
-        (r["step"], r[f"eval/{SUITE}/score"]) for r in rows if r[f"eval/{SUITE}/score"] is not None
-    ] == sorted(scores.items())
+    check_metrics(run_id, scores)
 
     # stop ends an evaluator that is still following its run (and the training with it)
     started = rladapt(*launch, "spec.training.steps=400", f"spec.checkpoint.dir={tmp_path / 'ck2'}", continuous(),

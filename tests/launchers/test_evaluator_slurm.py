@@ -12,39 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from rladapt.evaluate import read_results
-from rladapt.pool import VersionStore
 from rladapt.runs import RunStore
 from tests.conftest import REPO
-from tests.evaluate.test_real_trl import MAX_TOKENS, VAL, independent_score
+from tests.support.evaluation import SUITE, check_metrics, check_results, continuous
 
 from .test_slurm import slurm, slurm_env  # noqa: F401 (the fixtures)
-
-SUITE = "share-of-a"
-
-
-def continuous(gate: str = "") -> str:
-    """``spec.eval.continuous`` following the pool, the README's suite (greedy), optionally a gate."""
-    return (
-        f"spec.eval.continuous={{follow: pool, suites: [{{name: {SUITE}, data: [examples/tiny/val.jsonl], "
-        "scorer: {function: {path: examples/tiny/reward.py, name: share_of_a}}, "
-        f"generation: {{max_new_tokens: {MAX_TOKENS}, temperature: 0.0}}}}]{gate}}}"
-    )
-
-
-def check_results(ck: Path, pool: Path, run_id: str, steps: list[int]) -> dict[int, float]:
-    """Exactly one result per version, each the independent greedy score of that version's weights."""
-    store = VersionStore(pool)
-    versions = [(m.version, m.source.step) for m, _ in store.of_run(run_id)]
-    assert [s for _, s in versions] == steps
-    found, warnings = read_results(ck / "rladapt-eval", run_id)
-    assert warnings == []
-    assert sorted((r.version, r.suite, r.step) for r in found) == [(v, SUITE, s) for v, s in versions]
-    for result in found:
-        assert result.score == pytest.approx(independent_score(store.path(result.version)), abs=1e-9)
-        assert len(result.samples) == len(VAL.read_text().splitlines())
-    assert [lease for lease in store.leases() if lease.holder == "evaluator"] == []
-    return {r.step: r.score for r in found}
 
 
 @pytest.mark.engine
@@ -86,9 +58,4 @@ def test_the_readme_trl_job_is_evaluated_by_a_job_step_on_slurm(
         "v00000002",
     ], log
 
-    metrics = rladapt("metrics", run_id, "--format", "json", "--metric", f"eval/{SUITE}/score", cwd=REPO)
-    assert metrics.returncode == 0, metrics.stderr
-    rows = json.loads(metrics.stdout)["steps"]
-    assert [
-        (r["step"], r[f"eval/{SUITE}/score"]) for r in rows if r[f"eval/{SUITE}/score"] is not None
-    ] == sorted(scores.items())
+    check_metrics(run_id, scores)

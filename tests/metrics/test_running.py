@@ -9,6 +9,7 @@ import itertools
 import json
 import math
 import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from rladapt.metrics.health import check_health
 from rladapt.metrics.progress import progress
 from rladapt.metrics.running import TRACKED, GoesBack, RunState, SeriesState
 from rladapt.metrics.summary import read_summary
+from rladapt.primitives import UsageError
 from rladapt.primitives.spec import Health
 
 # a threshold low enough for each rule to fire on the random series below, so that equality is about warnings
@@ -94,6 +96,14 @@ def test_a_point_that_goes_back_is_refused() -> None:
     assert run.walls[-2] == (38, 100.0)
     with pytest.raises(GoesBack):
         run.add_wall(2, 5.0)
+
+
+def test_without_numpy_the_aggregates_name_the_extra_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(
+        sys.modules, "numpy", None
+    )  # `import numpy` raises ImportError, as when not installed
+    with pytest.raises(UsageError, match=r"^reading metrics needs numpy: pip install 'rladapt\[metrics\]'$"):
+        SeriesState(window=3).extend([1], [0.5])
 
 
 tensorboard = pytest.importorskip("torch.utils.tensorboard")

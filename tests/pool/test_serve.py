@@ -22,6 +22,7 @@ safetensors_torch = pytest.importorskip("safetensors.torch")
 
 from rladapt.pool import ServeGroup, Source, SwitchFailed, VersionStore, move_alias, rollback_alias  # noqa: E402
 from rladapt.pool.switch import get_json  # noqa: E402
+from tests.support.evaluation import greedy_texts  # noqa: E402
 
 TINY = Path(__file__).resolve().parents[2] / "examples" / "tiny" / "model"
 PROMPTS = ["ebdtcwx", "ezmi", "bbmv", "qupfdgxe"]
@@ -40,16 +41,7 @@ def weights_of(seed: int, folder: Path) -> Path:
 
 def greedy(folder: Path) -> dict[str, str]:
     """What ``folder``'s weights answer to each prompt, greedily: the expected text, computed without the engine."""
-    model = transformers.AutoModelForCausalLM.from_pretrained(folder, torch_dtype=torch.float32).eval()
-    tokenizer = transformers.AutoTokenizer.from_pretrained(folder)
-    answers = {}
-    for prompt in PROMPTS:
-        inputs = tokenizer(prompt, return_tensors="pt")
-        with torch.no_grad():
-            out = model.generate(**inputs, max_new_tokens=MAX_TOKENS, do_sample=False,
-                                 pad_token_id=tokenizer.pad_token_id or tokenizer.eos_token_id)  # fmt: skip
-        answers[prompt] = tokenizer.decode(out[0][inputs["input_ids"].shape[1] :], skip_special_tokens=True)
-    return answers
+    return dict(zip(PROMPTS, greedy_texts(folder, PROMPTS, MAX_TOKENS), strict=True))
 
 
 def complete(url: str, prompt: str) -> dict[str, object]:

@@ -137,18 +137,16 @@ def load_reward(reward: dict[str, Any]) -> Callable[..., Any]:
     fn = reward.get("function")
     if not isinstance(fn, dict):
         raise DriverError("reward: expected a function or a builtin")
-    path, name = Path(str(fn["path"])), str(fn["name"])
-    if not path.is_file():
-        raise DriverError(f"spec.reward.function.path: no such file {str(path)!r} (from {os.getcwd()!r})")
-    spec = importlib.util.spec_from_file_location(f"rladapt_reward_{path.stem}", path)
-    if spec is None or spec.loader is None:
-        raise DriverError(f"spec.reward.function.path: {str(path)!r} is not a Python file")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    func = getattr(module, name, None)
-    if not callable(func):
-        raise DriverError(f"spec.reward.function.name: {str(path)!r} defines no function {name!r}")
-    return func
+    # the same loader as the evaluator's scorers: standard library only, imported here, in the job
+    from rladapt.primitives.functions import NotLoadable, load_function
+
+    path = Path(str(fn["path"]))
+    try:
+        return load_function(
+            path, str(fn["name"]), f"rladapt_reward_{path.stem}", whence=f" (from {os.getcwd()!r})"
+        )
+    except NotLoadable as exc:
+        raise DriverError(f"spec.reward.function.{exc.part}: {exc.message}") from None
 
 
 #: What transformers' TensorBoardCallback needs (transformers 4.57.6 integration_utils.py is_tensorboard_available:

@@ -459,6 +459,14 @@ class Renderer:
             for v in durable
         )
 
+    def off_volume(self, path: str, workdir: str | None, files: Sequence[str] = ()) -> str | None:
+        """None when ``path`` (as written in the spec) is ``on_volume`` in the pods; else how a warning shows it:
+        as written, and where it is in the pods when that differs."""
+        in_pod = self.in_pod(path, workdir)
+        if self.on_volume(in_pod, files):
+            return None
+        return path if in_pod is None or in_pod == path else f"{path} (in the pods: {in_pod})"
+
     def check_storage(self, workdir: str | None) -> None:
         """A warning when the checkpoint directory (with the metrics and evaluation results under it) or the
         model pool's store is on no volume the pods mount: it would be written to one pod's ephemeral disk and go
@@ -471,10 +479,9 @@ class Renderer:
         ):
             if not where or "://" in where:
                 continue  # none, or remote storage the framework writes to itself
-            in_pod = self.in_pod(where, workdir)
-            if self.on_volume(in_pod):
+            shown = self.off_volume(where, workdir)
+            if shown is None:
                 continue
-            shown = where if in_pod is None or in_pod == where else f"{where} (in the pods: {in_pod})"
             self.warnings.append(
                 f"{field} {shown} is on no volume: {what} would land on the pod's ephemeral disk and be lost "
                 "with it; mount a volume over it (spec.volumes: a pvc claim, nfs or host_path) or give an "
@@ -498,15 +505,39 @@ class Renderer:
                 continue
             if uri is not None and not value.startswith(("/", "~")):
                 continue
-            in_pod = self.in_pod(value, workdir)
-            if self.on_volume(in_pod, files):
+            shown = self.off_volume(value, workdir, files)
+            if shown is None:
                 continue
-            shown = value if in_pod is None or in_pod == value else f"{value} (in the pods: {in_pod})"
             self.warnings.append(
                 f"{field} {shown} is on no volume: the pods read it from the image, where it must already be "
                 "(nothing of this machine is shipped to them); mount a volume over it (spec.volumes: a pvc "
                 "claim, nfs or host_path), or build it into the image"
             )
+
+    def container(
+        self,
+        name: str,
+        image: str,
+        env: list[Any],
+        ports: list[Any],
+        resources: Any | None,
+        mounts: list[Any],
+        workdir: str | None,
+        command: list[str] | None = None,
+    ) -> Any:
+        """One container of the launch's pods (Ray head, Ray worker, a service role's): the image, the job's
+        environment, mounts and working directory; empty lists are left out of the manifest."""
+        return self.client.V1Container(
+            name=name,
+            image=image,
+            image_pull_policy=self.opts.image_pull_policy,
+            command=command,
+            env=env or None,
+            ports=ports or None,
+            resources=resources,
+            volume_mounts=mounts or None,
+            working_dir=workdir,
+        )
 
     def pod_template(self, container: Any, volumes: list[Any], labels: dict[str, str]) -> Any:
         c, o = self.client, self.opts
@@ -573,17 +604,16 @@ class Renderer:
             ports = [
                 c.V1ContainerPort(name=p.name, container_port=p.port, protocol=p.protocol) for p in role.ports
             ]
-            container = c.V1Container(
-                name=SERVICE_CONTAINER,
-                image=image,
-                image_pull_policy=self.opts.image_pull_policy,
+            container = self.container(
+                SERVICE_CONTAINER,
+                image,
+                env_vars,
+                ports,
+                self.resources(str(role.cpus), role.memory, role.gpus),
+                mounts,
+                workdir,
                 # the kubelet expands $(VAR) in command too: every word is kept literal
                 command=[kubelet_literal(word) for word in role.argv],
-                env=env_vars or None,
-                ports=ports or None,
-                resources=self.resources(str(role.cpus), role.memory, role.gpus),
-                volume_mounts=mounts or None,
-                working_dir=workdir,
             )
             pod_labels = {**labels, SERVICE_LABEL: unit}
             template = self.pod_template(container, volumes, pod_labels)
@@ -616,7 +646,7 @@ class Renderer:
                 service = c.V1Service(
                     api_version="v1",
                     kind="Service",
-                    metadata=c.V1ObjectMeta(name=unit, namespace=self.opts.namespace, labels=pod_labels),
+                    metadata=meta,  # the workload's: its name, namespace and labels
                     spec=c.V1ServiceSpec(
                         selector={SERVICE_LABEL: unit},
                         ports=[
@@ -678,32 +708,19 @@ class Renderer:
             raise SpecError(self.problems, "the kubernetes launcher cannot render this job")
         self.service_manifests = services
 
-        def container(cname: str, ports: list[Any], resources: Any | None) -> Any:
-            return c.V1Container(
-                name=cname,
-                image=image,
-                image_pull_policy=opts.image_pull_policy,
-                env=env or None,
-                ports=ports or None,
-                resources=resources,
-                volume_mounts=mounts or None,
-                working_dir=workdir,
-            )
-
         head_ports = [
             c.V1ContainerPort(name=pname, container_port=number, protocol="TCP")
             for pname, number in ray_ports.items()
         ] + extra_ports
-        head = container(HEAD_CONTAINER, head_ports, self.head_resources())
+        head = self.container(HEAD_CONTAINER, image, env, head_ports, self.head_resources(), mounts, workdir)
         self.check_storage(workdir)
         self.check_inputs(workdir, uri)
         api = c.ApiClient()
         sanitize: Callable[[Any], Any] = api.sanitize_for_serialization
         workers = []
         for pool in native.pools:
-            worker = container(
-                WORKER_CONTAINER, extra_ports, self.worker_resources(pool, needs.get(pool.name))
-            )
+            resources = self.worker_resources(pool, needs.get(pool.name))
+            worker = self.container(WORKER_CONTAINER, image, env, extra_ports, resources, mounts, workdir)
             workers.append(
                 {
                     "groupName": pool.name,

@@ -1,16 +1,19 @@
 """The small JSON-over-HTTP client every engine adapter talks through (stdlib only: a switch must not need more
-than the store does)."""
+than the store does), and the two steps the vLLM and SGLang adapters share: reading the version a replica reports
+(``reported``) and keeping generation paused around a reload (``paused``)."""
 
 from __future__ import annotations
 
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from rladapt.primitives.errors import RladaptError
 
-__all__ = ["EngineCallFailed", "call"]
+__all__ = ["EngineCallFailed", "call", "paused", "reported"]
 
 
 class EngineCallFailed(RladaptError):
@@ -57,3 +60,20 @@ def call(
     except ValueError:
         raise EngineCallFailed(f"{verb} {route}: the answer is not JSON: {raw[:200]!r}") from None
     return decoded if isinstance(decoded, dict) else {"value": decoded}
+
+
+def reported(url: str, route: str, key: str, *, timeout: float) -> str | None:
+    """The version the replica at ``url`` names under ``key`` of ``route``'s answer (None when it names none)."""
+    version = call(url, route, timeout=timeout).get(key)
+    return str(version) if version is not None else None
+
+
+@contextmanager
+def paused(url: str, pause: str, body: dict[str, Any], resume: str, *, timeout: float) -> Iterator[None]:
+    """Generation paused (``pause`` with ``body``) for the block, resumed (``resume``) however the block ends:
+    the requests the engine held go on, on whatever is loaded then."""
+    call(url, pause, body, timeout=timeout)
+    try:
+        yield
+    finally:
+        call(url, resume, {}, timeout=timeout)

@@ -26,7 +26,7 @@ import sys
 
 from ..store import VersionStore
 from .base import Engine, EngineFailed, version_folder
-from .http import call
+from .http import call, paused, reported
 
 __all__ = ["SglangEngine"]
 
@@ -44,8 +44,7 @@ class SglangEngine(Engine):
         return call(url, "/model_info", timeout=timeout)
 
     def served(self, url: str, *, timeout: float = 10.0) -> str | None:
-        version = self._info(url, timeout).get("weight_version")
-        return str(version) if version is not None else None
+        return reported(url, "/model_info", "weight_version", timeout=timeout)
 
     def holds(self, url: str, store: VersionStore | None, version: str, *, timeout: float = 10.0) -> bool:
         info = self._info(url, timeout)
@@ -55,12 +54,9 @@ class SglangEngine(Engine):
 
     def commit(self, url: str, store: VersionStore | None, version: str, *, timeout: float = 600.0) -> None:
         folder = version_folder(store, version)
-        call(url, "/pause_generation", {"mode": "retract"}, timeout=timeout)
-        try:
+        with paused(url, "/pause_generation", {"mode": "retract"}, "/continue_generation", timeout=timeout):
             answer = call(url, "/update_weights_from_disk", {"model_path": folder, "weight_version": version},
                           timeout=timeout)  # fmt: skip
-        finally:
-            call(url, "/continue_generation", {}, timeout=timeout)
         if answer.get("success") is False:
             raise EngineFailed(f"SGLang refused {version}: {answer.get('message')}")
         info = self._info(url, timeout)

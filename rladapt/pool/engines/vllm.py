@@ -31,7 +31,7 @@ from collections.abc import Mapping
 
 from ..store import VersionStore
 from .base import Engine, EngineFailed, version_folder
-from .http import EngineCallFailed, call
+from .http import EngineCallFailed, call, paused, reported
 
 __all__ = ["VllmEngine"]
 
@@ -55,8 +55,7 @@ class VllmEngine(Engine):
             raise EngineFailed(f"{url} does not report {version} after it was named so")
 
     def served(self, url: str, *, timeout: float = 10.0) -> str | None:
-        version = call(url, "/weight_info", timeout=timeout).get("weight_version")
-        return str(version) if version is not None else None
+        return reported(url, "/weight_info", "weight_version", timeout=timeout)
 
     def _checksums(self, url: str, timeout: float) -> dict[str, str] | None:
         """The weights' checksums, or None on a vLLM without the checker route (older than the check)."""
@@ -72,15 +71,12 @@ class VllmEngine(Engine):
     def commit(self, url: str, store: VersionStore | None, version: str, *, timeout: float = 600.0) -> None:
         before = self._checksums(url, timeout)
         old = self.served(url, timeout=timeout)
-        call(url, "/pause?mode=keep", {}, timeout=timeout)
-        try:
+        with paused(url, "/pause?mode=keep", {}, "/resume", timeout=timeout):
             folder = version_folder(store, version)
             call(url, "/collective_rpc", {"method": "update_config", "args": [{"model_config": {"model": folder}}]},
                  timeout=timeout)  # fmt: skip
             call(url, "/collective_rpc", {"method": "reload_weights"}, timeout=timeout)
             call(url, "/update_weight_version", {"new_version": version}, timeout=timeout)
-        finally:
-            call(url, "/resume", {}, timeout=timeout)  # queued requests go on, on whatever is loaded now
         after = self._checksums(url, timeout)
         if before is not None and after == before and old is not None and _differ(store, old, version):
             # name it for what it still serves, so that nothing reads the new name off the old weights
