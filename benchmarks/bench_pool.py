@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from rladapt.pool import ServeGroup, Source, VersionStore, switch  # noqa: E402
+from rladapt.pool import ServeGroup, Source, VersionStore, open_store, switch  # noqa: E402
 
 TINY = REPO / "examples" / "tiny" / "model"
 
@@ -60,7 +60,7 @@ def main() -> None:
             f"publish {args.size} MiB: {publish:.2f} s; copytree baseline {copy:.2f} s ({publish / copy:.1f}x)"
         )
         # the object-store protocol (upload, manifest last, create-if-absent claims) on fsspec's memory filesystem
-        remote = VersionStore("memory://bench-pool")
+        remote = open_store("memory://bench-pool")
         upload = _timed(lambda: remote.publish(folder, source=Source(run_id="bench", step=1)))
         print(f"publish {args.size} MiB to memory://: {upload:.2f} s ({upload / copy:.1f}x the copy)")
 

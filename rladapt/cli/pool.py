@@ -35,11 +35,11 @@ def _store_option(func: F) -> F:
 
 
 def _open(store: str | None) -> Any:
-    from rladapt.pool import VersionStore
+    from rladapt.pool import open_store
 
     if not store:
         raise UsageError("no pool given: pass --store DIR or set RLADAPT_POOL")
-    return VersionStore(store)
+    return open_store(store)
 
 
 def _emit(fmt: str, document: Any, text: str) -> None:

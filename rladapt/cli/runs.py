@@ -271,10 +271,10 @@ def _published(run_id: str) -> list[dict[str, Any]] | None:
     where = os.environ.get("RLADAPT_POOL")
     if not where or not os.path.isdir(where):
         return None
-    from rladapt.pool import VersionStore  # only with a pool: its import costs status a tenth of a second
+    from rladapt.pool import open_store  # only with a pool: its import costs status a tenth of a second
 
     try:
-        found = VersionStore(where).of_run(run_id)
+        found = open_store(where).of_run(run_id)
     except RladaptError:
         return None
     return [{"version": m.version, "step": m.source.step, "aliases": aliases} for m, aliases in found]

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from rladapt.plugins.job import RUN_ID_ENV
-from rladapt.pool import AliasMoved, VersionStore, move_alias
+from rladapt.pool import AliasMoved, move_alias, open_store
 from rladapt.primitives.errors import RladaptError, UsageError
 from rladapt.primitives.spec import EvalSuite
 from rladapt.runs import Run
@@ -99,7 +99,7 @@ class Evaluator:
         self.run_id = run_id or settings.run_id or os.environ.get(RUN_ID_ENV) or None
         self.root = results_root(settings.checkpoint_dir)
         self.say = say
-        self.store = VersionStore(settings.store) if settings.store else None
+        self.store = open_store(settings.store) if settings.store else None
         if settings.continuous.follow == "pool":
             if self.store is None:
                 raise UsageError("spec.eval.continuous.follow: pool needs spec.pool.store")

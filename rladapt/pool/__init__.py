@@ -6,6 +6,7 @@ where it came from. See ``docs/concepts/pool.md`` for why versions never change 
 
 from .engines import Engine, EngineCallFailed, EngineFailed, engine_for
 from .manifest import MANIFEST, DamagedManifest, FileEntry, Manifest, Source, version_name
+from .objects import ObjectVersionStore, open_store
 from .serve import ENGINES, ServeGroup, check_engine
 from .store import AliasMoved, AliasState, GcReport, Lease, VersionStore, hf_weight_files
 from .switch import Group, SwitchFailed, SwitchResult, move_alias, read_group, rollback_alias, switch
@@ -24,6 +25,7 @@ __all__ = [
     "Group",
     "Lease",
     "Manifest",
+    "ObjectVersionStore",
     "ServeGroup",
     "Source",
     "SwitchFailed",
@@ -33,6 +35,7 @@ __all__ = [
     "engine_for",
     "hf_weight_files",
     "move_alias",
+    "open_store",
     "read_group",
     "rollback_alias",
     "switch",

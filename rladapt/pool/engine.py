@@ -34,6 +34,7 @@ from typing import Any
 
 from rladapt.primitives.errors import RladaptError, UsageError
 
+from .objects import open_store
 from .store import VersionStore
 
 __all__ = ["Loaded", "ReferenceEngine", "generate", "load_weights", "main", "torch_modules"]
@@ -235,7 +236,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, required=True)
     args = parser.parse_args(argv)
     try:
-        engine = ReferenceEngine(VersionStore(args.store), args.version)
+        engine = ReferenceEngine(open_store(args.store), args.version)
     except RladaptError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return exc.exit_code

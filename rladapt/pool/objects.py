@@ -54,7 +54,11 @@ from .store import (
     _now,
 )
 
-__all__ = ["CONDITIONAL_PROTOCOLS", "ObjectVersionStore"]
+__all__ = [
+    "CONDITIONAL_PROTOCOLS",
+    "ObjectVersionStore",
+    "open_store",
+]
 
 #: fsspec protocols whose ``open(path, "xb")`` is an atomic create-if-absent (the claims and alias entries need it).
 CONDITIONAL_PROTOCOLS = frozenset({"file", "local", "memory"})
@@ -441,3 +445,15 @@ class ObjectVersionStore(VersionStore):
         self.fs.rm(self._p("versions", name), recursive=True)
         if self.fs.exists(self._p("leases", name)):
             self.fs.rm(self._p("leases", name), recursive=True)
+
+
+def open_store(root: Path | str) -> VersionStore:
+    """The store at ``root``: a directory (a path or a ``file://`` URL) or any other fsspec URL.
+
+    Here, not in ``VersionStore``: an object store has no rename and no flock, so its commit protocol (manifest last,
+    create-if-absent) is a class of its own, and the directory store need not know it exists.
+    """
+    text = str(root)
+    if "://" in text and not text.startswith("file://"):
+        return ObjectVersionStore(text)
+    return VersionStore(root)

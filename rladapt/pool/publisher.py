@@ -27,7 +27,7 @@ from rladapt.plugins.weights import NoWeights
 from rladapt.primitives.errors import RladaptError
 
 from .manifest import Manifest, Source
-from .store import VersionStore
+from .objects import open_store
 from .switch import move_alias
 
 __all__ = ["PUBLISH_ENV", "PublishSettings", "follow", "publish_new"]
@@ -67,7 +67,7 @@ def publish_new(settings: PublishSettings, *, reported: set[int] | None = None) 
     scan = adapter.scan_checkpoints(root, settings.version)
     if scan is None:
         return []
-    store = VersionStore(settings.store)
+    store = open_store(settings.store)
     made = []
     for step in scan.checkpoints:
         if not step.complete or step.step in reported:

@@ -113,21 +113,17 @@ class GcReport:
 
 
 class VersionStore:
-    """One store of versions at ``root`` (created on first write): a directory (or ``file://`` URL), or any other
-    fsspec URL, which makes an ``ObjectVersionStore`` (``rladapt.pool.objects``)."""
-
-    def __new__(cls, root: Path | str, **kwargs: Any) -> VersionStore:
-        text = str(root)
-        if cls is VersionStore and "://" in text and not text.startswith("file://"):
-            # an object store has no rename and no flock: its commit protocol (manifest last, create-if-absent)
-            # is a different implementation, not a flag of this one
-            from .objects import ObjectVersionStore
-
-            return super().__new__(ObjectVersionStore)
-        return super().__new__(cls)
+    """One store of versions at ``root`` (created on first write): a directory or a ``file://`` URL. A store at
+    any other fsspec URL is an ``ObjectVersionStore`` (``rladapt.pool.objects``); ``open_store`` picks the kind
+    from the text the user gave."""
 
     def __init__(self, root: Path | str, **kwargs: Any) -> None:
         text = str(root)
+        if type(self) is VersionStore and "://" in text and not text.startswith("file://"):
+            # a URL read as a directory would write to a folder named "memory:" beside the caller: refused
+            raise UsageError(
+                f"{text!r} is a URL: open it with rladapt.pool.open_store (a directory store takes a path)"
+            )
         self.root = Path(text.removeprefix("file://"))
 
     # --- reading -------------------------------------------------------------------------------------------

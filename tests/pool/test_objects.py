@@ -16,7 +16,7 @@ fsspec = pytest.importorskip("fsspec")
 from fsspec.implementations.local import LocalFileSystem  # type: ignore[import-untyped]  # noqa: E402
 from fsspec.implementations.memory import MemoryFileSystem  # type: ignore[import-untyped]  # noqa: E402
 
-from rladapt.pool import AliasMoved, Source, VersionStore  # noqa: E402
+from rladapt.pool import AliasMoved, Source, VersionStore, open_store  # noqa: E402
 from rladapt.pool.objects import ObjectVersionStore  # noqa: E402
 from rladapt.primitives.errors import UsageError  # noqa: E402
 from tests.pool.test_store import model_folder  # noqa: E402
@@ -24,7 +24,7 @@ from tests.pool.test_store import model_folder  # noqa: E402
 
 @pytest.fixture
 def store() -> ObjectVersionStore:
-    made = VersionStore(f"memory://pool-{uuid.uuid4().hex[:8]}")
+    made = open_store(f"memory://pool-{uuid.uuid4().hex[:8]}")
     assert isinstance(made, ObjectVersionStore)
     return made
 
@@ -123,7 +123,7 @@ class _NoConditional(MemoryFileSystem):
 
 
 def test_a_filesystem_without_a_known_conditional_write_reads_but_refuses_writes(tmp_path: Path) -> None:
-    readable = VersionStore(f"memory://ro-{uuid.uuid4().hex[:8]}")
+    readable = open_store(f"memory://ro-{uuid.uuid4().hex[:8]}")
     assert isinstance(readable, ObjectVersionStore)
     readable.publish(model_folder(tmp_path, "a", b"one"))
     plain = ObjectVersionStore(readable.base, fs=_NoConditional())
@@ -140,7 +140,7 @@ def test_an_s3_url_without_s3fs_is_a_usage_error() -> None:
         import s3fs  # type: ignore[import-not-found]  # noqa: F401
     except ImportError:
         with pytest.raises(UsageError, match="pool store 's3://bucket/pool'.*s3fs"):
-            VersionStore("s3://bucket/pool")
+            open_store("s3://bucket/pool")
     else:
         pytest.skip("s3fs is installed")
 
@@ -163,3 +163,9 @@ def test_the_pool_commands_take_a_memory_url(
     assert code == 0, err
     code, out, err = cli_run("pool", "serve", "--alias", "serving", "--store", store.url, capsys=capsys)
     assert code == 2 and "object store: a version has no local folder" in err
+
+
+def test_a_directory_store_refuses_a_url_and_names_open_store() -> None:
+    # a URL taken for a directory would write into a folder named "memory:" beside the caller
+    with pytest.raises(UsageError, match="open_store"):
+        VersionStore("memory://pool")

@@ -70,3 +70,61 @@ def test_the_contract_keeps_its_promises() -> None:
     top = {module.split(".")[0] for module in _modules(PACKAGE) if module}
     placed = {name.split(".")[0] for layer in layers for name in layer} | set(contract["exhaustive_ignores"])
     assert top - placed == set()
+
+
+def _cycles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan, iterative: the graph has hundreds of nodes)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    for root in sorted(imports):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(imports[root])))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(imports.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    found.append(sorted(group))
+    return found
+
+
+def test_the_cycle_finder_finds_a_loop() -> None:
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+def test_no_import_circle() -> None:
+    """The layers contract lets siblings of one layer (``:``) import each other; they must still never import each
+    other in a loop. The graph is grimp's, the one ``lint-imports`` checks, with imports inside functions and under
+    ``TYPE_CHECKING`` counted."""
+    import grimp
+
+    graph = grimp.build_graph("rladapt", include_external_packages=False)
+    imports = {m: set(graph.find_modules_directly_imported_by(m)) for m in graph.modules}
+    assert _cycles(imports) == [], "modules that import each other in a loop"
