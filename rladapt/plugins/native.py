@@ -121,7 +121,7 @@ class Resume(_Frozen):
 class ServiceRole(_Frozen):
     """A process rladapt runs beside the training job (an evaluator, a serving group): framework-neutral, derived
     from the spec (``services``), rendered by each launcher as its own unit (a process group on local, a Ray job on
-    Ray, a job step on Slurm, a Deployment on Kubernetes) so that training never waits for it."""
+    Ray, a job step on Slurm, a Job on Kubernetes) so that training never waits for it."""
 
     name: str = Field(
         pattern=r"^[a-z][a-z0-9-]{0,39}$", description="Unique in the launch; names its unit and log."
