@@ -53,8 +53,6 @@ def test_the_evaluator_of_a_run_counted_in_epochs_exits_by_itself_once_every_ver
     run = runner.launch(SPEC, overrides, framework="trl==1.16.0")
     final = runner.wait(run, interval=0.2, timeout=900)
     assert final.state == "SUCCEEDED", (run.dir / "output.log").read_text()[-2000:]
-    owner = read_owner(ck)
-    assert owner is not None and owner.run == run.id and owner.ended is not None  # the job's end marker
 
     log = run.dir / "services" / "evaluator.log"
     deadline = time.monotonic() + 900
@@ -73,6 +71,8 @@ def test_the_evaluator_of_a_run_counted_in_epochs_exits_by_itself_once_every_ver
         log.read_text()[-3000:] if log.exists() else "",
     )
     assert "the training ended (it exited) and every version it left is measured: done" in log.read_text()
+    owner = read_owner(ck)
+    assert owner is not None and owner.run == run.id and owner.ended is not None  # the job's end marker
 
     versions = [(m.version, m.source.step) for m, _ in VersionStore(pool).of_run(run.id)]
     assert len(versions) >= 2, versions
