@@ -1,6 +1,7 @@
 """``python -m rladapt.evaluate --settings JSON``: the evaluator role (``rladapt.evaluate.worker``).
 
-It follows the run until its last step is evaluated (``--once``: one pass). Exit 2 for malformed settings or a
+It follows the run until the training job has ended and every version it left is evaluated, or its known last
+step is (``--once``: one pass). Exit 2 for malformed settings or a
 suite that cannot be read, 1 for anything else that stops it.
 """
 

@@ -19,8 +19,10 @@ def evaluator_roles(job: RLJob, framework: str = "", version: str = "") -> tuple
     """One ``evaluator`` role when the spec asks for continuous evaluation, else none.
 
     It outlives the training job: the last versions are published as the training ends, and the evaluator
-    drains them (it exits once the run's last step is evaluated; ``rladapt stop`` stops it earlier). A crash
-    restarts it, and it evaluates only what has no result yet.
+    drains them. It exits by itself once the job has ended (its end marker in the checkpoint directory,
+    ``rladapt.runs.owner.job_ended``) and every version it left is measured, or once the run's known last step
+    is measured; ``rladapt stop`` stops it earlier. A crash restarts it, and it evaluates only what has no
+    result yet.
     """
     settings = EvalSettings.from_job(job, framework=framework, version=version)
     if settings is None:

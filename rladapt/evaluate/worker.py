@@ -27,11 +27,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from rladapt.plugins.job import RUN_ID_ENV
+from rladapt.plugins.job import RUN_ATTEMPT_ENV, RUN_ID_ENV
 from rladapt.pool import AliasMoved, move_alias, open_store
 from rladapt.primitives.errors import RladaptError, UsageError
 from rladapt.primitives.spec import EvalSuite
 from rladapt.runs import Run
+from rladapt.runs.owner import Owner, ended_for_good, job_ended
 
 from .results import (
     EvalResult,
@@ -52,6 +53,9 @@ __all__ = ["HOLDER", "Evaluator", "Progress", "Target", "evaluator_of_run"]
 HOLDER = "evaluator"
 #: A lease outlives one suite's evaluation by far; it is renewed before each suite and released after.
 LEASE_TTL = 3600.0
+#: Passes that fail after the training ended before the evaluator gives up (exit 1): nothing new will come to
+#: make a failing pass work, and a role that never exits would hold its allocation (Slurm) for good.
+MAX_FAILED_AFTER_END = 3
 
 
 @dataclass(frozen=True)
@@ -313,11 +317,21 @@ class Evaluator:
     # --- following ------------------------------------------------------------------------------------------
 
     def follow(self, *, interval: float = 10.0, max_passes: int | None = None) -> int:
-        """Pass after pass until the run's last step is evaluated (``final_step``); returns 0."""
-        passes = 0
+        """Pass after pass until the training has ended and every version it left is measured; returns 0 (1 when
+        the passes after the end keep failing).
+
+        The end is the job's own marker (``rladapt.runs.owner.job_ended``: its owner file in the checkpoint
+        directory says ended, or its heartbeat went stale), so a run counted in epochs, whose last step nobody
+        knows, ends its evaluator too. It is read before a pass: a pass that starts after the end sees every
+        version the job published or checkpointed. A known last step (``final_step``) ends it as soon as that
+        step is measured.
+        """
+        passes = failed_after_end = 0
         while True:
+            ended = self._job_end()  # before the pass: the pass then sees everything the training left
             try:
                 self.run_pass()
+                failed = False
             except UsageError:
                 raise
             except (
@@ -325,10 +339,37 @@ class Evaluator:
                 OSError,
             ) as exc:  # a pass that failed now (a checkpoint rotated away) may work next
                 self.say(f"pass failed: {exc.message if isinstance(exc, RladaptError) else exc}")
+                failed = True
             passes += 1
-            if self._finished() or (max_passes is not None and passes >= max_passes):
+            if self._finished():
+                return 0
+            if ended is not None:
+                failed_after_end += failed
+                if failed_after_end >= MAX_FAILED_AFTER_END:
+                    self.say(f"the training ended and {failed_after_end} passes since failed: giving up")
+                    return 1
+                if not failed and self._ended_for_good(ended):
+                    return 0
+            if max_passes is not None and passes >= max_passes:
                 return 0
             time.sleep(interval)
+
+    def _job_end(self) -> Owner | None:
+        """The owner record saying this run's training job has ended (None: it runs, or has not started)."""
+        if not self.run_id:
+            return None  # a job started by hand holds no directory: only ``final_step`` or a stop ends this
+        return job_ended(
+            Path(self.settings.checkpoint_dir), self.run_id, os.environ.get(RUN_ATTEMPT_ENV) or None
+        )
+
+    def _ended_for_good(self, ended: Owner) -> bool:
+        """The end stands (no restart of the attempt took the directory again within a few heartbeats)."""
+        if not ended_for_good(Path(self.settings.checkpoint_dir), ended):
+            self.say("the training started again: following it")
+            return False
+        self.say(f"the training ended ({'its heartbeat stopped' if ended.ended is None else 'it exited'}) and "
+                 f"every version it left is measured: done")  # fmt: skip
+        return True
 
     def _finished(self) -> bool:
         final = self.settings.final_step

@@ -40,6 +40,7 @@ from rladapt.launchers._common import (
     refuse_role_resources,
     size_bytes,
 )
+from rladapt.launchers.ends_with_job import role_command
 from rladapt.launchers.ray_upload import check_inputs
 from rladapt.plugins import (
     Artifacts,
@@ -237,7 +238,11 @@ def render_service(
     restarts no job: ``restart: on-failure`` is a loop in the entrypoint, which starts the command again after a
     failure, waiting longer each time (at most 30 s)."""
     service_native = native.model_copy(
-        update={"argv": role.argv, "env": {**native.env, **role.env}, "runtime_patches": ()}
+        update={
+            "argv": role_command(native, role),
+            "env": {**native.env, **role.env},
+            "runtime_patches": (),
+        }
     )
     command = Command(argv=tuple(bootstrap_argv(service_native)))
     request = render_request(service_native, options, command, service_id(run_id, role.name))
@@ -632,9 +637,9 @@ class RayLauncher(Launcher):
         return submitted
 
     def services(self, handle: dict[str, Any], run_dir: Path) -> tuple[ServiceStatus, ...]:
-        """Each role's Ray job. A role that does not outlive the training is stopped here once the driver's job
-        has ended: Ray has nothing that ends one job with another, so it happens when rladapt next looks
-        (``status``, ``runs --refresh``, ``stop``)."""
+        """Each role's Ray job. A role that does not outlive the training ends by itself once the driver's job
+        has ended (its wrapper, ``rladapt.launchers.ends_with_job``, watches the job's end marker); one still
+        running when rladapt next looks (``status``, ``runs --refresh``, ``stop``) after that is stopped here."""
         entries = [e for e in handle.get("services") or [] if isinstance(e, dict) and e.get("submission_id")]
         if not entries:
             return ()

@@ -271,7 +271,7 @@ class RunStatus:
 class ServiceStatus:
     """The state of one service role of a run (``NativeLaunch.services``), as its launcher sees it now.
 
-    ``unit`` names what the launcher runs it as (``pid 123``, a Ray job id, a Slurm step, a Deployment), so that
+    ``unit`` names what the launcher runs it as (``pid 123``, a Ray job id, a Slurm step, a Kubernetes Job), so that
     whoever reads ``rladapt status`` can find it with the engine's own tools; ``restarts`` counts the starts
     after the first.
     """

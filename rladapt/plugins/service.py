@@ -27,7 +27,7 @@ class PortSpec(BaseModel):
 class ServiceRole(BaseModel):
     """A process rladapt runs beside the training job (an evaluator, a serving group): framework-neutral, derived
     from the spec (``services``), rendered by each launcher as its own unit (a process group on local, a Ray job on
-    Ray, a job step on Slurm, a Deployment on Kubernetes) so that training never waits for it."""
+    Ray, a job step on Slurm, a Job on Kubernetes) so that training never waits for it."""
 
     model_config = _CONFIG
 

@@ -42,12 +42,15 @@ __all__ = [
     "DEFAULT_INTERVAL",
     "HOLDERS_FILE",
     "OWNER_FILE",
+    "SETTLE_AFTER",
     "STALE_AFTER",
     "DirectoryHeld",
     "Owner",
     "check_free",
+    "ended_for_good",
     "heartbeat_interval",
     "holder_at",
+    "job_ended",
     "read_holders",
     "read_owner",
     "release",
@@ -64,6 +67,9 @@ DEFAULT_INTERVAL = 30.0
 #: A holder whose heartbeat is older than this many intervals is gone: 4 x 30 s = 2 minutes by default, long
 #: enough for a loaded filesystem to delay a few writes, short enough that a crashed job does not block a new run.
 STALE_AFTER = 4
+#: How many heartbeat intervals an end must last before what runs beside the job takes it as the end: a restart of
+#: the attempt by the job script (Slurm's restart loop waits at most 30 s) takes the directory again within it.
+SETTLE_AFTER = 2
 
 
 def heartbeat_interval() -> float:
@@ -263,6 +269,36 @@ def holder_at(holders: list[tuple[float, str]], when: float) -> str | None:
         else:
             break
     return found
+
+
+def job_ended(root: Path, run_id: str, attempt: str | None = None, now: float | None = None) -> Owner | None:
+    """The owner record saying that the job of ``run_id`` (and ``attempt``, when given) has ended: it names that
+    job, and says ended (its heartbeat saw the job's bootstrap exit) or its heartbeat went stale (the job was killed
+    with its heartbeat, e.g. by Slurm's cgroup). None while that job holds ``root``, and while it has not taken it
+    yet: no file, or one of another run or attempt (a run before it, or this run's previous attempt), is a job
+    still to start, not one that ended.
+
+    This is the job's end marker for what runs beside it (``rladapt.evaluate``, a role's wrapper): it is in the
+    checkpoint directory, which every role that reads the run's versions sees, on every launcher. A restart of the
+    same attempt (a Slurm requeue, a pod retry) takes the file again with a new token: compare ``token`` after a
+    while to tell an end from a gap between two starts.
+    """
+    owner = read_owner(root)
+    if owner is None or owner.run != run_id or (attempt is not None and owner.attempt != attempt):
+        return None
+    return None if owner.holds(now) else owner
+
+
+def ended_for_good(root: Path, seen: Owner, sleep: Callable[[float], None] = time.sleep) -> bool:
+    """After ``job_ended`` gave ``seen``: wait ``SETTLE_AFTER`` of its heartbeat intervals, then say whether that
+    end stands. False when the same attempt took the directory again meanwhile (a restart: new token, heartbeat
+    going); True when the file is the same ended one, or now names another attempt or run (a resume, a take-over:
+    this attempt will not come back)."""
+    sleep(SETTLE_AFTER * seen.interval)
+    again = read_owner(root)
+    if again is None or (again.run, again.attempt) != (seen.run, seen.attempt):
+        return True
+    return again.token == seen.token and not again.holds()
 
 
 def _rewrite(root: Path, mine: Owner) -> bool:

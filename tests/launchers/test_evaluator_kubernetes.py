@@ -58,12 +58,12 @@ def _pod(obj: dict[str, Any]) -> dict[str, Any]:
     return dict(obj["spec"]["template"]["spec"])
 
 
-def test_the_evaluator_job_and_the_serving_deployment_render_valid_with_the_stores_mounted(
+def test_the_evaluator_job_and_the_serving_job_render_valid_with_the_stores_mounted(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     artifacts, roles = _render(monkeypatch, "spec.pool.store=/pool/store", VOLUMES)
     assert [o["kind"] for o in roles["evaluator"]] == ["Job"]
-    assert [o["kind"] for o in roles["pool-serve"]] == ["Deployment", "Service"]
+    assert [o["kind"] for o in roles["pool-serve"]] == ["Job", "Service"]
     assert [e for objs in roles.values() for o in objs for e in k8s_errors(o)] == []
     assert not [w for w in artifacts.warnings if "no volume" in w], artifacts.warnings
 
@@ -86,15 +86,17 @@ def test_the_evaluator_job_and_the_serving_deployment_render_valid_with_the_stor
     env = {e["name"]: e.get("value") for e in container.get("env") or []}
     assert env["RLADAPT_RUN_ID"] == RUN  # follow: pool reads the run's versions by the run id the job gets
 
-    deployment, service = roles["pool-serve"]
-    assert (
-        deployment["spec"]["replicas"] == 1
-    )  # one pod runs the group's replicas (the reference engine, CPU)
-    (serve,) = _pod(deployment)["containers"]
+    serving, service = roles["pool-serve"]
+    # one pod runs the group's replicas (the reference engine, CPU), restarted when it fails
+    assert "parallelism" not in serving["spec"] and _pod(serving)["restartPolicy"] == "OnFailure"
+    (serve,) = _pod(serving)["containers"]
     assert {m["mountPath"] for m in serve["volumeMounts"]} >= {"/ckpt", "/pool"}
     command = serve.get("command", []) + serve.get("args", [])
     assert command[command.index("--store") :] == ["--store", "/pool/store", "--alias", "serving", "--replicas",
                                                    "2", "--engine", "reference", "--port", "8100", "--wait"]  # fmt: skip
+    # it ends with the job: under the wrapper that watches the job's end marker in its checkpoint directory
+    assert command[1:5] == ["-m", "rladapt.launchers.ends_with_job", "/ckpt/tiny", "--"], command
+    assert "ends_with_job" not in argv  # the evaluator outlives the job: it ends by itself
     assert sorted(p["port"] for p in service["spec"]["ports"]) == [8100, 8101]
 
 
@@ -118,5 +120,5 @@ def test_launch_dry_run_shows_both_roles(tmp_path: Path, monkeypatch: pytest.Mon
         cwd=REPO, env={"RLADAPT_HOME": str(tmp_path / "home")},
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
-    assert "kind: Job" in res.stdout and "kind: Deployment" in res.stdout, res.stdout[-3000:]
+    assert res.stdout.count("kind: Job") == 2 and "kind: Deployment" not in res.stdout, res.stdout[-3000:]
     assert "-evaluator" in res.stdout and "-pool-serve" in res.stdout

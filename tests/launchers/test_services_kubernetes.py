@@ -1,5 +1,6 @@
-"""Service roles on Kubernetes: a Deployment (restarted whenever it exits, ends with the RayJob) or a Job (outlives
-the training, or never restarts) beside the RayJob, with a Service for its ports; the pods get the job's env,
+"""Service roles on Kubernetes: a Job beside the RayJob (a role that ends with the training runs under the wrapper
+that ends it when the job ends, and is the RayJob's; one that outlives it is not), with a Service for its ports;
+the pods get the job's env,
 volumes and working directory. Rendered with the real client's models and checked against the official Kubernetes
 schemas (kubernetes-validate, strict); submitted through the real client to the fake API server (no real one can
 run here), which checks each created object against the same schemas."""
@@ -58,7 +59,7 @@ def test_each_role_renders_a_valid_workload_beside_the_rayjob_with_the_jobs_env_
     rayjob, _ = manifests(artifacts)
     head = rayjob["spec"]["rayClusterSpec"]["headGroupSpec"]["template"]["spec"]
     serve = _objects(artifacts.files, "serve")
-    assert [o["kind"] for o in serve] == ["Deployment", "Service"]
+    assert [o["kind"] for o in serve] == ["Job", "Service"]
     assert [o["kind"] for o in _objects(artifacts.files, "evaluator")] == ["Job"]
     once = _objects(artifacts.files, "once")[0]
     assert once["kind"] == "Job" and once["spec"]["backoffLimit"] == 0
@@ -73,14 +74,20 @@ def test_each_role_renders_a_valid_workload_beside_the_rayjob_with_the_jobs_env_
     ]
     assert problems == []
 
-    deployment, service = serve
-    assert deployment["metadata"]["name"] == f"{RUN}-serve"
-    assert deployment["spec"]["selector"]["matchLabels"] == {SERVICE_LABEL: f"{RUN}-serve"}
-    pod = deployment["spec"]["template"]["spec"]
+    workload, service = serve
+    assert workload["metadata"]["name"] == f"{RUN}-serve"
+    assert workload["spec"]["template"]["metadata"]["labels"][SERVICE_LABEL] == f"{RUN}-serve"
+    pod = workload["spec"]["template"]["spec"]
+    assert pod["restartPolicy"] == "OnFailure" and workload["spec"]["backoffLimit"] == 6
     container = pod["containers"][0]
     assert (
         container["image"] == IMAGE and container["command"][-1] == "$$(HOME)"
     )  # kept literal by the kubelet
+    # it ends with the job: the wrapper watches the job's end marker in its checkpoint directory, then ends it
+    assert container["command"][:5] == ["python", "-m", "rladapt.launchers.ends_with_job",
+                                        _native().checkpoint_dir, "--"]  # fmt: skip
+    assert container["command"][5:7] == ["python", "-m"]
+    assert evaluator["spec"]["template"]["spec"]["containers"][0]["command"] == ["python", "eval.py"]
     env = {e["name"]: e.get("value") for e in container["env"]}
     assert env["ROLE"] == "serve" and env["SHARED"] == "role wins"
     job_env = {e["name"] for e in head["containers"][0]["env"]}
@@ -96,9 +103,9 @@ def test_each_role_renders_a_valid_workload_beside_the_rayjob_with_the_jobs_env_
     assert service["spec"]["selector"] == {SERVICE_LABEL: f"{RUN}-serve"}
     # the dry run shows them
     described = artifacts.describe()
-    assert f"--- {service_file('serve')} ---" in described and "kind: Deployment" in described
+    assert f"--- {service_file('serve')} ---" in described and "ends_with_job" in described
     assert [s["kinds"] for s in artifacts.request["services"]] == [
-        ["Deployment", "Service"],
+        ["Job", "Service"],
         ["Job"],
         ["Job"],
     ]
@@ -122,15 +129,16 @@ def test_submit_creates_the_services_status_reads_them_and_stop_deletes_them(
     artifacts = render_artifacts(LAUNCHER, _native(), {"image": IMAGE}, run_id=RUN)
     handle = LAUNCHER.submit(artifacts, tmp_path)
     owner = {"apiVersion": "ray.io/v1", "kind": "RayJob", "name": RUN, "uid": handle["uid"]}
-    deployment = cluster.objects["Deployment"][("team-a", f"{RUN}-serve")]
-    assert deployment["metadata"]["ownerReferences"] == [owner]
+    # the roles that end with the training are the RayJob's: deleting it ends them
+    for role in ("serve", "once"):
+        assert cluster.objects["Job"][("team-a", f"{RUN}-{role}")]["metadata"]["ownerReferences"] == [owner]
     assert cluster.objects["Service"][("team-a", f"{RUN}-serve")]["metadata"]["ownerReferences"] == [owner]
     # a Job that outlives the training is not the RayJob's: deleting the RayJob must not end it
     assert "ownerReferences" not in cluster.objects["Job"][("team-a", f"{RUN}-evaluator")]["metadata"]
 
     states = {s.name: s for s in LAUNCHER.services(handle, tmp_path)}
-    assert states["serve"].state == "PENDING" and states["serve"].unit == f"Deployment team-a/{RUN}-serve"
-    cluster.set_object_status("Deployment", "team-a", f"{RUN}-serve", replicas=1, readyReplicas=1)
+    assert states["serve"].state == "PENDING" and states["serve"].unit == f"Job team-a/{RUN}-serve"
+    cluster.set_object_status("Job", "team-a", f"{RUN}-serve", active=1)
     cluster.add_service_pod("team-a", f"{RUN}-serve-abc", {SERVICE_LABEL: f"{RUN}-serve"}, restarts=2)
     cluster.set_object_status("Job", "team-a", f"{RUN}-evaluator", active=1)
     cluster.set_object_status("Job", "team-a", f"{RUN}-once", failed=1)
@@ -151,7 +159,7 @@ def test_submit_creates_the_services_status_reads_them_and_stop_deletes_them(
         "RUNNING",
     )
     assert list(cluster.objects["Job"]) == [("team-a", f"{RUN}-evaluator")]
-    assert not cluster.objects["Deployment"] and not cluster.objects["Service"]
+    assert not cluster.objects["Service"]
 
     LAUNCHER.stop(handle, tmp_path)
     assert all(not table for table in cluster.objects.values()), cluster.objects

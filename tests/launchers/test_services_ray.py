@@ -13,8 +13,10 @@ import pytest
 
 from rladapt.launchers.ray import RayLauncher
 from rladapt.plugins import NativeLaunch, Registry, ServiceRole, ServiceStatus
+from rladapt.plugins.job import run_env
 from rladapt.plugins.launcher import render_artifacts
 from rladapt.runs import new_run_id
+from rladapt.runs.owner import HEARTBEAT_ENV
 
 from .conftest import HOSTILE, render_job, wait_for, write_spec
 
@@ -102,5 +104,56 @@ def test_services_run_beside_the_job_restart_end_with_it_or_outlive_it_until_sto
         }
         assert launcher.stop(unknown, tmp_path).message == "already finished; nothing to stop"
         assert {s.name: s.state for s in launcher.services(unknown, tmp_path)}["gone"] == "UNKNOWN"
+    finally:
+        launcher.stop(handle, tmp_path)
+
+
+def test_a_role_that_ends_with_the_job_runs_under_the_wrapper_that_watches_the_jobs_end(
+    engine_registry: Registry, workdir: Path, tmp_path: Path
+) -> None:
+    native = _with_services(render_job(engine_registry, write_spec(workdir)), tmp_path)
+    request = render_artifacts(RayLauncher(), native, {}, run_id="svc-test-0a1b").request
+    heart, drain = (item["request"] for item in request["services"])
+    # the wrapper, in the job's checkpoint directory, inside the restart loop (its exit 0 at the job's end ends it)
+    assert (
+        f"-m rladapt.launchers.ends_with_job {native.checkpoint_dir} -- {sys.executable} "
+        in heart["entrypoint"]
+    )
+    assert "ends_with_job" not in drain["entrypoint"]  # it outlives the job: it ends by itself
+
+
+@pytest.mark.engine
+@pytest.mark.xdist_group("ray")
+def test_a_role_that_ends_with_the_job_ends_by_itself_when_the_job_ends_without_rladapt_looking(
+    engine_registry: Registry, workdir: Path, tmp_path: Path, ray_head: dict[str, str]
+) -> None:
+    from ray.job_submission import JobSubmissionClient
+
+    shutil.copy(HERE / SERVICE, workdir / SERVICE)
+    out = tmp_path / "out"
+    run_id = new_run_id("svc")
+    native = _with_services(render_job(engine_registry, write_spec(workdir, env={"STUB_SLEEP": "8"})), out)
+    # as `rladapt launch` tells the job its run (launch._for_job); a short heartbeat so that the end stands soon
+    env = {**native.env, **run_env(run_id, run_id), HEARTBEAT_ENV: "0.5"}
+    native = native.model_copy(update={"env": env})
+    launcher = RayLauncher()
+    artifacts = render_artifacts(launcher, native, {"address": ray_head["address"]}, run_id=run_id)
+    handle = launcher.submit(artifacts, tmp_path)
+    try:
+        client = JobSubmissionClient(ray_head["address"])
+        heart = f"{handle['submission_id']}-heart"
+        # no launcher.services() here: it would stop the role itself once the job ended
+        ended = wait_for(
+            lambda: (
+                (s := str(client.get_job_status(heart).value)) in ("SUCCEEDED", "FAILED", "STOPPED") and s
+            ),
+            "the role to end by itself",
+            timeout=300,
+            interval=1,
+        )
+        assert launcher.status(handle, tmp_path).state == "SUCCEEDED"
+        assert ended == "SUCCEEDED", client.get_job_logs(heart)
+        assert "has ended" in client.get_job_logs(heart)
+        assert str(client.get_job_status(f"{handle['submission_id']}-drain").value) == "RUNNING"
     finally:
         launcher.stop(handle, tmp_path)

@@ -322,16 +322,18 @@ class KubernetesLauncher(Launcher):
         return current
 
     def services(self, handle: dict[str, Any], run_dir: Path) -> tuple[ServiceStatus, ...]:
-        """Each role's workload as the API server reports it: a Deployment with a ready pod runs, a Job is
-        active, succeeded or failed; restarts are its pods' container restarts."""
+        """Each role's workload as the API server reports it: a Job is active, succeeded or failed (a
+        Deployment, of a run launched by an older rladapt, with a ready pod runs); restarts are its pods' container
+        restarts. A role that ends with the job ends by itself (its wrapper watches the job's end marker); one
+        still there when rladapt looks after the RayJob ended is deleted here."""
         entries = [e for e in handle.get("services") or [] if isinstance(e, dict)]
         if not entries:
             return ()
         cluster = self._connect(handle)
         ns = str(handle["namespace"])
         if any(not e.get("outlives_job") for e in entries) and self.status(handle, run_dir).terminal:
-            # Kubernetes ends no Deployment with a RayJob that has finished (the RayJob stays until deleted):
-            # a role that does not outlive the job is deleted when rladapt next looks (status, stop)
+            # Kubernetes ends no workload with a RayJob that has finished (the RayJob stays until deleted): a
+            # role that does not outlive the job and did not end by itself is deleted when rladapt looks
             for entry in entries:
                 if not entry.get("outlives_job"):
                     _delete_service(cluster, ns, entry)
@@ -509,9 +511,9 @@ def _delete_service(cluster: Cluster, namespace: str, entry: Any) -> None:
 def _create_services(
     cluster: Cluster, artifacts: Artifacts, namespace: str, owner: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """Create each service role's objects after its RayJob. A Deployment and a Service are owned by the RayJob
-    (they go when it is deleted: stop, or its TTL); a Job that outlives the training is not, and ``stop``
-    deletes it."""
+    """Create each service role's objects after its RayJob. Those of a role that ends with the training, and
+    every Service, are owned by the RayJob (they go when it is deleted: stop, or its TTL); the Job of a role that
+    outlives the training is not, and ``stop`` deletes it."""
     created = []
     for item in artifacts.request.get("services") or []:
         objects = list(yaml.safe_load_all(artifacts.files[str(item["file"])]))
@@ -519,7 +521,7 @@ def _create_services(
         for obj in objects:
             kind, obj_name = obj["kind"], obj["metadata"]["name"]
             obj["metadata"]["namespace"] = namespace
-            if kind != "Job":
+            if kind != "Job" or not item.get("outlives_job"):
                 obj["metadata"]["ownerReferences"] = [owner]
             api, method = _SERVICE_APIS[kind]
             cluster.call(

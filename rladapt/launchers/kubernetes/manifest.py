@@ -16,7 +16,8 @@ from typing import Any
 import yaml
 
 from rladapt.launchers._common import PoolNeeds, pool_needs
-from rladapt.plugins import NativeLaunch, PoolSpec
+from rladapt.launchers.ends_with_job import role_command
+from rladapt.plugins import NativeLaunch, PoolSpec, ServiceRole
 from rladapt.plugins.launcher import Command
 from rladapt.primitives.errors import Problem, SpecError, UsageError
 from rladapt.primitives.paths import input_kind, is_local, resolve
@@ -32,7 +33,7 @@ FRAMEWORK_LABEL = "rladapt.io/framework"
 FRAMEWORK_VERSION_LABEL = "rladapt.io/framework-version"
 RUN_ID_LABEL = "rladapt.io/run-id"
 PATCHES_ANNOTATION = "rladapt.io/patches"
-#: On a service role's workload, its pods and its Service: the workload's name (the Deployment's selector).
+#: On a service role's workload, its pods and its Service: the workload's name (the Service's selector).
 SERVICE_LABEL = "rladapt.io/service"
 SERVICE_CONTAINER = "service"
 
@@ -567,9 +568,12 @@ class Renderer:
         mounts: list[Any],
         workdir: str | None,
     ) -> dict[str, list[dict[str, Any]]]:
-        """Each service role's objects beside the RayJob: a Deployment (restarted whenever it exits, for a role
-        that restarts on failure and ends with the job), else a Job (a role that outlives the job finishes its
-        work and completes; restart=never: no retry); a Service for its ports. Its pods get the job's
+        """Each service role's objects beside the RayJob: a Job (restarted in its pod when it fails, with
+        ``restart: on-failure``; ``never``: no retry), and a Service for its ports. A role that ends with the job
+        runs under the wrapper that ends it when the job's end marker says so (``ends_with_job.role_command``):
+        its Job then completes, and its pod and what it reserved go, without rladapt looking at the run (no
+        Kubernetes object ends with a RayJob that has finished). A role that outlives the job finishes its work
+        and completes. Its pods get the job's
         environment, volumes and mounts (checkpoint and pool stores, the launch's files) and working directory,
         the role's own environment over the job's, and requests equal to limits of what the role asks."""
         c = self.client
@@ -586,7 +590,7 @@ class Renderer:
             if len(unit) > 63 or not _DNS1035.fullmatch(unit):
                 self.problem(
                     f"{path}.name",
-                    "the RayJob's name and the role's name make its Deployment, Job and Service name, a DNS-1035 "
+                    "the RayJob's name and the role's name make its Job and Service name, a DNS-1035 "
                     "label of at most 63 characters",
                     "a shorter metadata.name (or run id) or role name",
                     unit,
@@ -613,34 +617,12 @@ class Renderer:
                 mounts,
                 workdir,
                 # the kubelet expands $(VAR) in command too: every word is kept literal
-                command=[kubelet_literal(word) for word in role.argv],
+                command=[kubelet_literal(word) for word in role_command(self.native, role)],
             )
             pod_labels = {**labels, SERVICE_LABEL: unit}
             template = self.pod_template(container, volumes, pod_labels)
             meta = c.V1ObjectMeta(name=unit, namespace=self.opts.namespace, labels=pod_labels)
-            if role.restart == "on-failure" and not role.outlives_job:
-                template.spec.restart_policy = "Always"
-                workload = c.V1Deployment(
-                    api_version="apps/v1",
-                    kind="Deployment",
-                    metadata=meta,
-                    spec=c.V1DeploymentSpec(
-                        replicas=1,
-                        selector=c.V1LabelSelector(match_labels={SERVICE_LABEL: unit}),
-                        template=template,
-                    ),
-                )
-            else:
-                template.spec.restart_policy = "OnFailure" if role.restart == "on-failure" else "Never"
-                workload = c.V1Job(
-                    api_version="batch/v1",
-                    kind="Job",
-                    metadata=meta,
-                    # on-failure: Kubernetes' default number of retries; never: none
-                    spec=c.V1JobSpec(
-                        backoff_limit=6 if role.restart == "on-failure" else 0, template=template
-                    ),
-                )
+            workload = self.service_workload(role, meta, template)
             objects = [api.sanitize_for_serialization(workload)]
             if role.ports:
                 service = c.V1Service(
@@ -658,6 +640,14 @@ class Renderer:
                 objects.append(api.sanitize_for_serialization(service))
             out[role.name] = objects
         return out
+
+    def service_workload(self, role: ServiceRole, meta: Any, template: Any) -> Any:
+        """A role's Job: the role's own end (or its wrapper's, at the job's end) completes it."""
+        c = self.client
+        template.spec.restart_policy = "OnFailure" if role.restart == "on-failure" else "Never"
+        # on-failure: Kubernetes' default number of retries; never: none
+        spec = c.V1JobSpec(backoff_limit=6 if role.restart == "on-failure" else 0, template=template)
+        return c.V1Job(api_version="batch/v1", kind="Job", metadata=meta, spec=spec)
 
     # --- the whole ---
 
