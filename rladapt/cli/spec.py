@@ -70,8 +70,9 @@ def register(cli: click.Group) -> None:
 def validate(spec: str, overrides: tuple[str, ...], frameworks: tuple[str, ...], path_check: bool) -> None:
     """Check SPEC (with OVERRIDES): every field problem together, then every cross-field one.
 
-    Then the local files the job reads (interpreter, model, data, reward, agent and tool files; Hugging Face ids
-    and URLs excepted) must exist, relative ones in spec.runtime.working_dir seen from the current directory.
+    Then the local files the job reads (interpreter, config, model, data, reward, agent, tool and evaluation
+    files; Hugging Face ids and URLs excepted) must exist, relative ones in spec.runtime.working_dir seen from the
+    current directory.
     With --framework (repeatable), also translate it for each framework, so one job.yaml is known to run on all.
     """
     from pathlib import Path

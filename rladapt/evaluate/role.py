@@ -28,4 +28,10 @@ def evaluator_roles(job: RLJob, framework: str = "", version: str = "") -> tuple
     if settings is None:
         return ()
     argv = (job.spec.runtime.python, "-m", "rladapt.evaluate", "--settings", settings.text())
-    return (ServiceRole(name="evaluator", argv=argv, cpus=1, restart="on-failure", outlives_job=True),)
+    # it reads the checkpoints (or the pool's versions) and writes its results under the checkpoint directory
+    reads = ("spec.checkpoint.dir", *(("spec.pool.store",) if settings.continuous.follow == "pool" else ()))
+    return (
+        ServiceRole(
+            name="evaluator", argv=argv, cpus=1, restart="on-failure", outlives_job=True, reads=reads
+        ),
+    )

@@ -41,7 +41,7 @@ from rladapt.launchers._common import (
     size_bytes,
 )
 from rladapt.launchers.ends_with_job import role_command
-from rladapt.launchers.ray_upload import check_inputs
+from rladapt.launchers.ray_upload import check_inputs, off_shared_storage
 from rladapt.plugins import (
     Artifacts,
     Launcher,
@@ -155,7 +155,8 @@ def render_request(
     )
     runtime_env = json.loads(json.dumps(native.runtime_env))  # a deep copy of the adapter's value
     shared = _shared_dirs(opts.get("shared"))
-    command, path_notes = _ship_inputs(native, runtime_env, command, shared)
+    written, _ = written_paths(native, runtime_env, shared)
+    command, path_notes = _ship_inputs(native, runtime_env, command, shared, written)
     wanted = {**dict(runtime_env.get("env_vars") or {}), **native.env}
     # Ray expands $VAR in env_vars with no way to escape it; values are verbatim everywhere else in rladapt
     # (the local script quotes them), so a value holding '$' goes through the bootstrap instead.
@@ -286,14 +287,57 @@ def _shared_dirs(value: Any) -> list[str]:
     return [os.path.normpath(d) for d in dirs]
 
 
+def _upload_root(runtime_env: dict[str, Any]) -> str | None:
+    """The working directory Ray uploads from here, None when it is a remote package (nothing of it here)."""
+    working_dir = runtime_env.get("working_dir")
+    return working_dir if isinstance(working_dir, str) and "://" not in working_dir else None
+
+
+def written_paths(
+    native: NativeLaunch, runtime_env: dict[str, Any], shared: list[str]
+) -> tuple[list[Problem], list[str]]:
+    """(problems, warnings) of the directories the job writes that others read, judged for Ray.
+
+    The pool store (``spec.pool.store``) is read by ``rladapt pool``/``status`` here and by the service roles,
+    each its own Ray job with its own copy of the working directory: off shared storage it is refused. The
+    checkpoint directory (metrics and evaluation results under it) is refused when a service role reads it
+    (``ServiceRole.reads``: the evaluator), else a warning (``launch --strict`` refuses it): ``rladapt
+    checkpoints``, ``metrics`` and ``resume`` read it from here."""
+    root = _upload_root(runtime_env)
+    readers = {field for role in native.services for field in role.reads}
+    publish = native.publish or {}
+    store = publish.get("store")
+    problems: list[Problem] = []
+    warnings: list[str] = []
+    for field, value, refused in (
+        ("spec.pool.store", store if isinstance(store, str) else None, True),
+        ("spec.checkpoint.dir", native.checkpoint_dir, "spec.checkpoint.dir" in readers),
+    ):
+        why = off_shared_storage(value, root, shared, Path.cwd()) if value else None
+        if why is None:
+            continue
+        if refused:
+            problems.append(Problem(field, why))
+        else:
+            warnings.append(f"{field} {why}")
+    return problems, warnings
+
+
 def _ship_inputs(
-    native: NativeLaunch, runtime_env: dict[str, Any], command: Command, shared: list[str]
+    native: NativeLaunch,
+    runtime_env: dict[str, Any],
+    command: Command,
+    shared: list[str],
+    written: list[Problem] | None = None,
 ) -> tuple[Command, list[str]]:
     """Make sure the job finds each path it reads (``NativeLaunch.inputs``) on the cluster: files an exclude would
     drop are shipped (a negated exclude, added to ``runtime_env`` in place), a relative interpreter left out of
-    the upload runs from shared storage; anything else is refused here (a SpecError, exit 2)."""
+    the upload runs from shared storage; anything else is refused here (a SpecError, exit 2), with the
+    ``written`` problems (``written_paths``)."""
     working_dir = runtime_env.get("working_dir")
     if not native.inputs:
+        if written:
+            raise SpecError(written, "the ray launcher cannot give the job the files it reads and writes")
         return command, []
     if not isinstance(working_dir, str) or "://" in working_dir:
         # nothing is uploaded from here (a remote package): only absolute paths on shared storage are known
@@ -305,16 +349,14 @@ def _ship_inputs(
         shared,
         Path.cwd(),
     )
-    if verdict.problems:
-        raise SpecError(
-            [Problem(name, message) for name, message in verdict.problems],
-            "the ray launcher cannot give the job the files it reads",
-        )
+    problems = [Problem(name, message) for name, message in verdict.problems] + list(written or [])
+    if problems:
+        raise SpecError(problems, "the ray launcher cannot give the job the files it reads and writes")
     if verdict.ship:
         runtime_env["excludes"] = [*(runtime_env.get("excludes") or []), *verdict.ship]
     if verdict.interpreter is not None:
-        written = native.inputs.get("spec.runtime.python")
-        argv = tuple(verdict.interpreter if item == written else item for item in command.argv)
+        as_written = native.inputs.get("spec.runtime.python")
+        argv = tuple(verdict.interpreter if item == as_written else item for item in command.argv)
         command = Command(argv=argv, env=command.env, ray_runtime_env=command.ray_runtime_env)
     return command, verdict.notes
 
@@ -531,7 +573,10 @@ class RayLauncher(Launcher):
                 }
                 for r in native.services
             ]
-        return Artifacts(launcher=self.PLUGIN_NAME, request=request)
+        runtime_env = request.get("runtime_env") or {}
+        shared = list(request.get("shared") or [])
+        _, warnings = written_paths(native, runtime_env, shared)
+        return Artifacts(launcher=self.PLUGIN_NAME, request=request, warnings=warnings)
 
     def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
         request = artifacts.request

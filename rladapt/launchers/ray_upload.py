@@ -17,6 +17,10 @@ The upload is refused above 512 MiB (``GCS_STORAGE_MAX_SIZE``, the gRPC message 
 - what Ray would not ship for any rladapt can add (a ``.gitignore`` rule, a directory rule) is refused, naming the
   rule and the fix.
 
+``off_shared_storage`` judges each directory the job writes that others read (the pool store, the checkpoint
+directory): the job runs in its own copy of the upload, so a relative one lands there, unseen by ``rladapt`` here
+and by the service roles' Ray jobs; it must lie in a declared shared directory.
+
 The gitignore matching follows the gitwildmatch rules Ray applies (its vendored ``pathspec``): a pattern with a
 slash before its end is anchored at the directory of its list, one without matches a name at any depth, a trailing
 slash matches directories only (their contents), ``**`` spans directories, ``!`` re-includes, the last rule that
@@ -273,3 +277,38 @@ def check_inputs(
             )
         )
     return verdict
+
+
+def off_shared_storage(value: str, working_dir: str | None, shared: list[str], cwd: Path) -> str | None:
+    """Why a directory the job WRITES (``value``, as written in the spec) is not where anything but the job
+    itself sees it, or None when it lies on a declared ``shared`` directory (or is a URL, the framework's own).
+
+    A Ray job runs in its own unpacked copy of the uploaded working directory, on whichever node Ray chose: a
+    relative path lands in that copy (a temporary directory of the node), which neither ``rladapt`` here
+    (``pool``, ``status``, ``checkpoints``, ``metrics``) nor a service role's Ray job (a copy of its own) sees; an
+    absolute path is one node's disk unless every node mounts it. ``working_dir`` is None when it is a remote
+    package (downloaded by Ray, nothing of it here)."""
+    if "://" in value:
+        return None
+    shared_dirs = [Path(os.path.normpath(s)) for s in shared]
+    if not value.startswith(("/", "~")):
+        where = ""
+        if working_dir is not None:
+            here = Path(os.path.normpath(resolve(value, resolve(working_dir, cwd)).absolute()))
+            if _under(here, shared_dirs):  # the user's storage is shared, but the job's copy is not
+                where = f" (here, on the shared storage: {str(here)!r})"
+        return (
+            f"{value!r} is relative: the job would write it in its own copy of the working directory Ray uploads "
+            "(a temporary directory of the node that runs it), which rladapt here and each service role's Ray job "
+            f"(a copy of its own) never see: give an absolute path on storage every node mounts{where} and "
+            "declare that storage with -o shared=DIR"
+        )
+    absolute = Path(os.path.normpath(resolve(value, cwd)))
+    if _under(absolute, shared_dirs):
+        return None
+    where = "on no declared shared storage" if shared_dirs else "and no shared storage is declared"
+    return (
+        f"{value!r} is {where}: it would be on the disk of the node that runs the job, which rladapt here and "
+        "the other nodes may not see: declare the directory every node mounts at the same path with "
+        "-o shared=DIR, or give a path under one"
+    )

@@ -45,5 +45,6 @@ def pool_serving(job: RLJob) -> tuple[ServiceRole, ...]:
             ),
             restart="on-failure",
             outlives_job=False,
+            reads=("spec.pool.store",),  # the versions the publisher writes
         ),
     )

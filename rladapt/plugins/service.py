@@ -50,3 +50,9 @@ class ServiceRole(BaseModel):
         description="False: stopped when the training job ends. True: left to finish its own work (an evaluator "
         "draining the last versions) and stopped by rladapt stop.",
     )
+    reads: tuple[str, ...] = Field(
+        (),
+        description="The spec fields naming what the training job writes and this role reads "
+        "(spec.checkpoint.dir, spec.pool.store): a launcher that runs the role apart from the job (Ray: a job "
+        "of its own, with a copy of its own of the working directory) refuses them off shared storage.",
+    )

@@ -84,6 +84,8 @@ def resolve(path: str, base: Path) -> Path:
 def _candidates(job: RLJob) -> list[JobInput]:
     spec = job.spec
     found = [JobInput("spec.runtime.python", spec.runtime.python, "interpreter")]
+    if spec.runtime.config:  # the launch's own config file the framework composes (verl: --config-path/-name)
+        found.append(JobInput("spec.runtime.config", spec.runtime.config, "file"))
     found.append(JobInput("spec.model.path", spec.model.path, "model"))
     if spec.model.tokenizer:
         found.append(JobInput("spec.model.tokenizer", spec.model.tokenizer, "model"))
@@ -91,6 +93,8 @@ def _candidates(job: RLJob) -> list[JobInput]:
         found.append(JobInput("spec.model.critic_path", spec.model.critic_path, "model"))
     found += [JobInput(f"spec.data.train[{i}]", p, "data") for i, p in enumerate(spec.data.train)]
     found += [JobInput(f"spec.data.val[{i}]", p, "data") for i, p in enumerate(spec.data.val)]
+    # the adapters pass them to the framework with the validation files (verl data.val_files, TRL's val split...)
+    found += [JobInput(f"spec.eval.datasets[{i}]", p, "data") for i, p in enumerate(spec.eval.datasets)]
     reward = spec.reward
     if reward.function is not None:
         found.append(JobInput("spec.reward.function.path", reward.function.path, "file"))
@@ -124,7 +128,9 @@ def input_kind(field: str) -> Kind:
     """The kind of path the spec ``field`` names (as ``job_inputs`` lists it)."""
     if field == "spec.runtime.python":
         return "interpreter"
-    if field.startswith("spec.data.") or (field.startswith("spec.eval.continuous.") and ".data[" in field):
+    if field.startswith(("spec.data.", "spec.eval.datasets[")) or (
+        field.startswith("spec.eval.continuous.") and ".data[" in field
+    ):
         return "data"
     if field.startswith("spec.model.") or field == "spec.reward.model.path":
         return "model"

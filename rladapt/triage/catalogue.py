@@ -443,6 +443,30 @@ _INTERPRETER_MISSING = Signature(
     source="dash 0.5.12 and bash 5.2 (command not found, exit 127), captured here",
 )
 
+_DATA_MISSING = Signature(
+    id="data-file-not-found",
+    patterns=(
+        # datasets 5.0.1, data_files.py resolve_pattern: load_dataset(..., data_files=[...]) with a file that is
+        # not there: "FileNotFoundError: Unable to find '/job/dir/data/train.parquet'" (the path made absolute
+        # against the working directory; captured here). verl's RLHFDataset (utils/dataset/rl_dataset.py
+        # _read_files_and_tokenize) reads its parquet files through load_dataset this way.
+        r"FileNotFoundError: Unable to find '(?P<path>[^'\n]{1,4096})'",
+        # rladapt/adapters/trl/driver.py load_split: the TRL driver checks its files before loading them
+        r"error: spec\.data\.(?:train|val): no such file: ",
+    ),
+    cause=(
+        "A data file (spec.data.train, spec.data.val, spec.eval.datasets) is not where the job runs: the path is "
+        "misspelt, or the file is not on the machine that runs the job (not shipped with the working directory, "
+        "not on a mounted or shared volume)."
+    ),
+    fix=(
+        "Correct the path in spec.data (`rladapt validate` names a local file that does not exist before "
+        "anything runs); on a cluster, put the data where every node reads it (see the launcher's shared-storage "
+        "rules in the launchers documentation), or name a Hugging Face Hub dataset."
+    ),
+    source="datasets 5.0.1 data_files.py (resolve_pattern), captured here; rladapt/adapters/trl/driver.py",
+)
+
 BUILTIN: tuple[Signature, ...] = (
     _NCCL_TIMEOUT,
     _CUDA_OOM,
@@ -462,4 +486,5 @@ BUILTIN: tuple[Signature, ...] = (
     _HUB_ID_REFUSED,
     _WEIGHTS_MISSING,
     _INTERPRETER_MISSING,
+    _DATA_MISSING,
 )

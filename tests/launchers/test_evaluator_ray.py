@@ -53,9 +53,15 @@ def test_the_evaluator_runs_the_interpreter_the_driver_runs_from_shared_storage(
     on shared storage the driver runs it from there, and so must the evaluator's restart loop."""
     monkeypatch.chdir(REPO)
     native = render_native(
-        load_job(REPO / EXAMPLE, ["spec.pool.store=/shared/pool", continuous()]), "trl", load_registry()
+        load_job(
+            REPO / EXAMPLE, ["spec.pool.store=/shared/pool", "spec.checkpoint.dir=/shared/ck", continuous()]
+        ),
+        "trl",
+        load_registry(),
     ).native
-    request = render_artifacts(RayLauncher(), native, {"shared": str(REPO)}, run_id="tiny-1a2b3c4d").request
+    # the pool store and the checkpoints the evaluator reads are on storage every node mounts
+    options = {"shared": f"{REPO},/shared"}
+    request = render_artifacts(RayLauncher(), native, options, run_id="tiny-1a2b3c4d").request
     python = str(REPO / ".venv" / "bin" / "python")
     assert shlex.split(str(request["entrypoint"]))[0] == python
     (evaluator,) = (item["request"] for item in request["services"])
@@ -76,7 +82,7 @@ def test_the_readme_trl_job_is_evaluated_by_its_own_ray_job_and_stop_ends_it(
         pytest.skip("the README's interpreter .venv/bin/python is made by scripts/test.sh")
     ck, pool = tmp_path / "ck", tmp_path / "pool"
     launch = ["launch", "-f", "trl", EXAMPLE, "-l", "ray", "-o", f"address={ray_head['address']}",
-              "-o", f"shared={REPO}", "spec.checkpoint.every_steps=2", f"spec.pool.store={pool}"]  # fmt: skip
+              "-o", f"shared={REPO},{tmp_path}", "spec.checkpoint.every_steps=2", f"spec.pool.store={pool}"]  # fmt: skip
     res = rladapt(*launch, "--follow", "spec.training.steps=4", f"spec.checkpoint.dir={ck}", continuous(),
                   cwd=REPO, timeout=900)  # fmt: skip
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr

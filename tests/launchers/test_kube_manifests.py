@@ -9,6 +9,7 @@ said that checkpoints under a relative ``spec.checkpoint.dir`` would be written 
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -224,3 +225,34 @@ def test_the_readme_names_the_extra_the_kubernetes_launcher_needs() -> None:
     lines = [line for line in (REPO / "README.md").read_text().splitlines() if "kubernetes" in line]
     launch_lines = [line for line in lines if line.startswith("rladapt launch")]
     assert launch_lines and all("pip install 'rladapt[kubernetes]'" in line for line in launch_lines)
+
+
+def test_eval_datasets_on_no_volume_are_warned_about_like_the_other_data() -> None:
+    """``spec.eval.datasets`` reach the framework with the validation files: the pods read them too."""
+    warned = unshipped(render(GSM8K, "spec.eval.datasets=[data/extra/test.parquet]"))
+    assert (
+        "spec.eval.datasets[0] data/extra/test.parquet (in the pods: /workspace/"
+        in warned["spec.eval.datasets[0]"]
+    )
+
+
+def test_a_dry_run_with_the_kubernetes_client_hidden_names_the_extra(tmp_path: Path) -> None:
+    """The quick form of tests/packaging's plain-install check: with ``import kubernetes`` failing, as without the
+    extra, ``launch --dry-run -l kubernetes`` is exit 2 naming ``rladapt[kubernetes]``, never a traceback."""
+    code = (
+        "import runpy, sys\n"
+        "sys.modules['kubernetes'] = None  # import kubernetes now raises ImportError, as when it is absent\n"
+        f"sys.argv = ['rladapt', 'launch', '-f', 'verl', {str(GSM8K)!r}, '-l', 'kubernetes', "
+        f"'-o', 'image={IMAGE}', '--dry-run']\n"
+        "runpy.run_module('rladapt.cli', run_name='__main__')\n"
+    )
+    for name in ("data/gsm8k/train.parquet", "data/gsm8k/test.parquet", "rewards/gsm8k.py"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("", encoding="utf-8")  # the files the spec names are there
+    env = {**os.environ, "PYTHONPATH": str(REPO)}  # this checkout's rladapt, from another directory
+    res = subprocess.run(
+        [sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert res.returncode == 2, res.stdout[-2000:] + res.stderr
+    assert "pip install 'rladapt[kubernetes]'" in res.stderr
+    assert res.stdout == "" and "Traceback" not in res.stderr

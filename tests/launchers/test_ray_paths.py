@@ -170,3 +170,111 @@ def test_the_upload_emulation_ships_what_rays_own_walk_ships(tmp_path: Path) -> 
     assert emulated == shipped - {".rayignore", "ign/.gitignore"}  # the ignore files themselves travel too
     assert "model/model.safetensors" in shipped and "data/keep.parquet" in shipped  # the negations work
     assert "deep/a/b/w.bin" not in shipped and "sub/venv/y.py" not in shipped
+
+
+# --- what the job writes and others read (issue 27's pool store and evaluator on Ray) ------------------------
+
+SUITE_FILE = "examples/tiny/val.jsonl"
+
+
+def continuous(follow: str = "pool", data: str = SUITE_FILE) -> str:
+    return (
+        f"spec.eval.continuous={{follow: {follow}, suites: [{{name: s, data: [{data}], "
+        "scorer: {function: {path: examples/tiny/reward.py, name: share_of_a}}}]}"
+    )
+
+
+def test_a_relative_pool_store_is_refused_naming_the_path_and_where_it_would_be_shared(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The publisher would write it in the job's own copy of the upload, which neither rladapt here nor the
+    evaluator's and serving group's Ray jobs (copies of their own) see: refused, at render (the dry run too)."""
+    monkeypatch.chdir(REPO)
+    with pytest.raises(SpecError) as refused:
+        ray_request(["spec.pool.store=pool"], {"shared": str(REPO)})
+    assert refused.value.exit_code == 2
+    (problem,) = refused.value.problems
+    assert problem.path == "spec.pool.store"
+    assert (
+        "'pool' is relative: the job would write it in its own copy of the working directory"
+        in problem.message
+    )
+    assert repr(str(REPO / "pool")) in problem.message and "-o shared=DIR" in problem.message
+    res = dry_run("-o", f"shared={REPO}", "spec.pool.store=pool")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "spec.pool.store: 'pool' is relative" in res.stderr
+
+
+def test_an_absolute_pool_store_must_be_on_declared_shared_storage(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.chdir(REPO)
+    store = f"spec.pool.store={tmp_path / 'pool'}"
+    with pytest.raises(SpecError) as refused:
+        ray_request([store], {"shared": str(REPO)})
+    (problem,) = refused.value.problems
+    assert problem.path == "spec.pool.store" and "on no declared shared storage" in problem.message
+    request = ray_request([store], {"shared": f"{REPO},{tmp_path}"})  # accepted
+    assert request["shared"] == [str(REPO), str(tmp_path)]
+    ray_request(["spec.pool.store=memory://pool"], {"shared": str(REPO)})  # a URL: the store's own business
+
+
+def test_the_evaluator_s_files_are_judged_like_every_input(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Suite data and scorer files in the working directory are shipped with the upload the evaluator's own Ray
+    job gets too; one outside it must be on shared storage."""
+    monkeypatch.chdir(REPO)
+    pool = f"spec.pool.store={tmp_path / 'pool'}"
+    ck = f"spec.checkpoint.dir={tmp_path / 'ck'}"
+    shared = {"shared": f"{REPO},{tmp_path}"}
+    request = ray_request([pool, ck, continuous()], shared)
+    (evaluator,) = request["services"]
+    assert evaluator["request"]["runtime_env"]["working_dir"] == request["runtime_env"]["working_dir"]
+    outside = tmp_path.parent / f"{tmp_path.name}-suite.jsonl"
+    outside.write_text('{"prompt": "a"}\n')
+    with pytest.raises(SpecError) as refused:
+        ray_request([pool, ck, continuous(data=str(outside))], shared)
+    paths = {p.path: p.message for p in refused.value.problems}
+    assert list(paths) == ["spec.eval.continuous.suites[0].data[0]"]
+    assert "outside the working directory Ray uploads, on no declared shared storage" in next(
+        iter(paths.values())
+    )
+
+
+def test_a_checkpoint_directory_the_evaluator_reads_must_be_shared_and_otherwise_is_a_warning(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The evaluator (its own Ray job) reads the checkpoints and writes its results under them: off shared storage
+    that is refused. Without it, a checkpoint directory only the job's node sees is a warning (``--strict``
+    refuses it): ``rladapt checkpoints``, ``metrics`` and ``resume`` read it from here."""
+    monkeypatch.chdir(REPO)
+    shared = {"shared": f"{REPO},{tmp_path}"}
+    with pytest.raises(SpecError) as refused:
+        ray_request([continuous(follow="checkpoints")], shared)  # the example's relative checkpoints/...
+    (problem,) = refused.value.problems
+    assert problem.path == "spec.checkpoint.dir" and "is relative" in problem.message
+    assert repr(str(REPO / "checkpoints" / "tiny-grpo-trl")) in problem.message
+    ray_request([continuous(follow="checkpoints"), f"spec.checkpoint.dir={tmp_path / 'ck'}"], shared)
+
+    native = render_native(load_job(EXAMPLE, []), "trl", load_registry()).native
+    artifacts = render_artifacts(RayLauncher(), native, shared)
+    (warning,) = artifacts.warnings
+    assert warning.startswith("spec.checkpoint.dir 'checkpoints/tiny-grpo-trl' is relative")
+    on_shared = native.model_copy(update={"checkpoint_dir": str(tmp_path / "ck")})
+    assert render_artifacts(RayLauncher(), on_shared, shared).warnings == []
+    res = dry_run("-o", f"shared={REPO}", "--strict")
+    assert res.returncode == 2 and "Traceback" not in res.stderr
+    assert "spec.checkpoint.dir 'checkpoints/tiny-grpo-trl' is relative" in res.stderr
+
+
+def test_eval_datasets_are_inputs_the_launchers_check(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """``spec.eval.datasets`` reach the framework with the validation files: Ray judges them like data."""
+    monkeypatch.chdir(REPO)
+    outside = tmp_path / "extra.jsonl"
+    outside.write_text('{"prompt": "a"}\n')
+    with pytest.raises(SpecError) as refused:
+        ray_request([f"spec.eval.datasets=[{outside}]"], {"shared": str(REPO)})
+    assert [p.path for p in refused.value.problems] == ["spec.eval.datasets[0]"]

@@ -32,13 +32,14 @@ def test_the_readme_trl_example_trains_on_ray_with_checkpoints_metrics_and_resum
     ck = tmp_path / "ck"
     res = rladapt(
         "launch", "-f", "trl", "--follow", EXAMPLE, "-l", "ray", "-o", f"address={ray_head['address']}",
-        "-o", f"shared={REPO}", "spec.training.steps=2", "spec.checkpoint.every_steps=2",
+        "-o", f"shared={REPO},{tmp_path}", "spec.training.steps=2", "spec.checkpoint.every_steps=2",
         "spec.checkpoint.resume=auto", f"spec.checkpoint.dir={ck}",
         cwd=REPO, timeout=900,
     )  # fmt: skip
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr
     run_id = res.stdout.splitlines()[0]
     assert f"run {run_id}: SUCCEEDED (exit code 0)" in res.stderr
+    assert "warning: spec.checkpoint.dir" not in res.stderr  # on the shared storage declared
 
     checkpoints = rladapt("checkpoints", run_id, "--format", "json", cwd=REPO)
     assert checkpoints.returncode == 0, checkpoints.stderr
