@@ -72,6 +72,7 @@ def effective(argv: list[str], version: str) -> Effective:
             "folder of the launch's own given as an absolute --config-path"
         )
     inv = engine_form(given, version)
+    _refuse_empty_numbers(inv, snap, version)
     overrides, sources = list(inv.overrides), list(inv.overrides)
     if (
         inv is not given
@@ -108,6 +109,28 @@ def packaged_configs(module: str, snap: Any) -> tuple[str, ...]:
     """The config names of the entry module's packaged folder that a launch's own config may build on."""
     names = CONFIG_NAMES.get(module, ())
     return tuple(n for n in names if n in snap.scopes)
+
+
+def _refuse_empty_numbers(inv: Invocation, snap: Any, version: str) -> None:
+    """A launch that leaves a number empty (``trainer.n_gpus_per_node=$ARNOLD_WORKER_GPU`` with the variable unset):
+    Hydra composes ``''`` (its grammar's empty value) and verl's loading takes it, but verl then computes with it
+    (verl 0.6.1 trainer/main_ppo.py ``[config.trainer.n_gpus_per_node] * config.trainer.nnodes``; ``range``,
+    ``>``, ``%`` elsewhere), so the run fails in verl itself: an error naming the item (exit 2), never a spec that
+    holds a run which cannot start. An empty bool is a run (``validate.loader_takes``)."""
+    scope = inv.scope(snap.scopes)
+    for item in inv.overrides:
+        lhs, sep, rhs = item.partition("=")
+        key = lhs.strip().lstrip("+~")
+        if not sep or rhs.strip() or lhs.startswith("~"):
+            continue
+        found = snap.lookup(key, inv.key_scope(key, snap.scopes, scope))
+        names = set(found[1].type.split("|")) if found is not None and found[0] == key else set()
+        if names & {"int", "float"} and not names & {"bool", "str", "any"}:
+            raise UsageError(
+                f"{item}: the launch leaves {key} empty (a variable its caller did not set?); verl {version} "
+                "composes it as '' and computes with it as a number, so the run fails in verl itself: give the "
+                "value (--set VAR=N for the variable that feeds it)"
+            )
 
 
 def _refuse_config_path(given: Invocation) -> None:
