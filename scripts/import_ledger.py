@@ -85,6 +85,12 @@ REASONS: dict[str, tuple[str, tuple[str, ...]]] = {
         "there, so no spec renders a 0.2.1 launch (rladapt import names 0.4.0 as the first it imports)",
         (r"no RLJob spec renders a 0\.2\.1 launch",),
     ),
+    "empty-number": (
+        "the launch leaves a key verl reads as a number empty (a variable of the caller's environment without a "
+        "default, as trainer.n_gpus_per_node=$ARNOLD_WORKER_GPU): verl composes '' and fails on it, so there is "
+        "no run to reproduce until the caller gives the value",
+        (r"empty \(a variable its caller did not set\?\)",),
+    ),
     "runtime-only-value": (
         "the launch's values are decided only when the script runs (a command's output, the machine's GPU "
         "count, a file the script reads): a spec holds values, not commands",

@@ -32,6 +32,7 @@ from rladapt.plugins.effective import Effective, same
 from rladapt.plugins.effective import read_back_only as keys_read_back_only
 from rladapt.primitives import Problem, RLJob, SpecError, UsageError, load_job_text, validate_data
 from rladapt.primitives.errors import one_line, quote
+from rladapt.primitives.spec import GROUP_ALGORITHMS
 
 if TYPE_CHECKING:
     from rladapt.plugins.adapter import LaunchImporter
@@ -43,6 +44,7 @@ _MAX_ROUNDS = 8
 _DNS = re.compile(r"[^a-z0-9-]+")
 #: Required spec parts with a stand-in when the launch has none (the residual pass restores the native value).
 _REQUIRED = ("spec.model.path", "spec.data.train")
+_GROUP_SIZE = "spec.algorithm.group_size"
 #: What scores a rollout (spec.reward needs one, or an agent function that returns the rewards).
 _REWARD_SOURCES = {"builtin", "function", "model", "remote"}
 
@@ -189,7 +191,11 @@ def spec_data(fields: Mapping[str, Any], name: str, roles: list[str] | None = No
         if path.startswith("("):
             continue
         if path in defaults and same(defaults[path], value) and path not in _REQUIRED:
-            continue
+            # a group algorithm's group size is written even at the default 1: the spec refuses it left out
+            # (a forgotten setting) and takes it given (a group of one the framework runs, verl's rollout.n=1)
+            algorithm = fields.get("spec.algorithm.name", defaults.get("spec.algorithm.name"))
+            if not (path == _GROUP_SIZE and algorithm in GROUP_ALGORITHMS):
+                continue
         _put(spec, path.removeprefix("spec."), value)
     return {"apiVersion": "rladapt/v1alpha1", "kind": "RLJob", "metadata": {"name": name}, "spec": spec}
 

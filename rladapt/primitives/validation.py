@@ -240,11 +240,29 @@ def _algorithm(job: RLJob) -> list[Problem]:
 
     out: list[Problem] = []
     alg = job.spec.algorithm
-    if alg.name in GROUP_ALGORITHMS and alg.group_size < 2:
+    # A group algorithm with one response per prompt is what each framework decides, not a spec error: verl runs
+    # it (a group of one gets mean 0 and std 1, so the advantage is the raw score: verl 0.6.1
+    # trainer/ppo/core_algos.py compute_grpo_outcome_advantage and compute_rloo_outcome_advantage; verl's own
+    # examples/tuning and examples/rollout_correction launch grpo/rloo with rollout.n=1), while OpenRLHF, TRL and
+    # NeMo-RL give it a zero advantage or refuse it, and their adapters say so. Dynamic sampling with groups of one
+    # is a mistake everywhere: a group of one has one reward, so every group is dropped as "all equal"; and a
+    # group algorithm whose group_size is left at its default 1 is a forgotten setting, not a choice.
+    if alg.name in GROUP_ALGORITHMS and alg.group_size < 2 and "group_size" not in alg.model_fields_set:
         out.append(
             Problem(
                 "spec.algorithm.group_size",
-                f"{alg.name} compares responses within a group",
+                f"{alg.name} compares responses within a group, and the spec gives no group size (the default "
+                "1 is a group of one, which only some frameworks run: give 1 explicitly for that)",
+                "at least 2",
+                "not given (1)",
+            )
+        )
+    elif alg.name in GROUP_ALGORITHMS and alg.group_size < 2 and alg.dynamic_sampling_on:
+        out.append(
+            Problem(
+                "spec.algorithm.group_size",
+                f"{alg.name} with dynamic_sampling keeps only groups whose rewards differ; a group of one has "
+                "one reward, so every group is dropped",
                 "at least 2",
                 str(alg.group_size),
             )

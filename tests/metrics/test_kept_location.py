@@ -83,6 +83,32 @@ def test_verl_keeps_the_tensorboard_dir_the_spec_names_and_metrics_reads_it(
     assert read_run_metrics(run).series["reward_mean"] == pytest.approx({1: 0.25, 2: 0.5})
 
 
+def test_verl_with_the_tensorboard_backend_and_no_dir_keeps_verls_own_default(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The launch chose tensorboard and named no TENSORBOARD_DIR: verl writes to tensorboard_log/<project>/
+    <experiment> (utils/tracking.py); that is the run's metrics directory, never redirected to rladapt's."""
+    monkeypatch.chdir(tmp_path)
+    native = _render(
+        "grpo-gsm8k.yaml",
+        "verl==0.6.1",
+        "spec.checkpoint.dir=ck/run",
+        "spec.logging.backends=[console,tensorboard]",
+        "spec.logging.project=proj",
+    )
+    experiment = next(a for a in native.argv if a.startswith("trainer.experiment_name=")).split("=", 1)[1]
+    assert "TENSORBOARD_DIR" not in native.env
+    assert native.metrics_dir == native.events_dir() == f"tensorboard_log/proj/{experiment}"
+    assert f"/tensorboard_log/proj/{experiment}/" in native.runtime_env["excludes"]
+    store = _recorded(tmp_path, native, "grpo-bbbb2222", "verl", "0.6.1")
+    run = store.get("grpo-bbbb2222")
+    _events(tmp_path / "tensorboard_log" / "proj" / experiment, "critic/score/mean", {1: 0.75})
+    assert read_run_metrics(run).series["reward_mean"] == pytest.approx({1: 0.75})
+    # without the backend in the launch rladapt adds its own sink in its own folder, as before
+    plain = _render("grpo-gsm8k.yaml", "verl==0.6.1", "spec.checkpoint.dir=ck/run")
+    assert plain.metrics_dir is None and plain.env["TENSORBOARD_DIR"] == f"ck/run/{METRICS_DIR}"
+
+
 def test_an_imported_verl_script_keeps_its_tensorboard_dir(tmp_path: Path) -> None:
     """A script that exports TENSORBOARD_DIR: the imported spec keeps it in spec.env and the render passes it on,
     where before every render replaced it by rladapt's directory."""

@@ -176,9 +176,19 @@ def test_batches_divide_as_the_algorithm_needs() -> None:
     assert "cannot be split over the actor's data-parallel size 8" in out[0]
 
 
-def test_group_algorithms_need_a_group() -> None:
-    assert problems(MINIMAL, ["spec.algorithm.group_size=1"]) == [
-        "spec.algorithm.group_size: grpo compares responses within a group; expected at least 2, found 1"
+def test_a_group_of_one_is_the_frameworks_call_except_with_dynamic_sampling() -> None:
+    # verl runs grpo with one response per prompt (the advantage is the score); the adapters of the frameworks
+    # that cannot run it refuse it (tests/importing/test_verl_import_loader_values.py)
+    assert load_job_text(MINIMAL, ["spec.algorithm.group_size=1"]).spec.algorithm.group_size == 1
+    # left at its default 1, a forgotten setting
+    assert problems(MINIMAL.replace(", group_size: 4", "")) == [
+        "spec.algorithm.group_size: grpo compares responses within a group, and the spec gives no group size "
+        "(the default 1 is a group of one, which only some frameworks run: give 1 explicitly for that); "
+        "expected at least 2, found not given (1)"
+    ]
+    assert problems(MINIMAL, ["spec.algorithm.group_size=1", "spec.algorithm.name=dapo"]) == [
+        "spec.algorithm.group_size: dapo with dynamic_sampling keeps only groups whose rewards differ; a group "
+        "of one has one reward, so every group is dropped; expected at least 2, found 1"
     ]
 
 

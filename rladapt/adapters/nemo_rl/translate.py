@@ -30,7 +30,7 @@ from rladapt.metrics.names import READ_BACK, metrics_dir, with_tensorboard
 from rladapt.plugins.native import NativeLaunch
 from rladapt.plugins.translation import TranslationBuilder
 from rladapt.primitives.errors import UnsupportedError
-from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
+from rladapt.primitives.spec import GROUP_ALGORITHMS, GRPO_ADVANTAGE_ALGORITHMS
 
 from .run_script import is_grpo_script
 from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, V0_7_0, Keys, capabilities, keys
@@ -279,6 +279,17 @@ def _model(b: _Builder) -> None:
 def _algorithm(b: _Builder) -> None:
     alg = b.job.spec.algorithm
     k = b.k
+    if alg.name in GROUP_ALGORITHMS and alg.group_size < 2:
+        # one generation per prompt: the prompt's baseline is its own reward, so every advantage is zero
+        # (nemo_rl/algorithms/utils.py calculate_baseline_and_std_per_prompt, v0.6.0: "valid_mask ... <= 1:
+        # baseline[prompt_idx] = rewards[prompt_idx]") and the run trains nothing
+        b.unsupported(
+            "spec.algorithm.group_size",
+            "GRPO with one generation per prompt (the baseline is the response's own reward: every advantage "
+            "is zero)",
+            found=alg.group_size,
+            expected="2 or more",
+        )
     b.set("grpo.num_generations_per_prompt", alg.group_size, "spec.algorithm.group_size")
     if alg.name == "ppo":  # check_capabilities reports this first; kept for direct translate() callers
         b.unsupported("spec.algorithm.name", "PPO with a critic (GAE)", found="ppo")

@@ -72,6 +72,7 @@ def effective(argv: list[str], version: str) -> Effective:
             "folder of the launch's own given as an absolute --config-path"
         )
     inv = engine_form(given, version)
+    _refuse_empty_numbers(inv, snap, version)
     overrides, sources = list(inv.overrides), list(inv.overrides)
     if (
         inv is not given
@@ -108,6 +109,28 @@ def packaged_configs(module: str, snap: Any) -> tuple[str, ...]:
     """The config names of the entry module's packaged folder that a launch's own config may build on."""
     names = CONFIG_NAMES.get(module, ())
     return tuple(n for n in names if n in snap.scopes)
+
+
+def _refuse_empty_numbers(inv: Invocation, snap: Any, version: str) -> None:
+    """A launch that leaves a number empty (``trainer.n_gpus_per_node=$ARNOLD_WORKER_GPU`` with the variable unset):
+    Hydra composes ``''`` (its grammar's empty value) and verl's loading takes it, but verl then computes with it
+    (verl 0.6.1 trainer/main_ppo.py ``[config.trainer.n_gpus_per_node] * config.trainer.nnodes``; ``range``,
+    ``>``, ``%`` elsewhere), so the run fails in verl itself: an error naming the item (exit 2), never a spec that
+    holds a run which cannot start. An empty bool is a run (``validate.loader_takes``)."""
+    scope = inv.scope(snap.scopes)
+    for item in inv.overrides:
+        lhs, sep, rhs = item.partition("=")
+        key = lhs.strip().lstrip("+~")
+        if not sep or rhs.strip() or lhs.startswith("~"):
+            continue
+        found = snap.lookup(key, inv.key_scope(key, snap.scopes, scope))
+        names = set(found[1].type.split("|")) if found is not None and found[0] == key else set()
+        if names & {"int", "float"} and not names & {"bool", "str", "any"}:
+            raise UsageError(
+                f"{item}: the launch leaves {key} empty (a variable its caller did not set?); verl {version} "
+                "composes it as '' and computes with it as a number, so the run fails in verl itself: give the "
+                "value (--set VAR=N for the variable that feeds it)"
+            )
 
 
 def _refuse_config_path(given: Invocation) -> None:
@@ -316,7 +339,7 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
         put("spec.algorithm.kl.estimator", "algorithm.kl_penalty", lambda v: _KL_NAME.get(v, v))
     put("spec.algorithm.clip.low", f"{ARR}.actor.clip_ratio_low")
     put("spec.algorithm.clip.high", f"{ARR}.actor.clip_ratio_high")
-    _algorithm_variants(t, name, out)
+    _algorithm_variants(t, name, out, sources)
     _off_policy_correction(t, out)
     put("spec.algorithm.entropy_coef", f"{ARR}.actor.entropy_coeff")
     put("spec.algorithm.ppo_epochs", f"{ARR}.actor.ppo_epochs")
@@ -405,8 +428,8 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
         out["spec.checkpoint.enabled"] = False
         for path in ("spec.checkpoint.keep_last", "spec.checkpoint.save_hf"):
             out.pop(path, None)
-    _budgets(t, version, out)
-    _engine_settings(t, version, out)
+    _budgets(t, version, out, sources)
+    _engine_settings(t, version, out, sources)
     _multi_turn(t, version, out)
     _overlong_penalty(t, version, out)
     test = t.get("trainer.test_freq")
@@ -494,7 +517,9 @@ def _differs(t: dict[str, Any], version: str, key: str) -> bool:
     return key in t and t[key] is not None and not same(t[key], snapshot("verl", version).default(key))
 
 
-def _budgets(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
+def _budgets(
+    t: dict[str, Any], version: str, out: dict[str, Any], sources: Mapping[str, str] | None = None
+) -> None:
     """``spec.training.budgets``: a pass's micro batch or token cap where it is not what rladapt would render
     for it unset (the actor's, old_log_prob's for the reference, the update's for the critic's values, twice
     the actor's cap for the critic update)."""
@@ -505,7 +530,10 @@ def _budgets(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
 
     def own(path: str, key: str, follows: Any) -> Any:
         value = t.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value != follows:
+        # a pass's own value the launch writes out, even where it is what the pass follows anyway: the field
+        # renders it back, nothing is left to spec.native
+        given = _set_by_launch(sources or {}, key)
+        if isinstance(value, int) and not isinstance(value, bool) and (value != follows or given):
             out[f"spec.training.budgets.{path}"] = value
         return value if isinstance(value, int) else follows
 
@@ -532,10 +560,16 @@ _ENGINE_KEYS = {
 }
 
 
-def _engine_settings(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
+def _engine_settings(
+    t: dict[str, Any], version: str, out: dict[str, Any], sources: Mapping[str, str] | None = None
+) -> None:
+    """Engine settings where they differ from verl's own, or where the launch sets them itself (verl's own
+    ``enable_chunked_prefill=True`` written out: the field renders it back, nothing is left to spec.native);
+    never for the HF rollout, which has no engine (``translate._engine_settings`` refuses them there)."""
     r = f"{ARR}.rollout"
     for key, name in _ENGINE_KEYS.items():
-        if _differs(t, version, f"{r}.{key}"):
+        own = t.get(f"{r}.name") != "hf" and _set_by_launch(sources or {}, f"{r}.{key}")
+        if _differs(t, version, f"{r}.{key}") or (own and t.get(f"{r}.{key}") is not None):
             out[f"spec.rollout.engine_settings.{name}"] = t[f"{r}.{key}"]
     # only the format rladapt renders for true; any other loader stays a native override
     if t.get(f"{r}.load_format") == "safetensors":
@@ -589,9 +623,12 @@ _DUAL_CLIP_DEFAULT = 3.0
 _LOSS_AGG = ("token-mean", "seq-mean-token-mean", "seq-mean-token-sum", "seq-mean-token-sum-norm")
 
 
-def _algorithm_variants(t: dict[str, Any], name: str | None, out: dict[str, Any]) -> None:
+def _algorithm_variants(
+    t: dict[str, Any], name: str | None, out: dict[str, Any], sources: Mapping[str, str] | None = None
+) -> None:
     """The dual clip, the std normalisation and the loss aggregation where they differ from verl's own (and,
-    for the aggregation, from the algorithm's own); a mode the spec has no name for stays native."""
+    for the aggregation, from the algorithm's own, or where the launch sets it itself: ``loss_agg_mode=
+    token-mean`` written out renders back from the field); a mode the spec has no name for stays native."""
     dual = t.get(f"{ARR}.actor.clip_ratio_c")
     if isinstance(dual, (int, float)) and not isinstance(dual, bool) and dual != _DUAL_CLIP_DEFAULT:
         out["spec.algorithm.clip.dual"] = float(dual)
@@ -601,7 +638,8 @@ def _algorithm_variants(t: dict[str, Any], name: str | None, out: dict[str, Any]
         out["spec.algorithm.dynamic_sampling"] = True  # grpo with it imports as dapo (above)
     mode = t.get(f"{ARR}.actor.loss_agg_mode")
     own = ALGORITHM_LOSS_AGGREGATION.get(name or "", "token_mean")
-    if mode in _LOSS_AGG and str(mode).replace("-", "_") != own:
+    given = _set_by_launch(sources or {}, f"{ARR}.actor.loss_agg_mode")
+    if mode in _LOSS_AGG and (str(mode).replace("-", "_") != own or given):
         out["spec.algorithm.loss_aggregation"] = str(mode).replace("-", "_")
 
 

@@ -7,6 +7,7 @@ field, the version and, where one exists, the first version that can.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +21,7 @@ from rladapt.adapters.common import (
     placement,
     working_dir_runtime_env,
 )
-from rladapt.metrics.names import metrics_dir, with_tensorboard
+from rladapt.metrics.names import TENSORBOARD, metrics_dir, with_tensorboard
 from rladapt.plugins.native import NativeLaunch
 from rladapt.plugins.translation import TranslationBuilder
 from rladapt.primitives.errors import Problem, UnsupportedError
@@ -152,22 +153,54 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         b.origins["model_engine"] = "spec.training.backend"
     argv += b.overrides + native
     # verl's TensorBoard logger writes into $TENSORBOARD_DIR itself (utils/tracking.py _TensorboardAdapter, 0.5.0
-    # to 0.9.1): a directory the spec's environment names is the launch's own, kept and read back from there;
-    # else rladapt names its own
+    # to 0.9.1): a directory the spec's environment names is the launch's own, kept and read back from there; a
+    # launch that chose the tensorboard backend without one writes to verl's own default, kept too; else rladapt
+    # names its own
     given = job.spec.env.get(TENSORBOARD_DIR) or None
+    if given is None and TENSORBOARD in job.spec.logging.backends:
+        given = implicit_tensorboard_dir(argv, fv.version)
     launch = NativeLaunch.from_job(
         job,
         framework="verl",
         version=fv.version,
         argv=argv,
         files=b.files,
-        runtime_env=runtime_env(job),
+        runtime_env=runtime_env(job, given),
         notes=b.notes,
         passthrough=native,
         origins=b.origins,
         metrics_dir=given,
     )
     return launch if given else launch.with_env({TENSORBOARD_DIR: metrics_dir(job.checkpoint_dir)})
+
+
+#: Where verl's TensorBoard logger writes without $TENSORBOARD_DIR: ``tensorboard_log/{project_name}/
+#: {experiment_name}``, relative to the trainer's working directory (utils/tracking.py _TensorboardAdapter:
+#: ``os.environ.get("TENSORBOARD_DIR", f"tensorboard_log/{project_name}/{experiment_name}")``, 0.5.0 and 0.6.1).
+IMPLICIT_TENSORBOARD_ROOT = "tensorboard_log"
+_RUN_NAMES = ("trainer.project_name", "trainer.experiment_name")
+
+
+def implicit_tensorboard_dir(argv: list[str], version: str) -> str | None:
+    """verl's own TensorBoard directory for a launch ``argv`` that sets no $TENSORBOARD_DIR: the project and
+    experiment names it gives (the last override wins), else the version's defaults; None where a name is not a
+    plain value here (an interpolation resolved only when verl runs)."""
+    from rladapt.compat.schema._values import UNKNOWN
+    from rladapt.compat.schema._values import hydra_value as parsed
+    from rladapt.plugins.snapshots import snapshot
+
+    given: dict[str, str] = {}
+    for item in argv:
+        lhs, sep, rhs = item.partition("=")
+        if sep and lhs.lstrip("+") in _RUN_NAMES:
+            given[lhs.lstrip("+")] = rhs
+    names: list[str] = []
+    for key in _RUN_NAMES:
+        value = parsed(given[key]) if key in given else snapshot("verl", version).default(key)
+        if value is None or value is UNKNOWN or isinstance(value, (list, dict)) or "${" in str(value):
+            return None
+        names.append(str(value))
+    return posixpath.join(IMPLICIT_TENSORBOARD_ROOT, *names)
 
 
 # --- sections ------------------------------------------------------------------------------------------------
@@ -1273,11 +1306,12 @@ def _budget_and_engine_defaults(job: RLJob) -> dict[str, tuple[str, ...]]:
     return out
 
 
-def runtime_env(job: RLJob) -> dict[str, Any]:
-    """Ray runtime_env: ship the working dir, never checkpoints, data, .git or weights (verl issue 696)."""
+def runtime_env(job: RLJob, events: str | None = None) -> dict[str, Any]:
+    """Ray runtime_env: ship the working dir, never checkpoints, data, .git or weights (verl issue 696), nor the
+    launch's own TensorBoard directory ``events``."""
     excludes: list[str] = ["/.git/", "/outputs/", "/wandb/", "/.cache/", "/.venv/", *WEIGHT_EXCLUDES]
     for path in [*job.spec.data.train, *job.spec.data.val, *job.spec.eval.datasets]:
         if not path.startswith(("/", "hdfs://", "s3://", "gs://")):
             excludes.append("/" + path.removeprefix("./"))
     # the launch's own TensorBoard directory is the job's output, like its checkpoints
-    return working_dir_runtime_env(job, excludes, [job.spec.env.get(TENSORBOARD_DIR)])
+    return working_dir_runtime_env(job, excludes, [events or job.spec.env.get(TENSORBOARD_DIR)])

@@ -26,7 +26,7 @@ from .translate import CONFIG_DIRS, CONFIG_NAMES
 from .versions import keys
 
 if TYPE_CHECKING:
-    from rladapt.compat.schema import Snapshot
+    from rladapt.compat.schema import KeySpec, Snapshot
     from rladapt.plugins.native import NativeLaunch
 
 #: A verl package directory (the one holding ``trainer/config`` and ``version/version``) to validate against.
@@ -403,6 +403,10 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
         value = hydra_value(rhs) if sep else UNKNOWN
         if key in ONE_OR_LIST and isinstance(value, str):
             value = [value]  # verl reads one string as the list of it (effective.ONE_OR_LIST cites where)
+        if item in native.passthrough:
+            found_key = snap.lookup(key, invocation.key_scope(key, snap.scopes, scope))
+            if found_key is not None and loader_takes(key, found_key[1], value):
+                value = UNKNOWN  # what verl's own loading takes is not judged stricter than verl
         items.append(
             NativeItem(
                 key=key,
@@ -414,6 +418,47 @@ def check_native(native: NativeLaunch) -> list[Problem] | None:
             )
         )
     return check(snap, items, other_versions=lambda key: versions_having("verl", key, native.version))
+
+
+#: Config nodes verl converts with OmegaConf's structured merge (``omega_conf_to_dataclass(..., dataclass_type=X)``),
+#: which enforces the dataclass's field types: the model (HFModelConfig) and the profilers (ProfilerConfig),
+#: verl 0.6.1 workers/fsdp_workers.py and megatron_workers.py. Every other node with a ``_target_`` is built by
+#: ``hydra.utils.instantiate(config, _convert_="partial")`` (verl/utils/config.py, 0.5.0 and 0.6.1), which hands
+#: the values to the dataclass unconverted, and a node without one stays an untyped OmegaConf node.
+_TYPE_ENFORCED = ("actor_rollout_ref.model.",)
+_TYPE_ENFORCED_PART = ".profiler."
+
+
+def loader_takes(key: str, spec: KeySpec, value: Any) -> bool:
+    """Whether verl loads and runs ``value`` for ``key`` although the snapshot's type is another: the check of a
+    user's own ``spec.native.verl`` item is never stricter than verl itself.
+
+    - ``''`` (Hydra's empty value, ``key=``: the composed config holds ``''``) on a bool: verl reads its flags by
+      truthiness (verl 0.6.1 utils/dataset/rl_dataset.py ``if self.return_raw_chat:``, workers/actor/dp_actor.py
+      ``if self.config.use_kl_loss:``), so it runs as false;
+    - a bool on a number: Python's bool is an int (verl 0.6.1 trainer/ppo/ray_trainer.py
+      ``self.config.trainer.test_freq > 0`` reads ``test_freq=False`` as 0), on a node that is not type-enforced;
+    - null on a key verl declares only in YAML (an untyped OmegaConf node takes it): verl's own CI passes
+      ``optim.lr_warmup_steps=null``, ``megatron.expert_tensor_parallel_size=null`` and
+      ``custom_reward_function.name=null`` (verl 0.5.0 tests/special_e2e/run_ppo_trainer_megatron.sh and
+      ppo_trainer/run_function_reward.sh).
+
+    An empty value on a number is not taken: verl computes with it (0.6.1 trainer/main_ppo.py
+    ``[config.trainer.n_gpus_per_node] * config.trainer.nnodes``), and the importer refuses it (``importer``).
+    """
+    from rladapt.compat.schema._values import UNKNOWN
+
+    if value is UNKNOWN:
+        return False
+    names = set(spec.type.split("|"))
+    enforced = key.startswith(_TYPE_ENFORCED) or _TYPE_ENFORCED_PART in f".{key}."
+    if enforced:
+        return False
+    if value == "" and "bool" in names:
+        return True
+    if isinstance(value, bool) and names & {"int", "float"}:
+        return True
+    return value is None and spec.declared is None
 
 
 def engine_choices(snap: Snapshot) -> list[str]:

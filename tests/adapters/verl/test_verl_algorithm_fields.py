@@ -149,11 +149,13 @@ def test_import_maps_the_variants_to_spec_fields(registry: Registry, version: st
     )
     mine = ("norm_adv_by_std", "clip_ratio_c", "loss_agg_mode")
     assert not any(key in item for item in imported.job.spec.native.get("verl", []) for key in mine)
-    # verl's own values import as nothing: the spec stays null (the framework's own)
+    # verl's own values import as nothing (the spec stays null, the framework's own), except a loss aggregation
+    # the launch writes out itself: the field holds it and renders it back, no spec.native item (issue 22)
     plain = (
         f"python3 -m verl.trainer.main_ppo algorithm.adv_estimator=grpo {ARR}.rollout.n=4 {ARR}.model.path=m "
         f"data.train_files=t {ARR}.actor.clip_ratio_c=3.0 {ARR}.actor.loss_agg_mode=token-mean"
     )
     own = build(fw, version, list(read_launch(plain, "cmd", fw.match).argv), source="cmd", registry=registry)
     alg = own.job.spec.algorithm
-    assert (alg.normalize_by_group_std, alg.clip.dual, alg.loss_aggregation) == (None, None, None)
+    assert (alg.normalize_by_group_std, alg.clip.dual, alg.loss_aggregation) == (None, None, "token_mean")
+    assert not any("loss_agg_mode" in item for item in own.job.spec.native.get("verl", []))
