@@ -124,7 +124,19 @@ def hydra_value(value: Any) -> str:
     text = str(value)
     if _BARE.match(text) and not _looks_typed(text):
         return text
-    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+    return "'" + _QUOTE_ESCAPES.sub(_escaped, text) + "'"
+
+
+#: Inside a quoted Hydra value a backslash escapes only in a run of them before a quote or the closing quote
+#: (hydra 1.3 grammar/OverrideLexer.g4 QUOTED_VALUE, core/override_parser/overrides_visitor.py
+#: _unescape_quoted_string): elsewhere it is literal, so a Jinja chat template's ``\n`` must stay one backslash.
+#: Such a run is doubled, and the quote gets one backslash of its own.
+_QUOTE_ESCAPES = re.compile(r"(\\*)'|(\\+)\Z")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    before_quote, at_end = match.group(1), match.group(2)
+    return before_quote * 2 + "\\'" if before_quote is not None else at_end * 2
 
 
 def _looks_typed(text: str) -> bool:

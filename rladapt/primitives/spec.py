@@ -1101,16 +1101,19 @@ class Runtime(_Model):
         min_length=1,
         description="A config file of the launch's own that the framework composes instead of its packaged one "
         "(verl: the render passes its folder as --config-path and its name as --config-name; the file builds "
-        "on verl's packaged config through its defaults list). An absolute path on the machine where the job "
-        "runs: Hydra resolves a relative --config-path against verl's entry module inside the installed "
-        "package. null: the framework's packaged config.",
+        "on verl's packaged config through its defaults list. NeMo-RL: the generated config inherits from it "
+        "through its defaults: instead of the tag's examples/configs/grpo_math_1B.yaml, so a recipe's settings "
+        "the spec has no field for stay in the recipe). verl needs an absolute path on the machine where the "
+        "job runs (Hydra resolves a relative --config-path against verl's entry module inside the installed "
+        "package); NeMo-RL also takes one relative to spec.runtime.working_dir (its checkout). null: the "
+        "framework's packaged config.",
     )
 
     @field_validator("config")
     @classmethod
     def _config_file(cls, value: str | None) -> str | None:
-        if value is not None and not (value.startswith("/") and value.endswith(".yaml")):
-            raise ValueError("an absolute path of a .yaml file")
+        if value is not None and not value.endswith(".yaml"):
+            raise ValueError("a path of a .yaml file")
         return value
 
 

@@ -462,3 +462,19 @@ def test_an_added_key_the_render_also_writes_stays_an_add_hydra_accepts(registry
     imported = build(fw, "0.6.1", list(launch.argv), source="cmd", registry=registry)
     assert imported.job.spec.reward.overlong_penalty is not None
     assert f"++{kw}.overlong_buffer_cfg.log=True" in imported.job.spec.native["verl"]
+
+
+def test_a_relative_own_config_is_refused_for_verl(registry: Registry, tmp_path: Path) -> None:
+    """NeMo-RL takes spec.runtime.config relative to its checkout; verl's Hydra would look for a relative
+    --config-path inside the installed package, so the render refuses it by name."""
+    from rladapt.primitives.errors import UnsupportedError
+
+    (tmp_path / "my_grpo.yaml").write_text(OWN_CONFIG.format(base="ppo_trainer"))
+    argv = ["python3", "-m", "verl.trainer.main_ppo", "--config-path", str(tmp_path), "--config-name=my_grpo"]
+    argv += ["actor_rollout_ref.model.path=m", "data.train_files=t"]
+    imported = build(fw, "0.6.1", argv, source="cmd", registry=registry)
+    text = imported.text.replace(str(tmp_path / "my_grpo.yaml"), "configs/my_grpo.yaml")
+    job = load_job_text(text, [], "relative.yaml")
+    assert job.spec.runtime.config == "configs/my_grpo.yaml"
+    with pytest.raises(UnsupportedError, match=r"spec\.runtime\.config.*relative to the working directory"):
+        render_native(job, "verl==0.6.1", registry)

@@ -24,7 +24,7 @@ from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, GRPO_ADVANTAGE_A
 from .effective import NEMO_DEFAULT_CONFIG, nemo_rl_effective
 from .run_script import is_grpo_script, run_script
 from .translate import MATH_VERIFY_IMPL, UNLIMITED
-from .versions import V0_4_0, V0_5_0, V0_6_0, keys
+from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, keys
 
 FRAMEWORK = "nemo-rl"
 EXAMPLE = "uv run python examples/run_grpo.py --config FILE KEY=VALUE ..."
@@ -113,8 +113,33 @@ def effective(argv: list[str], version: str, files: Mapping[str, str] | None = N
     """The effective config of ``argv`` (the whole command); ``files`` are generated configs (a render's)."""
     script, config, overrides = parse(argv)
     eff = nemo_rl_effective(version, config or default_config(script), overrides, overrides, files)
-    values = {"(entrypoint)": posixpath.basename(script), **eff.values}
+    values = {
+        "(entrypoint)": posixpath.basename(script),
+        "(config)": own_config(config or default_config(script), files),
+        **eff.values,
+    }
     return Effective(eff.framework, eff.version, values, eff.sources)
+
+
+def own_config(config: str, files: Mapping[str, str] | None = None) -> str:
+    """The config file the run composes on: the launch's ``--config`` (or its script's default), or for a
+    rendered config (one of ``files``) the file its ``defaults:`` names (translate: spec.runtime.config, else
+    the tag's grpo_math_1B.yaml), as a path from the checkout."""
+    import yaml
+
+    if files is not None and config in files:
+        try:
+            document = yaml.safe_load(files[config])
+        except yaml.YAMLError:
+            document = None
+        parent = document.get("defaults") if isinstance(document, dict) else None
+        if isinstance(parent, str):
+            return (
+                parent
+                if parent.startswith("/")
+                else posixpath.normpath(posixpath.join(posixpath.dirname(config), parent))
+            )
+    return config if config.startswith("/") else posixpath.normpath(config)
 
 
 def value_text(value: Any) -> str:
@@ -190,6 +215,12 @@ def fixups(target: Effective, got: Effective) -> list[str]:
             section = node.rpartition(".")[0]
             if section and any(k.startswith(section + ".") for k in t):
                 replaced[section] = None
+            elif not section:
+                # a top-level null key (grpo_math_1B.yaml's on_policy_distillation, 0.7.0) has no section to
+                # replace: an empty mapping first, which Hydra then deletes (the items apply in order,
+                # parse_hydra_overrides in nemo_rl/utils/config.py; MasterConfig's top-level keys are sections)
+                deletes[f"{node}={{}}"] = None
+                deletes[f"~{node}"] = None
     sets: dict[str, None] = {}
     for section in replaced:
         if any(section.startswith(r + ".") for r in replaced):
@@ -392,6 +423,11 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
         put("spec.logging.experiment", "logger.mlflow.run_name")
     _placement(t, out, version)
     _memory(t, out, version)
+    own = t.get("(config)")
+    if isinstance(own, str) and own != BASE_CONFIG:
+        # the launch's own config file, composed on as the launch does: what the recipe sets without a spec field
+        # stays in it rather than in spec.native (translate writes the generated config's defaults: to it)
+        out["spec.runtime.config"] = own
     script = t.get("(entrypoint)")
     rendered = posixpath.basename(k.script(reward_model="spec.reward.model.path" in out))
     if isinstance(script, str) and script != rendered:
@@ -569,6 +605,12 @@ def _files(t: Mapping[str, Any], out: dict[str, Any], blocks: bool) -> None:
         keys_ = {b.get("input_key") for b in train}
         if len(keys_) == 1 and isinstance(next(iter(keys_)), str):
             out["spec.data.prompt_key"] = next(iter(keys_))
+    elif isinstance(t.get("data.train"), list) and len(t["data.train"]) > 1:
+        # a list of built-in dataset blocks (grpo_multiple_datasets.yaml, 0.6.0+): a stand-in per block, which the
+        # render writes as a list too (translate._data); one block would be a mapping that OmegaConf cannot merge
+        # onto the list of a launch's own config (spec.runtime.config)
+        names = [b.get("dataset_name") if isinstance(b, dict) else None for b in t["data.train"]]
+        out["spec.data.train"] = [str(name or "dataset") for name in names]
     else:
         out["spec.data.train"] = [str(t.get("data.train.dataset_name") or "dataset")]
     val = _blocks(t, "data.validation")

@@ -23,6 +23,9 @@ _BASE = frozenset(
         # the run script is the launch's own choice: examples/run_grpo*.py of each tag build different
         # environments (run_grpo_sliding_puzzle.py the sliding puzzle, run_grpo.py the data config's)
         "runtime.entrypoint",
+        # the launch's own config file: the generated config inherits from it (``defaults:``, resolved by
+        # load_config_with_inheritance in nemo_rl/utils/config.py, every pinned tag) instead of grpo_math_1B.yaml
+        "runtime.config",
         "placement.colocated",
         "rollout.sync",
         "rollout.engine.vllm",

@@ -132,11 +132,21 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
     _trainer(b)
     _data_memory(b)
     native = _native_overrides(b)
+    own = job.spec.runtime.config
+    if own is not None and not own.startswith("/"):
+        # Hydra joins a relative --config-path to the entry module's folder inside the installed verl
+        # (hydra/_internal/utils.py compute_search_path_dir), never to the working directory
+        b.unsupported(
+            "spec.runtime.config",
+            "a config file given relative to the working directory (Hydra resolves a relative --config-path "
+            "inside the installed package)",
+            found=own,
+            expected="an absolute path",
+        )
     if b.problems:
         raise UnsupportedError(b.problems)
 
     argv: list[str] = [job.spec.runtime.python, "-m", module]
-    own = job.spec.runtime.config
     name = config_name(job, fv.version)
     if own is not None:
         # the launch's own config file (spec.runtime.config, absolute: Hydra joins a relative --config-path to

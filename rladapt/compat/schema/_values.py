@@ -76,7 +76,7 @@ def hydra_value(text: str) -> Any:
     if text.startswith("{") and text.endswith("}"):
         return {}  # a mapping: its keys are not judged here
     if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
+        return _unquoted(text)
     lowered = text.lower()
     if lowered in ("null", "~"):
         return None
@@ -89,6 +89,17 @@ def hydra_value(text: str) -> Any:
     if "(" in text or "${" in text or text.startswith("interval"):
         return UNKNOWN  # a sweep, a function call or an interpolation
     return text
+
+
+def _unquoted(text: str) -> str:
+    """A quoted value's text: a run of backslashes before a quote (or the closing one) is halved, any other
+    backslash is literal (hydra 1.3 overrides_visitor.py ``_unescape_quoted_string``)."""
+    quote_char, body = text[0], text[1:-1]
+
+    def half(match: re.Match[str]) -> str:
+        return match.group(1)[: len(match.group(1)) // 2]
+
+    return re.sub(r"(\\+)(?=" + re.escape(quote_char) + r"|\Z)", half, body)
 
 
 def _split_top(text: str) -> list[str] | None:
