@@ -135,7 +135,9 @@ def test_a_key_of_the_base_config_the_launch_lacks_stays_absent(
     assert "policy.tokenizer.chat_template_kwargs" not in imported.target.values
     # the render composes on the standalone file itself (spec.runtime.config): nothing of the base to delete
     assert _spec(imported)["runtime"]["config"] == str(config)
-    assert not any("policy.tokenizer" in item for item in _spec(imported).get("native", {}).get("nemo-rl", []))
+    assert not any(
+        "policy.tokenizer" in item for item in _spec(imported).get("native", {}).get("nemo-rl", [])
+    )
 
 
 def test_a_list_of_dataset_blocks_replaces_the_base_block(
