@@ -254,6 +254,13 @@ def status(run_id: str | None, fmt: str) -> None:
 
 def _evaluation(run: Run) -> Progress | None:
     """How far the run's evaluator (``rladapt.evaluate``) is behind its versions; None when none ran for it."""
+    from rladapt.evaluate.results import read_state, results_root
+
+    try:
+        if read_state(results_root(run.record.checkpoint_root())) is None:
+            return None  # no evaluator ran: the worker (the pool, its engines) is not imported for nothing
+    except (RladaptError, OSError):
+        return None
     from rladapt.evaluate.worker import evaluator_of_run
 
     try:
