@@ -15,6 +15,11 @@ own reader (``EventAccumulator``, every scalar kept) for the metrics, ``python -
 over the same log for triage. The targets of the issue are printed beside them; nothing here asserts a time.
 
     .venv/bin/python benchmarks/bench_scale.py [--runs 5000] [--steps 100000] [--log-mib 1024] [--keep DIR]
+        [--against-tree DIR]
+
+--against-tree DIR also lists the same store (a copy of it, built before any listing) with another rladapt source
+tree, first and second listing, in the same run: before/after figures of ``runs``, e.g. DIR made with
+``git archive main | tar -x -C DIR``; it runs with this interpreter and PYTHONPATH=DIR, from DIR.
 """
 
 from __future__ import annotations
@@ -121,7 +126,9 @@ def make_store(home: Path, count: int, steps: int, name: str = "bench") -> list[
     return ids
 
 
-def peak_of(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, float, float]:
+def peak_of(
+    argv: list[str], env: dict[str, str] | None = None, cwd: Path | None = None
+) -> tuple[float, float, float]:
     """Wall seconds, peak resident MiB and CPU seconds (user + system) of ``argv``, measured by a small parent
     that runs only it (so that the peak is that command's alone). The CPU time is what to read on a shared
     machine: the wall time there counts the other processes' turns too."""
@@ -131,7 +138,9 @@ def peak_of(argv: list[str], env: dict[str, str] | None = None) -> tuple[float, 
         "u=resource.getrusage(resource.RUSAGE_CHILDREN);"
         "print(time.perf_counter()-t, u.ru_maxrss/1024, u.ru_utime+u.ru_stime)"
     )
-    out = subprocess.run([sys.executable, "-c", code, *argv], env=env or ENV, capture_output=True, text=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code, *argv], env=env or ENV, capture_output=True, text=True, cwd=cwd
+    )
     took, peak, cpu = out.stdout.split()
     return float(took), float(peak), float(cpu)
 
@@ -178,6 +187,7 @@ def main() -> None:
     parser.add_argument("--compare-steps", type=int, default=10_000)
     parser.add_argument("--log-mib", type=int, default=1024)
     parser.add_argument("--keep", type=Path, help="build in this directory and keep it")
+    parser.add_argument("--against-tree", type=Path, help="also list the runs with this rladapt source tree")
     args = parser.parse_args()
     scratch = args.keep or Path(tempfile.mkdtemp(prefix="rladapt-bench-scale-"))
     scratch.mkdir(parents=True, exist_ok=True)
@@ -196,10 +206,22 @@ def main() -> None:
         print(f"built in {time.perf_counter() - t:.1f} s under {scratch}\n")
         print(f"{'verb':38} {'rladapt: wall (cpu) peak':>32}   {'baseline':>32}   target")
         env = lambda home: {**ENV, "RLADAPT_HOME": str(home)}  # noqa: E731
+        against = None
+        if args.against_tree is not None:  # a copy of the store as built: the other tree builds its own index
+            tree = args.against_tree.resolve()
+            copy = scratch / "many-against"
+            shutil.rmtree(copy, ignore_errors=True)
+            shutil.copytree(many, copy, symlinks=True)
+            # its checkpoint directories are recorded under the original: point the copy's records at its own
+            for record_file in (copy / "runs").glob("*/run.json"):
+                record_file.write_text(record_file.read_text().replace(str(many), str(copy)))
+            other = {**env(copy), "PYTHONPATH": str(tree)}
+            against = [peak_of([py, "-m", "rladapt.cli", "runs"], other, cwd=tree) for _ in range(2)]
         cold = peak_of([*cli, "runs"], env(many))
         warm = peak_of([*cli, "runs"], env(many))
-        row(f"runs @{args.runs} (first: summaries built)", cold, None, "")
-        row(f"runs @{args.runs} (summaries kept)", warm, None, "< 2 s")
+        base_cold, base_warm = against if against is not None else (None, None)
+        row(f"runs @{args.runs} (first: summaries built)", cold, base_cold, "(baseline: --against-tree)")
+        row(f"runs @{args.runs} (summaries kept)", warm, base_warm, "< 2 s")
         events = one / "ck" / "long-00000" / "rladapt-metrics" / "exp"
         base = peak_of(tb_reader(events))
         row(
@@ -250,7 +272,7 @@ def main() -> None:
             "< 30 s, 200 MiB (baseline: grep -c)",
         )
         spec = str(REPO / "examples" / "grpo-gsm8k.yaml")
-        render = min(peak_of([*cli, "render", spec])[2] for _ in range(5))
+        render = min(peak_of([*cli, "render", "--framework", "verl", spec])[2] for _ in range(5))
         bare = min(peak_of([py, "-c", "pass"])[2] for _ in range(5))
         print(
             f"{'render start-up overhead (cpu)':38} {render - bare:8.2f} s (render {render:.2f} s, python -c pass "

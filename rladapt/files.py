@@ -45,6 +45,7 @@ def write_text(
     what: str = "file",
     make_parents: bool = False,
     private: bool = False,
+    durable: bool = True,
 ) -> Path:
     """Replace ``path`` with ``text`` atomically; returns the path written.
 
@@ -56,6 +57,11 @@ def write_text(
     Raises ``UsageError`` (exit 2) when the text cannot be encoded as UTF-8, the directory does not exist or the
     target is not a regular file, and ``OutputError`` (exit 1) for any I/O failure (a full disk, a read-only
     file system); no temporary file is left behind either way.
+
+    ``durable=False`` is for a derived file that its reader checks and rebuilds (a cache: a run's metrics summary,
+    the runs index): it is still replaced atomically, but not synced to disk, so that writing thousands of them
+    (the first ``rladapt runs`` of a large store) costs no two disk flushes each; after a crash such a file may be
+    empty or old, which its reader takes for missing.
     """
     target = Path(path)
     try:
@@ -95,12 +101,14 @@ def write_text(
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
         tmp = None
-        sync_dir(folder)
+        if durable:
+            sync_dir(folder)
     except OSError as exc:
         raise OutputError(f"cannot write the {what} {str(target)!r}: {_reason(exc)}") from None
     finally:

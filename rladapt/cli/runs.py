@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from rladapt.primitives.errors import LaunchError, RladaptError, UsageError
-from rladapt.runs import DamagedRecord, DamagedRun, Run, ServiceRecord
+from rladapt.runs import DamagedRecord, DamagedRun, Run, RunStore, ServiceRecord
 
 from .options import (
     format_option,
@@ -57,10 +57,10 @@ def _waiting(message: str) -> Iterator[None]:
         yield
 
 
-def _runner() -> Runner:
+def _runner(store: RunStore | None = None) -> Runner:
     from rladapt.launch import Runner
 
-    return Runner(progress=_waiting)
+    return Runner(store=store, progress=_waiting)
 
 
 def _describe(status: RunStatus) -> str:
@@ -254,6 +254,13 @@ def status(run_id: str | None, fmt: str) -> None:
 
 def _evaluation(run: Run) -> Progress | None:
     """How far the run's evaluator (``rladapt.evaluate``) is behind its versions; None when none ran for it."""
+    from rladapt.evaluate.results import read_state, results_root
+
+    try:
+        if read_state(results_root(run.record.checkpoint_root())) is None:
+            return None  # no evaluator ran: the worker (the pool, its engines) is not imported for nothing
+    except (RladaptError, OSError):
+        return None
     from rladapt.evaluate.worker import evaluator_of_run
 
     try:
@@ -405,9 +412,17 @@ def runs(refresh: bool, fmt: str) -> None:
     """List recorded runs, oldest first, with their last known state."""
     from rladapt.runs import RunIndex
 
-    runner = _runner()
-    store = runner.store
+    store = RunStore()
     index = RunIndex(store.root)
+    runners: list[Runner] = []
+
+    def runner() -> Runner:
+        # the runner (the plugin registry, the launchers) only for a run the index does not answer: a listing
+        # of ended runs whose files did not change imports neither
+        if not runners:
+            runners.append(_runner(store))
+        return runners[0]
+
     names = store.run_names()
     index.keep_only(names)
     listed: list[dict[str, Any]] = []
@@ -416,7 +431,7 @@ def runs(refresh: bool, fmt: str) -> None:
         # a run that has ended shows what it showed last time while nothing it was computed from changed
         value = index.get(name, skip=_DERIVED)
         if value is None:
-            value = _listing(runner, store.runs_dir / name, refresh, index, damaged)
+            value = _listing(runner(), store.runs_dir / name, refresh, index, damaged)
         if value is not None:
             listed.append(value)
     listed.sort(key=lambda v: (v["created_ts"], v["id"]))

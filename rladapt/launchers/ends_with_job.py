@@ -29,7 +29,6 @@ from pathlib import Path
 from rladapt.plugins import NativeLaunch, ServiceRole
 from rladapt.plugins.job import RUN_ATTEMPT_ENV, RUN_ID_ENV, is_python
 from rladapt.processes import group_alive
-from rladapt.runs.owner import ended_for_good, job_ended
 
 __all__ = ["MODULE", "main", "role_command", "wrap"]
 
@@ -75,6 +74,10 @@ def _end(proc: subprocess.Popen[bytes], grace: float) -> int:
 
 
 def run(checkpoint_dir: Path, argv: Sequence[str], *, poll: float, grace: float) -> int:
+    # imported here: launchers import this module for role_command on every render, which must not load the run
+    # store (tests/cli/test_startup.py)
+    from rladapt.runs.owner import ended_for_good, job_ended
+
     run_id = os.environ.get(RUN_ID_ENV)
     attempt = os.environ.get(RUN_ATTEMPT_ENV) or None
     seen = job_ended(checkpoint_dir, run_id, attempt) if run_id else None

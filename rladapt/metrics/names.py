@@ -11,8 +11,7 @@ from __future__ import annotations
 import posixpath
 from collections.abc import Iterable
 
-from rladapt.plugins.metrics import BY_NAME, NAMES, NEUTRAL, Neutral
-from rladapt.plugins.native import METRICS_DIR
+from rladapt.plugins.metrics import BY_NAME, METRICS_DIR, NAMES, NEUTRAL, Neutral
 
 __all__ = ["BY_NAME", "METRICS_DIR", "NAMES", "NEUTRAL", "Neutral", "no_such_metric"]
 

@@ -92,6 +92,71 @@ def masked_crc32c_rows(rows: Any) -> Any:
     return ((crc >> np.uint32(15)) | (crc << np.uint32(17))) + np.uint32(_MASK_DELTA)
 
 
+#: records are checked in buckets of lengths within this many bytes of each other (``masked_crc32c_ragged``)
+_BUCKET = 32
+#: ``_UNZERO[k]``: the CRC state that ``k`` zero bytes take to the initial state (grown on demand)
+_UNZERO: list[int] = [0xFFFFFFFF]
+#: the index of each table entry by its top byte: the high bytes of a CRC table are all distinct
+_BY_TOP = {c >> 24: n for n, c in enumerate(_TABLE)}
+_np_tables4: Any = None
+
+
+def _before_zeros(count: int) -> int:
+    """The CRC state from which ``count`` zero bytes lead to the initial state 0xFFFFFFFF: one step back per byte
+    (a step ``s -> T[s & 0xFF] ^ (s >> 8)`` is undone from its top byte, which only ``T[s & 0xFF]`` sets)."""
+    while len(_UNZERO) <= count:
+        after = _UNZERO[-1]
+        n = _BY_TOP[after >> 24]
+        _UNZERO.append((((after ^ _TABLE[n]) << 8) | n) & 0xFFFFFFFF)
+    return _UNZERO[count]
+
+
+def _tables4(np: Any) -> Any:
+    """The four tables of the slicing-by-4 CRC: ``T[k][n]`` is the table step of ``n`` followed by k zero bytes."""
+    global _np_tables4
+    if _np_tables4 is None:
+        tables = [list(_TABLE)]
+        for _ in range(3):
+            tables.append([(c >> 8) ^ _TABLE[c & 0xFF] for c in tables[-1]])
+        _np_tables4 = np.array(tables, dtype=np.uint32)
+    return _np_tables4
+
+
+def masked_crc32c_ragged(arr: Any, starts: Any, lengths: Any) -> Any:
+    """The masked CRC-32C of ``arr[starts[i] : starts[i] + lengths[i]]`` for each i, as a uint32 array (``arr``: a
+    1-D uint8 array).
+
+    ``masked_crc32c_rows`` loops once per byte column of one length, so a window of records of many lengths (a
+    small events file: each tag's records have their own length) costs a loop per length. Here records of lengths
+    within ``_BUCKET`` bytes of each other form one array, the shorter ones padded in front with zero bytes (to a
+    multiple of 4) and started from the state those zeros lead to the initial one (``_before_zeros``), so padding
+    changes no CRC; each array is read 4 bytes a column (slicing-by-4 tables)."""
+    np = load_numpy()
+    t0, t1, t2, t3 = _tables4(np)
+    out = np.zeros(len(starts), dtype=np.uint32)
+    bucket = (lengths + (_BUCKET - 1)) // _BUCKET
+    for b in np.unique(bucket).tolist():
+        pick = np.flatnonzero(bucket == b)
+        lens = lengths[pick]
+        width = -(-int(lens.max()) // 4) * 4
+        if width == 0:
+            out[pick] = 0xFFFFFFFF
+            continue
+        pad = width - lens
+        columns = np.arange(width)
+        at = starts[pick][:, None] - pad[:, None] + columns
+        rows = np.where(columns >= pad[:, None], arr[np.clip(at, 0, len(arr) - 1)], 0).astype(np.uint8)
+        _before_zeros(int(pad.max()))
+        crc = np.array(_UNZERO, dtype=np.uint32)[pad]
+        words = np.ascontiguousarray(rows).view("<u4").T.copy()
+        for word in words:
+            crc ^= word
+            crc = t3[crc & 0xFF] ^ t2[(crc >> 8) & 0xFF] ^ t1[(crc >> 16) & 0xFF] ^ t0[crc >> 24]
+        out[pick] = crc
+    out ^= np.uint32(0xFFFFFFFF)
+    return ((out >> np.uint32(15)) | (out << np.uint32(17))) + np.uint32(_MASK_DELTA)
+
+
 @dataclass
 class Scan:
     """What one pass over a file found besides its records."""
@@ -296,16 +361,12 @@ def _first_bad(np: Any, buf: bytes, offs: Any, lens: Any, want: Callable[[bytes]
     failed |= masked_crc32c_rows(heads) != stored
     crc_at = offs + HEADER + lens
     data_crc = arr[crc_at[:, None] + np.arange(4)].copy().view("<u4").ravel()
-    for length in np.unique(lens):
-        pick = np.nonzero(lens == length)[0]
-        if length > _LONG:
-            for i in pick:
-                o = int(offs[i])
-                data = buf[o + HEADER : o + HEADER + int(length)]
-                if (want is None or want(data)) and masked_crc32c(data) != int(data_crc[i]):
-                    failed[i] = True
-            continue
-        rows = arr[(offs[pick] + HEADER)[:, None] + np.arange(int(length))]
-        failed[pick] |= masked_crc32c_rows(rows) != data_crc[pick]
+    short = np.flatnonzero(lens <= _LONG)
+    failed[short] |= masked_crc32c_ragged(arr, offs[short] + HEADER, lens[short]) != data_crc[short]
+    for i in np.flatnonzero(lens > _LONG).tolist():
+        o, length = int(offs[i]), int(lens[i])
+        data = buf[o + HEADER : o + HEADER + length]
+        if (want is None or want(data)) and masked_crc32c(data) != int(data_crc[i]):
+            failed[i] = True
     bad = np.flatnonzero(failed)
     return int(bad[0]) if len(bad) else None

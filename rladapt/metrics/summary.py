@@ -380,7 +380,8 @@ def read_summary(
     try:
         from rladapt.runs.store import write_atomic
 
-        write_atomic(path, json.dumps(data, sort_keys=True))
+        # derived: a damaged summary is rebuilt, so no disk flush (``runs`` writes one per run the first time)
+        write_atomic(path, json.dumps(data, sort_keys=True), durable=False)
     except Exception:  # best effort: a run directory this user cannot write is read without a summary
         pass
     return _summary(data, incremental)

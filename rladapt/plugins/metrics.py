@@ -14,7 +14,11 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-__all__ = ["BY_NAME", "NAMES", "NEUTRAL", "Absent", "Entry", "Logged", "MetricMap", "Neutral"]
+__all__ = ["BY_NAME", "METRICS_DIR", "NAMES", "NEUTRAL", "Absent", "Entry", "Logged", "MetricMap", "Neutral"]
+
+#: The directory, inside the checkpoint directory, a launch writes TensorBoard events to when it names no location
+#: of its own (``NativeLaunch.metrics_dir`` None): rladapt chooses it, and reads the events back from it.
+METRICS_DIR = "rladapt-metrics"
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from rladapt.primitives.paths import all_inputs
 
+from .metrics import METRICS_DIR  # defined with the metric names: its readers need no pydantic models
 from .service import PortSpec, ServiceRole
 
 if TYPE_CHECKING:
@@ -23,9 +24,6 @@ if TYPE_CHECKING:
 
 #: 2: a secret carries its sources in order (``SecretRef.sources``), no longer one kind/name/key.
 NATIVE_FORMAT_VERSION = 2
-#: The directory, inside the checkpoint directory, a launch writes TensorBoard events to when it names no location
-#: of its own (``NativeLaunch.metrics_dir`` None): rladapt chooses it, and reads the events back from it.
-METRICS_DIR = "rladapt-metrics"
 
 
 class _Frozen(BaseModel):

@@ -1,9 +1,14 @@
-"""The neutral job spec: ``RLJob``, loading with overrides, validation and its JSON Schema."""
+"""The neutral job spec: ``RLJob``, loading with overrides, validation and its JSON Schema.
+
+The errors and the job's paths are imported with the package; the spec models and their loader (pydantic, YAML)
+on first use of one of their names (PEP 562 ``__getattr__``, with plain imports that the layers contract reads):
+``import rladapt.primitives.errors``, which every verb does, runs this file, and a verb that reads no spec (``runs``,
+``metrics``, ``--help``) must not pay for building the spec's models (benchmarks/cold_start.py).
+"""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import (
     LaunchError,
@@ -17,13 +22,40 @@ from .errors import (
     field_path,
     quote,
 )
-from .loading import load_job, load_job_text, read_spec_text, validate_data
 from .paths import JobInput, is_remote, job_inputs, missing_inputs
-from .spec import API_VERSION, ROLE_NAMES, Placement, Pool, RLJob, Spec
+
+if TYPE_CHECKING:
+    from .loading import load_job, load_job_text, read_spec_text, validate_data
+    from .spec import API_VERSION, ROLE_NAMES, Placement, Pool, RLJob, Spec
+
+#: the names loaded on first use, by module
+_LOADING = frozenset({"load_job", "load_job_text", "read_spec_text", "validate_data"})
+_SPEC = frozenset({"API_VERSION", "ROLE_NAMES", "Placement", "Pool", "RLJob", "Spec"})
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LOADING:
+        from . import loading
+
+        value = getattr(loading, name)
+    elif name in _SPEC:
+        from . import spec
+
+        value = getattr(spec, name)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value  # resolved once: later lookups are plain module attributes
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
 
 
 def json_schema() -> dict[str, Any]:
     """JSON Schema of RLJob, by alias, for editors' YAML language servers."""
+    from .spec import RLJob
+
     schema = RLJob.model_json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://rladapt.dev/schemas/rladapt-v1alpha1-rljob.json"
@@ -31,6 +63,8 @@ def json_schema() -> dict[str, Any]:
 
 
 def json_schema_text() -> str:
+    import json
+
     return json.dumps(json_schema(), indent=2, sort_keys=True)
 
 

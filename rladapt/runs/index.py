@@ -140,8 +140,10 @@ class RunIndex:
         from .store import write_atomic
 
         try:
-            write_atomic(
-                self.path, json.dumps({"format": FORMAT, "runs": self.entries}, separators=(",", ":"))
+            write_atomic(  # derived: a damaged index is ignored and rewritten, so no disk flush
+                self.path,
+                json.dumps({"format": FORMAT, "runs": self.entries}, separators=(",", ":")),
+                durable=False,
             )
         except Exception:  # best effort, as above
             return

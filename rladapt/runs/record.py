@@ -20,15 +20,17 @@ import json
 from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, Literal, cast
+from typing import TYPE_CHECKING, Annotated, Any, Literal, cast
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 from pydantic_core import ErrorDetails
 
 from rladapt.plugins.launcher import TERMINAL_STATES, Artifacts, RunState, RunStatus
-from rladapt.plugins.native import METRICS_DIR
+from rladapt.plugins.metrics import METRICS_DIR
 from rladapt.primitives.errors import RladaptError, UsageError
-from rladapt.primitives.spec import Health
+
+if TYPE_CHECKING:
+    from rladapt.primitives.spec import Health
 
 __all__ = [
     "CREATED",
@@ -73,7 +75,9 @@ def now() -> str:
 class _Value(BaseModel):
     # extra="allow": a field this rladapt does not know (written by a newer one of the same format) is kept as it
     # is and written back, never dropped.
-    model_config = ConfigDict(frozen=True, extra="allow")
+    # defer_build: the validators are built when the first record is read, not at import (pydantic docs, "Model
+    # config: defer_build"): ``runs`` answered from its index reads no record.
+    model_config = ConfigDict(frozen=True, extra="allow", defer_build=True)
 
 
 class Submitter(_Value):
@@ -225,6 +229,9 @@ class RunRecord(_Value):
     def thresholds(self) -> Health:
         """The ``spec.health`` the run was launched with; the defaults for a record without (or with an
         unreadable) one: a threshold that no longer validates must not hide the run's progress."""
+        # imported here: the spec's models cost every verb that reads a record (``runs``) a tenth of a second
+        from rladapt.primitives.spec import Health
+
         if self.health is not None:
             try:
                 return Health.model_validate(self.health)

@@ -110,9 +110,10 @@ def spec_hash(spec_text: str, overrides: Iterable[str] = ()) -> str:
     return "sha256:" + digest.hexdigest()
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """A run-store file (mode 0600, parents made), replaced atomically: readers never see a partial file."""
-    write_text(path, text, what="run file", make_parents=True, private=True)
+def write_atomic(path: Path, text: str, *, durable: bool = True) -> None:
+    """A run-store file (mode 0600, parents made), replaced atomically: readers never see a partial file.
+    ``durable=False``: a derived file its reader checks and rebuilds, not synced to disk (``rladapt.files``)."""
+    write_text(path, text, what="run file", make_parents=True, private=True, durable=durable)
 
 
 def _safe_relative(name: str) -> PurePosixPath:

@@ -194,3 +194,32 @@ def test_a_misspelled_verb_still_gets_a_suggestion() -> None:
 def test_help_lists_every_verb() -> None:
     with click.Context(cli) as ctx:
         assert set(LAZY_VERBS) <= set(cli.list_commands(ctx))
+
+
+def test_lazy_package_faces_resolve_every_name() -> None:
+    """``rladapt.primitives`` and ``rladapt.plugins`` load their heavy modules on first use of a name: importing
+    one of their light modules (as every verb does) loads neither pydantic's spec models nor the registry, and every
+    public name still resolves to the object of the module that defines it."""
+    probe = (
+        "import sys\n"
+        "import rladapt.primitives.errors, rladapt.plugins.launcher\n"
+        "heavy = ('rladapt.primitives.spec', 'rladapt.primitives.loading', 'rladapt.plugins.registry',\n"
+        "         'rladapt.plugins.native', 'rladapt.compat.schema', 'pluggy', 'pydantic', 'yaml')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+        "import rladapt.primitives as primitives, rladapt.plugins as plugins\n"
+        "from rladapt.primitives import loading, spec\n"
+        "assert primitives.RLJob is spec.RLJob and primitives.load_job is loading.load_job\n"
+        "for package in (primitives, plugins):\n"
+        "    for name in package.__all__:\n"
+        "        value = getattr(package, name)\n"
+        "        owner = getattr(value, '__module__', None)\n"
+        "        if owner and owner.startswith('rladapt.') and hasattr(sys.modules[owner], name):\n"
+        "            assert getattr(sys.modules[owner], name) is value, (package.__name__, name)\n"
+        "    assert name in dir(package)\n"
+        "try:\n    plugins.nope\nexcept AttributeError as exc:\n    print(exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, check=False, cwd=REPO
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[]", "module 'rladapt.plugins' has no attribute 'nope'"]

@@ -155,3 +155,25 @@ def test_the_vector_crc_is_tensorboards_crc() -> None:
         assert [records.masked_crc32c(r) for r in rows] == expected
         matrix = np.frombuffer(b"".join(rows), dtype=np.uint8).reshape(5, length)
         assert records.masked_crc32c_rows(matrix).tolist() == expected
+
+
+def test_the_ragged_crc_of_records_of_many_lengths_is_tensorboards_crc() -> None:
+    """Records of different lengths checked in one array, the shorter ones padded in front with zero bytes and
+    started from the state those zeros lead to the initial one: every length from 0 past a few buckets and past a
+    multiple of 4, in shuffled order, each the CRC tensorboard computes."""
+    from tensorboard.compat.tensorflow_stub.pywrap_tensorflow import masked_crc32c
+
+    rng = random.Random(11)
+    lengths = [*range(0, 140), 300, 4096] * 2
+    rng.shuffle(lengths)
+    starts, at = [], 0
+    for length in lengths:
+        starts.append(at)
+        at += length + rng.randrange(3)  # gaps between records, as the framing bytes are
+    data = bytes(rng.randrange(256) for _ in range(at))
+    got = records.masked_crc32c_ragged(
+        np.frombuffer(data, dtype=np.uint8),
+        np.array(starts, dtype=np.int64),
+        np.array(lengths, dtype=np.int64),
+    )
+    assert got.tolist() == [masked_crc32c(data[s : s + n]) for s, n in zip(starts, lengths, strict=True)]

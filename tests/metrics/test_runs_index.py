@@ -160,3 +160,26 @@ def test_a_run_still_going_is_never_listed_from_the_index(
     reads.clear()
     _list(tmp_path, monkeypatch)
     assert reads == ["r-0"]
+
+
+def test_a_first_listing_syncs_no_derived_file_to_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The summaries and the index are derived (rebuilt when damaged): written atomically, never flushed to disk,
+    so that a first listing of thousands of runs costs no two disk flushes each; a run record still is flushed."""
+    for n in range(3):
+        _run(tmp_path, f"r-{n}")
+    synced: list[int] = []
+    real = os.fsync
+
+    def counting(fd: int) -> None:
+        synced.append(fd)
+        real(fd)
+
+    monkeypatch.setattr(os, "fsync", counting)
+    _list(tmp_path, monkeypatch)
+    assert (tmp_path / INDEX_FILE).is_file()
+    assert all((tmp_path / "runs" / f"r-{n}" / "metrics-summary.json").is_file() for n in range(3))
+    assert synced == []
+    RunStore(tmp_path).get("r-0").update(lambda record: record.touched())  # a record: written durably
+    assert len(synced) == 2  # the file, then its directory's rename
