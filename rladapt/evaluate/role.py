@@ -27,7 +27,7 @@ def evaluator_roles(job: RLJob, framework: str = "", version: str = "") -> tuple
     settings = EvalSettings.from_job(job, framework=framework, version=version)
     if settings is None:
         return ()
-    argv = (job.spec.runtime.python, "-m", "rladapt.evaluate", "--settings", settings.text())
+    argv = (job.spec.runtime.python, "-m", "rladapt.evaluate", "--nice", "10", "--settings", settings.text())
     # it reads the checkpoints (or the pool's versions) and writes its results under the checkpoint directory
     reads = ("spec.checkpoint.dir", *(("spec.pool.store",) if settings.continuous.follow == "pool" else ()))
     return (
