@@ -10,6 +10,8 @@ against the same schemas."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +22,7 @@ from rladapt.launchers.kubernetes.manifest import claim_file
 from rladapt.launchers.local import LocalLauncher
 from rladapt.launchers.ray import RayLauncher
 from rladapt.launchers.slurm import SlurmLauncher
-from rladapt.plugins import Launcher, NativeLaunch, VolumeSpec
+from rladapt.plugins import Launcher, NativeLaunch, VolumeSpec, load_registry
 from rladapt.plugins.launcher import render_artifacts
 from rladapt.primitives import load_job
 from rladapt.primitives.errors import SpecError
@@ -28,7 +30,16 @@ from tests.conftest import REPO
 from tests.launchers.k8s_fake_apiserver import FakeCluster
 from tests.launchers.k8s_schemas import k8s_errors
 
-from .test_kubernetes import IMAGE, LAUNCHER, assert_valid, cluster, manifests, toy_launch, toy_native  # noqa: F401
+from .test_kubernetes import (  # noqa: F401
+    ADAPTERS,
+    IMAGE,
+    LAUNCHER,
+    assert_valid,
+    cluster,
+    manifests,
+    toy_launch,
+    toy_native,
+)
 
 RUN = "qwen-grpo-1a2b3c4d"
 GSM8K = REPO / "examples" / "grpo-gsm8k.yaml"
@@ -184,3 +195,42 @@ def test_an_existing_claim_like_the_specs_is_no_warning(
     again = render_artifacts(LAUNCHER, _claim_volume(size="102400Mi"), {"image": IMAGE}, run_id=RUN + "x")
     handle = LAUNCHER.submit(again, tmp_path / "b")
     assert handle["claims"] == [{"name": "rl-ckpt", "created": False}] and "warnings" not in handle
+
+
+def test_launch_says_the_existing_claims_difference_and_stop_says_the_claim_is_kept_fake_apiserver(
+    cluster: FakeCluster,  # noqa: F811 (the fixture)
+    tmp_path: Path,
+) -> None:
+    """End to end through the CLI, against the fake API server (no real one can run here): the warning that
+    submit found is said on stderr at `launch` (it was only kept in the run record), and `stop` names the claim
+    it leaves."""
+    if "verl" not in load_registry(builtins=ADAPTERS, use_entry_points=False).frameworks:
+        pytest.skip("the built-in verl adapter is not importable here")
+    cluster.objects["PersistentVolumeClaim"][("team-a", "rl-ckpt")] = {
+        "apiVersion": "v1",
+        "kind": "PersistentVolumeClaim",
+        "metadata": {"name": "rl-ckpt", "namespace": "team-a", "uid": "claim-uid-1"},
+        "spec": {"accessModes": ["ReadWriteMany"], "resources": {"requests": {"storage": "10Gi"}}},
+    }
+
+    def rladapt(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "rladapt.cli", *args],
+            capture_output=True, text=True, timeout=120, cwd=tmp_path, stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+
+    launched = rladapt(
+        "launch", "-f", "verl", str(GSM8K), "-l", "kubernetes", "-o", f"image={IMAGE}", CREATED,
+        "spec.checkpoint.dir=/ckpt/run", "spec.data.train=[/ckpt/train.parquet]", "spec.data.val=[/ckpt/val.parquet]",
+        "spec.reward.function.path=/ckpt/reward.py",
+    )  # fmt: skip
+    assert launched.returncode == 0, launched.stderr
+    run_id = launched.stdout.strip().splitlines()[-1]
+    assert (
+        "warning: PersistentVolumeClaim team-a/rl-ckpt exists and is used as it is, with size 10Gi (the spec asks "
+        "100Gi): rladapt never replaces a claim"
+    ) in launched.stderr
+    stopped = rladapt("stop", run_id)
+    assert stopped.returncode == 0, stopped.stderr
+    assert "PersistentVolumeClaim rl-ckpt kept" in stopped.stdout
+    assert ("team-a", "rl-ckpt") in cluster.objects["PersistentVolumeClaim"] and cluster.rayjobs == {}
