@@ -150,6 +150,10 @@ def test_submit_creates_an_absent_claim_and_stop_leaves_it(
     posts = [path for method, path in cluster.requests if method == "POST"]
     assert posts[0] == "/api/v1/namespaces/team-a/persistentvolumeclaims"
 
+    # a submission interrupted after the RayJob was created: the run found again knows its claims too
+    found = LAUNCHER.find(LAUNCHER.intent(artifacts, RUN), tmp_path)
+    assert found is not None and found["claims"] == [{"name": "rl-ckpt"}]
+
     stopped = LAUNCHER.stop(handle, tmp_path)
     assert ("team-a", RUN) not in cluster.rayjobs
     assert list(claims) == [("team-a", "rl-ckpt")] and claims[("team-a", "rl-ckpt")] is created

@@ -247,6 +247,8 @@ class KubernetesLauncher(Launcher):
             intent["configmap"] = yaml.safe_load(artifacts.files[CONFIGMAP_FILE])["metadata"]["name"]
         if request.get("services"):  # so that a run found again (find) still stops and shows them
             intent["services"] = [_service_entry(item) for item in request["services"]]
+        if request.get("claims"):  # so that a run found again still says, at stop, which claims it keeps
+            intent["claims"] = [str(item["name"]) for item in request["claims"]]
         return intent
 
     def find(self, intent: dict[str, Any], run_dir: Path) -> dict[str, Any] | None:
@@ -286,6 +288,8 @@ class KubernetesLauncher(Launcher):
                 handle["configmap"] = {"name": cm_name, "uid": configmap.metadata.uid}
         if intent.get("services"):
             handle["services"] = list(intent["services"])
+        if intent.get("claims"):  # whether this submission created them is not known: they exist or will not
+            handle["claims"] = [{"name": str(claim)} for claim in intent["claims"]]
         return handle
 
     def _connect(self, handle: dict[str, Any]) -> Cluster:
