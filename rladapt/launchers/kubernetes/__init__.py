@@ -1,7 +1,9 @@
 """The ``kubernetes`` launcher: a KubeRay ``RayJob`` submitted to the current kubeconfig context.
 
 ``render`` builds a ``ray.io/v1`` RayJob (a head group plus one worker group per GPU pool of the placement) and, when
-the launch carries files, a ConfigMap mounted into every Ray pod. The pod templates are built with the official
+the launch carries files, a ConfigMap mounted into every Ray pod; for each ``pvc`` volume with a ``size``, a
+PersistentVolumeClaim that ``submit`` creates first when the namespace has none of that name, and that nothing of
+rladapt deletes (no owner reference: checkpoints outlive the job). The pod templates are built with the official
 ``kubernetes`` client's models and serialized by its ``ApiClient``, so what the dry run prints is what the API
 server receives. ``submit``, ``status``, ``logs`` and ``stop`` talk to the API server with the same client.
 
