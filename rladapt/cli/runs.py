@@ -171,6 +171,9 @@ def launch(
         return
     run = runner.schedule(planned, take_over=take_over)
     click.echo(run.id)
+    # what the launcher found at submit (e.g. an existing claim unlike the spec's), kept in the record too
+    for warning in (run.handle or {}).get("warnings") or ():
+        click.echo(f"warning: {warning}", err=True)
     if not follow:
         click.echo(
             f"submitted; follow with `rladapt logs -f {run.id}`, stop with `rladapt stop {run.id}`", err=True

@@ -310,6 +310,31 @@ def refuse_role_resources(native: NativeLaunch, launcher: str, why: str) -> None
         raise SpecError(problems, f"the {launcher} launcher cannot express this job")
 
 
+def refuse_claim_creation(native: NativeLaunch, launcher: str, why: str) -> None:
+    """Refuse ``spec.volumes[i].source.size`` (and ``storage_class``, ``access_mode``): a claim to create, which
+    only the kubernetes launcher creates; ``launcher`` has nothing to create it with (``why``).
+
+    A SpecError (exit 2) with one problem per field set, raised from ``render``: nothing is submitted.
+    """
+    problems = []
+    # NativeLaunch.volumes keeps the order of spec.volumes: the index names the spec's entry
+    for index, volume in enumerate(native.volumes):
+        for field in ("size", "storage_class", "access_mode"):
+            value = getattr(volume, field)
+            if value is not None:
+                problems.append(
+                    Problem(
+                        f"spec.volumes[{index}].source.{field}",
+                        f"the {launcher} launcher creates no claim: {why}",
+                        f"no {field} with --launcher {launcher} (only the kubernetes launcher creates the "
+                        "PersistentVolumeClaim); the storage must already be at the mount path",
+                        str(value),
+                    )
+                )
+    if problems:
+        raise SpecError(problems, f"the {launcher} launcher cannot express this job")
+
+
 # --- the paths the job reads (NativeLaunch.inputs), checked before submit ---------------------------------------
 
 

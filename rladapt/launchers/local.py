@@ -43,6 +43,7 @@ from rladapt.launchers._common import (
     nothing_to_stop,
     quote_path,
     ray_job_config_lines,
+    refuse_claim_creation,
     refuse_missing_inputs,
     refuse_role_resources,
     script_secret_plan,
@@ -249,6 +250,9 @@ class LocalLauncher(Launcher):
             native,
             self.PLUGIN_NAME,
             "a process group on this machine takes the CPUs and memory that are free; nothing reserves them",
+        )
+        refuse_claim_creation(
+            native, self.PLUGIN_NAME, "a process group on this machine uses its file system as it is"
         )
         request: dict[str, Any] = {"python": command.python, "working_dir": native.working_dir}
         if native.inputs:  # checked at submit: the job reads them from this machine's file system

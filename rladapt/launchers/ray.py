@@ -36,6 +36,7 @@ from rladapt.launchers._common import (
     complete_lines,
     no_readable_source,
     nothing_to_stop,
+    refuse_claim_creation,
     refuse_missing_inputs,
     refuse_role_resources,
     size_bytes,
@@ -152,6 +153,11 @@ def render_request(
         "a Ray job runs on an existing cluster, where the framework creates the actors of each role and gives "
         "them their resources; the job submission API reserves CPUs and memory for the driver only "
         "(-o entrypoint_num_cpus, -o entrypoint_memory)",
+    )
+    refuse_claim_creation(
+        native,
+        RayLauncher.PLUGIN_NAME,
+        "a Ray job runs on an existing cluster's nodes, whose storage the job uses as it finds it",
     )
     runtime_env = json.loads(json.dumps(native.runtime_env))  # a deep copy of the adapter's value
     shared = _shared_dirs(opts.get("shared"))

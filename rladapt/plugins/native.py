@@ -104,6 +104,16 @@ class VolumeSpec(_Frozen):
     kind: Literal["host_path", "pvc", "nfs", "memory"]
     source: str = Field(description="host path, PVC name, server:path (nfs) or size (memory).")
     read_only: bool = False
+    #: pvc only: the claim to create when absent (None: an existing claim, used as it is).
+    size: str | None = None
+    storage_class: str | None = None
+    #: None: the launcher chooses (the kubernetes one from how many pods mount the claim).
+    access_mode: str | None = None
+
+    @property
+    def creates_claim(self) -> bool:
+        """A claim the launch creates when none of that name exists (and never deletes)."""
+        return self.kind == "pvc" and self.size is not None
 
 
 class Resume(_Frozen):
@@ -308,7 +318,18 @@ def volumes(job: RLJob) -> tuple[VolumeSpec, ...]:
             kind, value = "nfs", f"{src.nfs.server}:{src.nfs.path}"
         else:
             kind, value = "memory", str(src.memory)
-        out.append(VolumeSpec(name=v.name, mount=v.mount, kind=kind, source=value, read_only=v.read_only))
+        out.append(
+            VolumeSpec(
+                name=v.name,
+                mount=v.mount,
+                kind=kind,
+                source=value,
+                read_only=v.read_only,
+                size=src.size,
+                storage_class=src.storage_class,
+                access_mode=src.access_mode,
+            )
+        )
     return tuple(out)
 
 

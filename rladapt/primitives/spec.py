@@ -959,7 +959,25 @@ class NFS(_Model):
 
 class VolumeSource(_Model):
     host_path: str | None = None
-    pvc: str | None = None
+    pvc: str | None = Field(
+        None,
+        description="Name of a PersistentVolumeClaim in the run's namespace: an existing one, or, with size, "
+        "one the launch creates when absent (and never deletes).",
+    )
+    size: str | None = Field(
+        None,
+        description="With pvc: the storage the claim requests, e.g. 100Gi; the kubernetes launcher creates the "
+        "claim when none of that name exists.",
+    )
+    storage_class: str | None = Field(
+        None,
+        description="With pvc and size: the claim's storageClassName (else the cluster's default class).",
+    )
+    access_mode: Literal["ReadWriteOnce", "ReadWriteMany", "ReadOnlyMany", "ReadWriteOncePod"] | None = Field(
+        None,
+        description="With pvc and size: the claim's access mode (else ReadWriteMany when several pods mount "
+        "it, ReadWriteOnce when one does).",
+    )
     nfs: NFS | None = None
     memory: str | None = Field(
         None, description="Size of a memory-backed emptyDir, e.g. 64Gi (for /dev/shm)."
@@ -972,6 +990,23 @@ class VolumeSource(_Model):
             raise ValueError(f"exactly one of host_path, pvc, nfs, memory (found {chosen or 'none'})")
         if self.memory is not None and not _QUANTITY.fullmatch(self.memory):
             raise ValueError("memory is a size such as 64Gi")
+        claim = [k for k in ("size", "storage_class", "access_mode") if getattr(self, k) is not None]
+        if claim and self.pvc is None:
+            # they describe a claim to create: on any other source they would reach nothing
+            raise ValueError(f"{', '.join(claim)} describe a claim the launch creates: they go with pvc only")
+        if claim and self.size is None:
+            # without a size the claim is an existing one, used as it is: these would change nothing
+            raise ValueError(
+                f"{', '.join(claim)} describe a claim the launch creates, which needs size (e.g. size: 100Gi); "
+                "an existing claim is used as it is"
+            )
+        if self.size is not None and not _QUANTITY.fullmatch(self.size):
+            raise ValueError(f"size is a storage size such as 100Gi (found {self.size!r})")
+        if self.pvc is not None and self.size is not None and not _DNS_SUBDOMAIN.fullmatch(self.pvc):
+            raise ValueError(
+                f"pvc names the claim the launch creates: a DNS subdomain (lowercase letters, digits, '-', '.'), "
+                f"found {self.pvc!r}"
+            )
         return self
 
 

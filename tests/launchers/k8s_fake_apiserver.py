@@ -3,7 +3,7 @@ Debian or PyPI, no container runtime for kind/k3s).
 
 It serves just the endpoints the kubernetes launcher uses, over real HTTP, to the real ``kubernetes`` client:
 RayJobs (create, get, delete with a uid precondition), ConfigMaps (create, patch, delete), pods (list by label,
-log). Created RayJobs are checked against KubeRay's real CRD schema (unknown fields rejected) and refused with
+log), a service role's objects and PersistentVolumeClaims (create, get, delete). Created RayJobs are checked against KubeRay's real CRD schema (unknown fields rejected) and refused with
 422 like the API server does; tests play the operator by setting ``status`` and adding pods.
 """
 
@@ -29,12 +29,14 @@ TOKEN = "fake-token"
 _RAYJOBS = re.compile(r"^/apis/ray\.io/v1/namespaces/([^/]+)/rayjobs(?:/([^/]+))?$")
 _CONFIGMAPS = re.compile(r"^/api/v1/namespaces/([^/]+)/configmaps(?:/([^/]+))?$")
 _PODS = re.compile(r"^/api/v1/namespaces/([^/]+)/pods$")
-#: The kinds of a service role beside the RayJob (Deployment, Job, Service): created objects are checked against
-#: the official Kubernetes schemas (kubernetes-validate, strict) and refused with 422 as the API server would.
+#: The kinds of a service role beside the RayJob (Deployment, Job, Service) and the claims a launch creates: created
+#: objects are checked against the official Kubernetes schemas (kubernetes-validate, strict) and refused with 422
+#: as the API server would.
 _SERVICE_KINDS = {
     "Deployment": re.compile(r"^/apis/apps/v1/namespaces/([^/]+)/deployments(?:/([^/]+))?$"),
     "Job": re.compile(r"^/apis/batch/v1/namespaces/([^/]+)/jobs(?:/([^/]+))?$"),
     "Service": re.compile(r"^/api/v1/namespaces/([^/]+)/services(?:/([^/]+))?$"),
+    "PersistentVolumeClaim": re.compile(r"^/api/v1/namespaces/([^/]+)/persistentvolumeclaims(?:/([^/]+))?$"),
 }
 _LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 
@@ -43,7 +45,7 @@ _LOG = re.compile(r"^/api/v1/namespaces/([^/]+)/pods/([^/]+)/log$")
 class FakeCluster:
     rayjobs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     configmaps: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
-    #: kind -> (namespace, name) -> object, for Deployment, Job and Service
+    #: kind -> (namespace, name) -> object, for Deployment, Job, Service and PersistentVolumeClaim
     objects: dict[str, dict[tuple[str, str], dict[str, Any]]] = field(
         default_factory=lambda: {kind: {} for kind in _SERVICE_KINDS}
     )

@@ -133,6 +133,9 @@ def assert_valid(artifacts: Artifacts) -> None:
         problems += k8s_errors(as_pod(template, f"{rayjob['metadata']['name']}-{group}"))
     if configmap is not None:
         problems += k8s_errors(configmap)
+    for file, text in artifacts.files.items():  # the claims the launch creates when absent
+        if file.startswith("pvc-"):
+            problems += k8s_errors(yaml.safe_load(text))
     assert problems == []
 
 

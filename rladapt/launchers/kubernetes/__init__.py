@@ -1,7 +1,9 @@
 """The ``kubernetes`` launcher: a KubeRay ``RayJob`` submitted to the current kubeconfig context.
 
 ``render`` builds a ``ray.io/v1`` RayJob (a head group plus one worker group per GPU pool of the placement) and, when
-the launch carries files, a ConfigMap mounted into every Ray pod. The pod templates are built with the official
+the launch carries files, a ConfigMap mounted into every Ray pod; for each ``pvc`` volume with a ``size``, a
+PersistentVolumeClaim that ``submit`` creates first when the namespace has none of that name, and that nothing of
+rladapt deletes (no owner reference: checkpoints outlive the job). The pod templates are built with the official
 ``kubernetes`` client's models and serialized by its ``ApiClient``, so what the dry run prints is what the API
 server receives. ``submit``, ``status``, ``logs`` and ``stop`` talk to the API server with the same client.
 
@@ -94,6 +96,7 @@ class KubernetesLauncher(Launcher):
             RAYJOB_FILE,
             VERSION,
             Renderer,
+            claim_file,
             dump_manifest,
             service_file,
         )
@@ -106,6 +109,8 @@ class KubernetesLauncher(Launcher):
             files[CONFIGMAP_FILE] = dump_manifest(configmap)
         for role, objects in renderer.service_manifests.items():
             files[service_file(role)] = "---\n".join(dump_manifest(obj) for obj in objects)
+        for claim, obj in renderer.claim_manifests.items():
+            files[claim_file(claim)] = dump_manifest(obj)
         request = {
             "apiVersion": f"{GROUP}/{VERSION}",
             "kind": KIND,
@@ -126,6 +131,10 @@ class KubernetesLauncher(Launcher):
                 }
                 for r in native.services
             ]
+        if renderer.claim_manifests:  # created before the RayJob when absent, never deleted (submit)
+            request["claims"] = [
+                {"name": claim, "file": claim_file(claim)} for claim in renderer.claim_manifests
+            ]
         return Artifacts(launcher=PLUGIN_NAME, files=files, request=request, warnings=renderer.warnings)
 
     # --- side effects ---
@@ -144,6 +153,8 @@ class KubernetesLauncher(Launcher):
         name = rayjob["metadata"]["name"]
         rayjob["metadata"]["namespace"] = namespace
         custom, core = cluster.custom(), cluster.core()
+        # Before anything else: the pods need their claims, and a refused claim leaves nothing of the run behind.
+        claims, claim_warnings = _ensure_claims(cluster, artifacts, namespace)
         configmap_uid = None
         if configmap is not None:
             configmap["metadata"]["namespace"] = namespace
@@ -215,6 +226,10 @@ class KubernetesLauncher(Launcher):
         if request.get("services"):
             owner_ref = {"apiVersion": f"{GROUP}/{VERSION}", "kind": KIND, "name": name, "uid": uid}
             handle["services"] = _create_services(cluster, artifacts, namespace, owner_ref)
+        if claims:  # what stop says it keeps; nothing of rladapt deletes them
+            handle["claims"] = claims
+        if claim_warnings:
+            handle["warnings"] = [*handle.get("warnings", []), *claim_warnings]
         return handle
 
     def intent(self, artifacts: Artifacts, run_id: str) -> dict[str, Any]:
@@ -234,6 +249,8 @@ class KubernetesLauncher(Launcher):
             intent["configmap"] = yaml.safe_load(artifacts.files[CONFIGMAP_FILE])["metadata"]["name"]
         if request.get("services"):  # so that a run found again (find) still stops and shows them
             intent["services"] = [_service_entry(item) for item in request["services"]]
+        if request.get("claims"):  # so that a run found again still says, at stop, which claims it keeps
+            intent["claims"] = [str(item["name"]) for item in request["claims"]]
         return intent
 
     def find(self, intent: dict[str, Any], run_dir: Path) -> dict[str, Any] | None:
@@ -273,6 +290,8 @@ class KubernetesLauncher(Launcher):
                 handle["configmap"] = {"name": cm_name, "uid": configmap.metadata.uid}
         if intent.get("services"):
             handle["services"] = list(intent["services"])
+        if intent.get("claims"):  # whether this submission created them is not known: they exist or will not
+            handle["claims"] = [{"name": str(claim)} for claim in intent["claims"]]
         return handle
 
     def _connect(self, handle: dict[str, Any]) -> Cluster:
@@ -377,15 +396,16 @@ class KubernetesLauncher(Launcher):
             )
         for entry in handle.get("services") or []:
             _delete_service(cluster, ns, entry)
+        kept = _kept_claims(handle)
         if before is None:
             recalled = _recalled(run_dir)
             state: RunState = recalled.state if recalled is not None else "STOPPED"
-            return RunStatus(state, message=f"RayJob {ns}/{name} was already deleted")
+            return RunStatus(state, message=f"RayJob {ns}/{name} was already deleted{kept}")
         if before.terminal:
-            result = RunStatus(before.state, message=f"{before.message}; RayJob {ns}/{name} deleted")
+            result = RunStatus(before.state, message=f"{before.message}; RayJob {ns}/{name} deleted{kept}")
         else:
             result = RunStatus(
-                "STOPPED", message=f"RayJob {ns}/{name} deleted (its RayCluster and pods go with it)"
+                "STOPPED", message=f"RayJob {ns}/{name} deleted (its RayCluster and pods go with it){kept}"
             )
         _remember(run_dir, result)
         return result
@@ -506,6 +526,87 @@ def _delete_service(cluster: Cluster, namespace: str, entry: Any) -> None:
             body=client.V1DeleteOptions(propagation_policy="Background"),
             missing_ok=True,
         )
+
+
+def _ensure_claims(
+    cluster: Cluster, artifacts: Artifacts, namespace: str
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """Create each claim of the launch that the namespace lacks; one that exists is used as it is, never replaced
+    (it may hold an earlier run's checkpoints), with a warning when its size, class or access mode differ from the
+    spec's. No owner reference: the claim outlives the RayJob. (claims for the handle, warnings)"""
+    core = cluster.core()
+    claims, warnings = [], []
+    for item in artifacts.request.get("claims") or []:
+        wanted = yaml.safe_load(artifacts.files[str(item["file"])])
+        claim = wanted["metadata"]["name"]
+        wanted["metadata"]["namespace"] = namespace
+        # 409 AlreadyExists: a claim of that name is there, and is used as it is
+        created = cluster.call(
+            f"creating PersistentVolumeClaim {namespace}/{claim}",
+            core.create_namespaced_persistent_volume_claim,
+            namespace,
+            wanted,
+            exists_ok=True,
+            kind="PersistentVolumeClaim",
+            name=claim,
+        )
+        found: Any = created or cluster.call(
+            f"reading PersistentVolumeClaim {namespace}/{claim}",
+            core.read_namespaced_persistent_volume_claim,
+            claim,
+            namespace,
+            kind="PersistentVolumeClaim",
+            name=claim,
+        )
+        if created is None:
+            plain = cluster.api.sanitize_for_serialization(found)
+            warnings.extend(_claim_differences(claim, namespace, wanted, plain))
+        claims.append({"name": claim, "created": created is not None})
+    return claims, warnings
+
+
+def _claim_differences(
+    claim: str, namespace: str, wanted: dict[str, Any], found: dict[str, Any]
+) -> list[str]:
+    """What the existing claim ``found`` has other than the spec asked (``wanted``), as warnings: it is used as it
+    is (resizing or replacing it is the cluster admin's call, and would put its data at risk)."""
+    from rladapt.launchers._common import size_bytes
+
+    asked, has = wanted.get("spec") or {}, found.get("spec") or {}
+    differences = []
+    asked_size = ((asked.get("resources") or {}).get("requests") or {}).get("storage")
+    has_size = ((has.get("resources") or {}).get("requests") or {}).get("storage")
+    if asked_size is not None and (
+        has_size is None or size_bytes(str(asked_size)) != size_bytes(str(has_size))
+    ):
+        differences.append(f"size {has_size} (the spec asks {asked_size})")
+    if asked.get("storageClassName") is not None and asked["storageClassName"] != has.get("storageClassName"):
+        differences.append(
+            f"storage class {has.get('storageClassName')} (the spec asks {asked['storageClassName']})"
+        )
+    if asked.get("accessModes") and set(asked["accessModes"]) - set(has.get("accessModes") or ()):
+        differences.append(
+            f"access modes {', '.join(has.get('accessModes') or ()) or 'none'} "
+            f"(the spec asks {', '.join(asked['accessModes'])})"
+        )
+    if not differences:
+        return []
+    return [
+        f"PersistentVolumeClaim {namespace}/{claim} exists and is used as it is, with "
+        + "; ".join(differences)
+        + ": rladapt never replaces a claim (it may hold checkpoints); resize or replace it yourself, or name "
+        "another claim in spec.volumes"
+    ]
+
+
+def _kept_claims(handle: dict[str, Any]) -> str:
+    """What a stop's message says of the launch's claims: kept, with their data (nothing of rladapt deletes one)."""
+    names = [str(c.get("name")) for c in handle.get("claims") or [] if isinstance(c, dict)]
+    if not names:
+        return ""
+    return (
+        f"; PersistentVolumeClaim {', '.join(names)} kept (rladapt never deletes a claim: delete it yourself)"
+    )
 
 
 def _create_services(

@@ -33,6 +33,8 @@ API_VERSIONS = {
     "Deployment": "apps/v1",
     "Job": "batch/v1",
     "Service": "v1",
+    # a claim the launch creates when absent (manifest.py, Renderer.claims)
+    "PersistentVolumeClaim": "v1",
 }
 #: Fields of a RayJob's ``.status`` that ``map_status`` and ``logs`` read: strings when present (KubeRay's
 #: ``RayJobStatus``, ray-operator/apis/ray/v1/rayjob_types.go).
@@ -87,6 +89,7 @@ class Cluster:
         func: Callable[..., T],
         *args: Any,
         missing_ok: bool = False,
+        exists_ok: bool = False,
         kind: str | None = None,
         name: str | None = None,
         **kwargs: Any,
@@ -94,7 +97,8 @@ class Cluster:
         """``func(*args, **kwargs)`` with a timeout; every failure is a LaunchError saying ``what`` failed.
 
         With ``kind``, the answer must be an object of that kind (and ``name``, when given) or a list of that
-        kind: anything else is a LaunchError naming the server. ``missing_ok`` turns a 404 into None.
+        kind: anything else is a LaunchError naming the server. ``missing_ok`` turns a 404 into None,
+        ``exists_ok`` a 409 (a creation whose object exists already).
         """
         # the client first: it names the extra when missing, and urllib3 comes with it
         api_exception = kubernetes_module().client.exceptions.ApiException
@@ -104,7 +108,7 @@ class Cluster:
         try:
             answer = func(*args, **kwargs)
         except api_exception as exc:
-            if missing_ok and exc.status == 404:
+            if (missing_ok and exc.status == 404) or (exists_ok and exc.status == 409):
                 return None
             raise LaunchError(f"{what}: the API server at {self.host} refused: {_api_message(exc)}") from None
         except (HTTPError, OSError) as exc:

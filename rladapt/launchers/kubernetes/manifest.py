@@ -38,6 +38,11 @@ SERVICE_LABEL = "rladapt.io/service"
 SERVICE_CONTAINER = "service"
 
 
+def claim_file(name: str) -> str:
+    """The artifact of one PersistentVolumeClaim the launch creates when absent (``spec.volumes`` with a size)."""
+    return f"pvc-{name}.yaml"
+
+
 def service_file(name: str) -> str:
     """The artifact of one service role: its workload, then its Service when it has ports (one YAML stream)."""
     return f"service-{name}.yaml"
@@ -127,6 +132,8 @@ class Renderer:
         self.warnings: list[str] = []
         #: Each service role's objects (``services``), by role name, once ``render`` has run.
         self.service_manifests: dict[str, list[dict[str, Any]]] = {}
+        #: Each PersistentVolumeClaim the launch creates when absent (``claims``), by claim name.
+        self.claim_manifests: dict[str, dict[str, Any]] = {}
 
     def problem(self, path: str, message: str, expected: str | None = None, found: str | None = None) -> None:
         self.problems.append(Problem(path, message, expected, found))
@@ -312,6 +319,51 @@ class Renderer:
             volumes.append(c.V1Volume(name=vol.name, **source))
             mounts.append(c.V1VolumeMount(name=vol.name, mount_path=vol.mount, read_only=read_only))
         return volumes, mounts
+
+    def claims(self, labels: dict[str, str]) -> dict[str, dict[str, Any]]:
+        """The PersistentVolumeClaim of each ``pvc`` volume with a size, which submit creates when the namespace
+        has no claim of that name (an existing one is used as it is) and nothing of rladapt ever deletes: no
+        owner reference, so checkpoints outlive the RayJob, ``rladapt stop`` and KubeRay's TTL.
+
+        Access mode, when the spec gives none: ReadWriteMany when more than one pod mounts the claim (the head,
+        each worker, each service role's pod: they are in general on different nodes, and a ReadWriteOnce volume
+        attaches to one node only, so the other pods would wait on a Multi-Attach error); ReadWriteOnce when the
+        head pod alone mounts it. The storage class must support the mode; the claim shows what was chosen."""
+        c = self.client
+        pods = 1 + sum(pool.nodes for pool in self.native.pools) + len(self.native.services)
+        default_mode = "ReadWriteMany" if pods > 1 else "ReadWriteOnce"
+        out: dict[str, dict[str, Any]] = {}
+        wanted: dict[str, tuple[str | None, str | None, str]] = {}
+        # not the run id label: the claim outlives the run that created it, and is not one run's object
+        claim_labels = {k: v for k, v in labels.items() if k != RUN_ID_LABEL}
+        for index, vol in enumerate(self.native.volumes):
+            if not vol.creates_claim:
+                continue
+            mode = vol.access_mode or default_mode
+            asked = (vol.size, vol.storage_class, mode)
+            if vol.source in wanted:
+                if wanted[vol.source] != asked:
+                    self.problem(
+                        f"spec.volumes[{index}].source",
+                        f"claim {vol.source} is asked for twice with different size, storage_class or "
+                        "access_mode",
+                        "the same values, or one of the two without size (the claim then exists)",
+                        f"{asked} and {wanted[vol.source]}",
+                    )
+                continue
+            wanted[vol.source] = asked
+            claim = c.V1PersistentVolumeClaim(
+                api_version="v1",
+                kind="PersistentVolumeClaim",
+                metadata=c.V1ObjectMeta(name=vol.source, namespace=self.opts.namespace, labels=claim_labels),
+                spec=c.V1PersistentVolumeClaimSpec(
+                    access_modes=[mode],
+                    resources=c.V1VolumeResourceRequirements(requests={"storage": vol.size}),
+                    storage_class_name=vol.storage_class,
+                ),
+            )
+            out[vol.source] = c.ApiClient().sanitize_for_serialization(claim)
+        return out
 
     def files(self, name: str, workdir: str | None, labels: dict[str, str]) -> tuple[Any | None, list[Any]]:
         """The ConfigMap holding NativeLaunch.files and one read-only mount per file under the working directory."""
@@ -694,9 +746,11 @@ class Renderer:
             pool_paths[pool.name] = index
         needs = self.pool_needs()
         services = self.services(name, image, labels, env, volumes, mounts, workdir)
+        claims = self.claims(labels)
         if self.problems:
             raise SpecError(self.problems, "the kubernetes launcher cannot render this job")
         self.service_manifests = services
+        self.claim_manifests = claims
 
         head_ports = [
             c.V1ContainerPort(name=pname, container_port=number, protocol="TCP")

@@ -33,6 +33,7 @@ from rladapt.launchers._common import (
     check_services,
     complete_lines,
     nothing_to_stop,
+    refuse_claim_creation,
     refuse_missing_inputs,
     script_secret_plan,
     unreadable_secrets,
@@ -97,6 +98,11 @@ class SlurmLauncher(Launcher):
     ) -> Artifacts:
         opts = ScriptOptions(native, self.merge_options(native, options), run_id)
         check_services(native, self.PLUGIN_NAME)
+        refuse_claim_creation(
+            native,
+            self.PLUGIN_NAME,
+            "Slurm mounts nothing; a volume must already be on every node's file system",
+        )
         request = {
             "sbatch": ["sbatch", "--parsable", "--chdir=<run directory>", SCRIPT],
             "job_name": opts.job_name,
