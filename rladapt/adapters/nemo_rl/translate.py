@@ -541,6 +541,12 @@ def _backend(b: _Builder) -> None:
         b.unsupported("spec.training.parallel.cp", "context parallelism", "0.4.0", par.cp)
     if tr.critic_optimizer is not None:
         b.notes.append("spec.training.critic_optimizer is not used: NeMo-RL's GRPO trains no critic")
+    if tr.critic_warmup_steps:
+        b.unsupported(
+            "spec.training.critic_warmup_steps",
+            "a critic warm-up (NeMo-RL's algorithms train no critic)",
+            found=tr.critic_warmup_steps,
+        )
     if tr.backend == "megatron":
         if b.version < V0_4_0:
             return  # check_capabilities reports it

@@ -337,6 +337,8 @@ def _batches(b: _Builder) -> None:
         b.set("max_grad_norm", opt.max_grad_norm, "spec.training.optimizer.max_grad_norm")
     if tr.critic_optimizer is not None:
         b.unsupported("spec.training.critic_optimizer", f"a critic optimizer ({b.trainer} has no critic)")
+    if tr.critic_warmup_steps:
+        b.unsupported("spec.training.critic_warmup_steps", f"a critic warm-up ({b.trainer} has no critic)")
     # the old and reference log-probs run in chunks of per_device_train_batch_size, the update's own micro batch
     # (grpo_trainer.py _generate_and_score_completions: batch_size = args.per_device_train_batch_size, 1.16.0)
     for name, budget in tr.budgets:
