@@ -20,7 +20,8 @@ DOTTED_SINCE = Version("0.10.2")
 
 #: First release whose fit loop counts steps from 0: ``ppo_train(global_step)`` runs the actor while
 #: ``global_step > freezing_actor_steps`` (trainer/ppo_trainer.py), so N freezes N + 1 steps; up to 0.8.11 the loop
-#: counts from 1 and N freezes N steps. No later than 0.9.10 (the first pinned release with the new loop).
+#: counts from 1 and N freezes N steps (0.5.9.post1 to 0.8.11; 0.9.10 to 0.11.2 count from 0). No later than 0.9.10,
+#: the first pinned release with the new loop.
 FREEZE_COUNTS_FROM_ZERO = Version("0.9.10")
 
 
