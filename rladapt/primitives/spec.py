@@ -893,6 +893,12 @@ class Logging(_Model):
     project: str = "rladapt"
     experiment: str | None = Field(None, description="Defaults to metadata.name.")
     backends: list[LoggingBackend] = Field(default_factory=_console)
+    val_generations: NonNegInt | None = Field(
+        None,
+        description="At each evaluation, log this many of its generations (prompt, response, score; a fixed "
+        "random sample) as a table to the tracking backends (verl trainer.log_val_generations). null: the "
+        "framework's own, none.",
+    )
 
 
 class Lifecycle(_Model):

@@ -1032,6 +1032,10 @@ TENSORBOARD_BESIDE_WANDB = Version("0.9.10")
 
 def _logging(job: RLJob, args: Args) -> None:
     lg = job.spec.logging
+    if lg.val_generations:
+        # trainer/ppo_trainer.py (0.5.9.post1 to 0.11.2): evaluate() logs metrics only; the one sample it logs
+        # is a training one (generated_samples, 0.8.x+)
+        args.cannot("spec.logging.val_generations", "logging evaluation generations", lg.val_generations, "0")
     for backend in lg.backends:
         if backend == "wandb":
             # The value is only a switch: OpenRLHF logs in with it only when WANDB_API_KEY is unset, and the key

@@ -494,6 +494,14 @@ def _eval(b: _Builder) -> None:
 
 def _logging(b: _Builder) -> None:
     lg = b.job.spec.logging
+    if lg.val_generations:
+        # log_completions logs the buffer of the latest completions at every log call, training ones included
+        # (grpo_trainer.py log, 0.23.1 to 1.16.0): no count of an evaluation's own generations
+        b.unsupported(
+            "spec.logging.val_generations",
+            f"a count of evaluation generations logged ({b.trainer}'s log_completions logs its latest completions, "
+            "training ones included)",
+        )
     # report_to: transformers 4.57.6 defaults to "all" installed integrations; the spec lists them, and rladapt
     # adds TensorBoard, whose events `rladapt metrics` reads back (TensorBoardCallback, integration_utils.py)
     report = [REPORT_TO[x] for x in lg.backends if x in REPORT_TO]

@@ -440,6 +440,8 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
     put("spec.eval.before_training", "trainer.val_before_train")
     put("spec.logging.backends", "trainer.logger", as_list)
     put("spec.logging.project", "trainer.project_name")
+    if sources is None or _set_by_launch(sources, "trainer.log_val_generations"):
+        put("spec.logging.val_generations", "trainer.log_val_generations", _count_or_zero)
     put("spec.logging.experiment", "trainer.experiment_name")
     nodes, gpus = t.get("trainer.nnodes"), t.get("trainer.n_gpus_per_node")
     if isinstance(nodes, int) and isinstance(gpus, int):
@@ -463,6 +465,11 @@ def _critic_warmup(
         # the fully-async trainer counts its own steps (recipe/fully_async_policy/ray_trainer.py, 0.6.1)
         return
     out["spec.training.critic_warmup_steps"] = critic_warmup_steps(value)
+
+
+def _count_or_zero(value: Any) -> int | None:
+    """``value`` when it is an int >= 0 (not a bool), else None (left to a native item)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _count(value: Any) -> int | None:

@@ -1116,6 +1116,9 @@ def _trainer(b: _Builder) -> None:
             f"{TENSORBOARD_REQUIRED_SINCE}): the job's environment needs it for the TensorBoard logger rladapt adds"
         )
     b.set("trainer.project_name", lg.project, "spec.logging.project")
+    if lg.val_generations is not None:
+        # _maybe_log_val_generations (trainer/ppo/ray_trainer.py, 0.5.0 to 0.9.1): 0 logs none
+        b.set("trainer.log_val_generations", lg.val_generations, "spec.logging.val_generations")
     b.set("trainer.experiment_name", job.experiment, "spec.logging.experiment")
     if tr.backend != "megatron" and tr.parallel.sp > 1 and spec.algorithm.name in CRITIC_ALGORITHMS:
         b.notes.append("Ulysses sequence parallelism also applies to the critic")
