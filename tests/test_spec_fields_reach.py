@@ -143,6 +143,8 @@ NON_LITERAL: dict[str, str] = {
     "spec.training.mini_batch": "must divide the global batch: a power of two the base has elsewhere",
     "spec.training.micro_batch_per_gpu": "must divide the per-GPU batch: a power of two the base has elsewhere",
     "spec.training.critic_optimizer.warmup_steps": "OpenRLHF takes warmup as a ratio of the total steps",
+    "spec.training.critic_warmup_steps": "critic-only steps; verl's trainer.critic_warmup is the first actor step "
+    "(N + 1), OpenRLHF 0.9.10+ counts its steps from 0 (N - 1)",
     "spec.training.budgets.old_log_prob.micro_batch_per_gpu": "OpenRLHF splits each GPU's share of the rollout "
     "into micro batches: a small power of two the base has elsewhere",
     "spec.training.budgets.ref_log_prob.micro_batch_per_gpu": "a small power of two the base has elsewhere",
@@ -190,6 +192,7 @@ PROBES: dict[str, Probe] = {
     "spec.training.critic_optimizer.weight_decay": Probe(FLOAT, base="ppo"),
     "spec.training.critic_optimizer.warmup_ratio": Probe(FLOAT, base="ppo"),
     "spec.training.critic_optimizer.max_grad_norm": Probe(FLOAT, base="ppo"),
+    "spec.training.critic_warmup_steps": Probe(INT, base="ppo"),
     "spec.training.offload.critic.params": Probe(True, base="ppo"),
     "spec.training.offload.critic.optimizer": Probe(True, base="ppo"),
     "spec.checkpoint.resume_path": Probe(

@@ -397,6 +397,12 @@ class Training(_Model):
     )
     optimizer: Optimizer = Field(default_factory=Optimizer)
     critic_optimizer: Optimizer | None = None
+    critic_warmup_steps: NonNegInt | None = Field(
+        None,
+        description="The first training steps in which only the critic trains (PPO): the actor's first update "
+        "is at step critic_warmup_steps + 1, so a fresh critic's values settle before they steer the policy "
+        "(verl trainer.critic_warmup, OpenRLHF --freezing_actor_steps). null: the framework's own, none.",
+    )
     backend: Literal["fsdp", "fsdp2", "megatron", "deepspeed"] | None = Field(
         None,
         description="null: the framework's own (verl: fsdp, OpenRLHF: DeepSpeed, NeMo-RL: its example "
@@ -887,6 +893,12 @@ class Logging(_Model):
     project: str = "rladapt"
     experiment: str | None = Field(None, description="Defaults to metadata.name.")
     backends: list[LoggingBackend] = Field(default_factory=_console)
+    val_generations: NonNegInt | None = Field(
+        None,
+        description="At each evaluation, log this many of its generations (prompt, response, score; a fixed "
+        "random sample) as a table to the tracking backends (verl trainer.log_val_generations). null: the "
+        "framework's own, none.",
+    )
 
 
 class Lifecycle(_Model):

@@ -312,6 +312,17 @@ def _algorithm(job: RLJob) -> list[Problem]:
                 str(penalty.buffer_tokens),
             )
         )
+    warmup = job.spec.training.critic_warmup_steps
+    if warmup and not alg.needs_critic:
+        # verl would still hold the actor back for those steps with nothing training: a run of idle steps
+        out.append(
+            Problem(
+                "spec.training.critic_warmup_steps",
+                f"algorithm {alg.name} has no critic to warm up",
+                "0 or no critic_warmup_steps (or algorithm: ppo)",
+                str(warmup),
+            )
+        )
     if job.spec.training.critic_optimizer and not alg.needs_critic:
         out.append(
             Problem(

@@ -541,6 +541,14 @@ def _backend(b: _Builder) -> None:
         b.unsupported("spec.training.parallel.cp", "context parallelism", "0.4.0", par.cp)
     if tr.critic_optimizer is not None:
         b.notes.append("spec.training.critic_optimizer is not used: NeMo-RL's GRPO trains no critic")
+    if tr.critic_warmup_steps:
+        b.unsupported(
+            "spec.training.critic_warmup_steps",
+            # NeMo-RL 0.7.0 has one for its PPO (ppo.policy_training_start_step, nemo_rl/algorithms/ppo.py), a
+            # trainer this adapter does not run yet (spec.algorithm.name ppo is refused)
+            "a critic warm-up (the NeMo-RL algorithms rladapt runs train no critic)",
+            found=tr.critic_warmup_steps,
+        )
     if tr.backend == "megatron":
         if b.version < V0_4_0:
             return  # check_capabilities reports it
@@ -982,6 +990,15 @@ def _eval_logging(b: _Builder) -> None:
         b.set("grpo.val_at_start", ev.before_training, "spec.eval.before_training")
     lg = spec.logging
     backends = set(lg.backends)
+    if lg.val_generations:
+        # logger.num_val_samples_to_print only prints them to stdout (print_message_log_samples,
+        # nemo_rl/utils/logger.py, v0.7.0): nothing reaches the tracking backends
+        b.unsupported(
+            "spec.logging.val_generations",
+            "evaluation generations logged to the tracking backends (NeMo-RL prints them to stdout only: "
+            "logger.num_val_samples_to_print, a native item)",
+            found=lg.val_generations,
+        )
     # TensorBoard always, beside the user's backends: its events are what `rladapt metrics` reads back. NeMo-RL
     # writes them to <log_dir>/exp_<nnn>/tensorboard: every GRPO run script replaces log_dir by
     # get_next_experiment_dir(log_dir) (examples/run_grpo*.py, nemo_rl/utils/logger.py, v0.2.1 to v0.7.0), and

@@ -26,7 +26,7 @@ from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
 from .args import flag_text
 from .effective import item_text, negations, openrlhf_effective
 from .translate import ENTRY_MODULE, REWARD_FUNC_NAME
-from .versions import ALGORITHMS, DOTTED, READ_DOTTED, has_flag, option
+from .versions import ALGORITHMS, DOTTED, READ_DOTTED, critic_only_steps, has_flag, option
 
 FRAMEWORK = "openrlhf"
 EXAMPLE = f"python3 -m {ENTRY_MODULE} --flag value ..."
@@ -389,6 +389,11 @@ def _batches(get: Any, put: Any, out: dict[str, Any], v: Version) -> None:
         out["spec.training.mini_batch"] = train // n
     put("spec.training.micro_batch_per_gpu", "micro_train_batch_size")
     put("spec.training.epochs", "num_episodes")
+    freeze = get("freezing_actor_steps")
+    gae = get("advantage_estimator") == "gae"
+    # -1, OpenRLHF's own (no warm-up), stays unset
+    if gae and isinstance(freeze, int) and not isinstance(freeze, bool) and freeze >= 0:
+        out["spec.training.critic_warmup_steps"] = critic_only_steps(v, freeze)
     if get("use_dynamic_batch") is True:
         out["spec.training.dynamic_batch.enabled"] = True
         put("spec.training.dynamic_batch.max_tokens_per_gpu", "train_max_tokens_per_gpu")

@@ -20,7 +20,16 @@ from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
 from .args import Args
 from .checks import FlagView, check
 from .parser import split_native
-from .versions import ALGORITHMS, TOKEN_LEVEL_LOSS_SINCE, capabilities, dotted, has_flag, option, spell
+from .versions import (
+    ALGORITHMS,
+    TOKEN_LEVEL_LOSS_SINCE,
+    capabilities,
+    dotted,
+    freezing_actor_steps,
+    has_flag,
+    option,
+    spell,
+)
 
 if TYPE_CHECKING:
     from rladapt.plugins import FrameworkVersion
@@ -611,6 +620,9 @@ def _batches(job: RLJob, args: Args) -> None:
         args.set("max_samples", tr.steps * tr.global_batch, "spec.training.steps")
     else:
         args.set("num_episodes", tr.epochs or 1, "spec.training.epochs")
+    if tr.critic_warmup_steps is not None and spec.algorithm.needs_critic:
+        freeze = freezing_actor_steps(args.version, tr.critic_warmup_steps)
+        args.set("freezing_actor_steps", freeze, "spec.training.critic_warmup_steps")
     if tr.dynamic_batch.enabled:
         if has_flag(args.version, "use_dynamic_batch"):
             args.set("use_dynamic_batch", True, "spec.training.dynamic_batch.enabled")
@@ -1020,6 +1032,10 @@ TENSORBOARD_BESIDE_WANDB = Version("0.9.10")
 
 def _logging(job: RLJob, args: Args) -> None:
     lg = job.spec.logging
+    if lg.val_generations:
+        # trainer/ppo_trainer.py (0.5.9.post1 to 0.11.2): evaluate() logs metrics only; the one sample it logs
+        # is a training one (generated_samples, 0.8.x+)
+        args.cannot("spec.logging.val_generations", "logging evaluation generations", lg.val_generations, "0")
     for backend in lg.backends:
         if backend == "wandb":
             # The value is only a switch: OpenRLHF logs in with it only when WANDB_API_KEY is unset, and the key

@@ -18,6 +18,27 @@ from packaging.version import Version
 #: First release whose ``train_ppo_ray`` only knows dotted flags (commit "dotted config hierarchy").
 DOTTED_SINCE = Version("0.10.2")
 
+#: First release whose fit loop counts steps from 0: ``ppo_train(global_step)`` runs the actor while
+#: ``global_step > freezing_actor_steps`` (trainer/ppo_trainer.py), so N freezes N + 1 steps; up to 0.8.11 the loop
+#: counts from 1 and N freezes N steps (0.5.9.post1 to 0.8.11; 0.9.10 to 0.11.2 count from 0). No later than 0.9.10,
+#: the first pinned release with the new loop.
+FREEZE_COUNTS_FROM_ZERO = Version("0.9.10")
+
+
+def freezing_actor_steps(version: str | Version, critic_only: int) -> int:
+    """``--freezing_actor_steps`` for ``critic_only`` critic-only steps at ``version`` (-1, OpenRLHF's own: none)."""
+    if Version(str(version)) >= FREEZE_COUNTS_FROM_ZERO:
+        return critic_only - 1 if critic_only else -1
+    return critic_only
+
+
+def critic_only_steps(version: str | Version, freezing: int) -> int:
+    """The critic-only steps of ``--freezing_actor_steps freezing`` at ``version`` (the inverse of the above)."""
+    if freezing < 0:
+        return 0
+    return freezing + 1 if Version(str(version)) >= FREEZE_COUNTS_FROM_ZERO else freezing
+
+
 #: Flat name -> dotted name, for every flag rladapt emits. Where 0.10.2 split one flat optimizer flag per model,
 #: the flat name spells the actor's and ``critic_<name>`` (dotted versions only) the critic's.
 DOTTED: dict[str, str] = {
@@ -84,6 +105,9 @@ DOTTED: dict[str, str] = {
     "micro_rollout_batch_size": "rollout.micro_batch_size",
     "max_epochs": "train.max_epochs",
     "num_episodes": "train.num_episodes",
+    # the critic warm-up (cli/train_ppo_ray.py --freezing_actor_steps 0.5.9.post1 to 0.10.1.post2,
+    # --critic.freezing_steps from 0.10.2; read in trainer/ppo_trainer.py ppo_train)
+    "freezing_actor_steps": "critic.freezing_steps",
     "max_samples": "data.max_samples",
     "max_len": "data.max_len",
     "max_new_tokens": "rollout.max_new_tokens",

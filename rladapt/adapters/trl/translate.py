@@ -337,6 +337,8 @@ def _batches(b: _Builder) -> None:
         b.set("max_grad_norm", opt.max_grad_norm, "spec.training.optimizer.max_grad_norm")
     if tr.critic_optimizer is not None:
         b.unsupported("spec.training.critic_optimizer", f"a critic optimizer ({b.trainer} has no critic)")
+    if tr.critic_warmup_steps:
+        b.unsupported("spec.training.critic_warmup_steps", f"a critic warm-up ({b.trainer} has no critic)")
     # the old and reference log-probs run in chunks of per_device_train_batch_size, the update's own micro batch
     # (grpo_trainer.py _generate_and_score_completions: batch_size = args.per_device_train_batch_size, 1.16.0)
     for name, budget in tr.budgets:
@@ -492,6 +494,14 @@ def _eval(b: _Builder) -> None:
 
 def _logging(b: _Builder) -> None:
     lg = b.job.spec.logging
+    if lg.val_generations:
+        # log_completions logs the buffer of the latest completions at every log call, training ones included
+        # (grpo_trainer.py log, 0.23.1 to 1.16.0): no count of an evaluation's own generations
+        b.unsupported(
+            "spec.logging.val_generations",
+            f"a count of evaluation generations logged ({b.trainer}'s log_completions logs its latest completions, "
+            "training ones included)",
+        )
     # report_to: transformers 4.57.6 defaults to "all" installed integrations; the spec lists them, and rladapt
     # adds TensorBoard, whose events `rladapt metrics` reads back (TensorBoardCallback, integration_utils.py)
     report = [REPORT_TO[x] for x in lg.backends if x in REPORT_TO]

@@ -15,7 +15,7 @@ from rladapt.adapters.common import hydra_item
 from rladapt.plugins.effective import DEFAULT, INTERPOLATED, Effective, same
 from rladapt.plugins.snapshots import snapshot
 from rladapt.primitives.errors import UsageError, quote
-from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, GRPO_ADVANTAGE_ALGORITHMS
+from rladapt.primitives.spec import ALGORITHM_LOSS_AGGREGATION, CRITIC_ALGORITHMS, GRPO_ADVANTAGE_ALGORITHMS
 
 from .effective import verl_effective
 from .entrypoints import FULLY_ASYNC_MODULE, ONE_STEP_OFF_MODULE
@@ -28,6 +28,7 @@ from .translate import (
     CONFIG_NAMES,
     KL_TYPE,
     TRUNCATION,
+    critic_warmup_steps,
     hydra_value,
 )
 from .validate import Invocation, engine_form, parse_argv
@@ -403,6 +404,7 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
         if critic is not None and critic != t.get(f"{ARR}.model.path"):
             out["spec.model.critic_path"] = critic
 
+    _critic_warmup(t, name, out, sources)
     steps = t.get("trainer.total_training_steps")
     if isinstance(steps, int) and steps > 0:
         out["spec.training.steps"] = steps
@@ -438,12 +440,36 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
     put("spec.eval.before_training", "trainer.val_before_train")
     put("spec.logging.backends", "trainer.logger", as_list)
     put("spec.logging.project", "trainer.project_name")
+    if sources is None or _set_by_launch(sources, "trainer.log_val_generations"):
+        put("spec.logging.val_generations", "trainer.log_val_generations", _count_or_zero)
     put("spec.logging.experiment", "trainer.experiment_name")
     nodes, gpus = t.get("trainer.nnodes"), t.get("trainer.n_gpus_per_node")
     if isinstance(nodes, int) and isinstance(gpus, int):
         out["(placement)"] = (nodes, gpus)
     _async_trainer(t, version, out)
     return out
+
+
+def _critic_warmup(
+    t: dict[str, Any], name: str | None, out: dict[str, Any], sources: Mapping[str, str] | None
+) -> None:
+    """``trainer.critic_warmup`` as the critic-only steps, where the field says the same (translate.critic_warmup):
+    1 (no critic-only step, rendered as 0) and a hold-back of an algorithm without a critic (the actor idles while
+    nothing trains) stay native items."""
+    value = t.get("trainer.critic_warmup")
+    if sources is not None and not _set_by_launch(sources, "trainer.critic_warmup"):
+        return
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0 or value == 1:
+        return
+    if value > 1 and (name not in CRITIC_ALGORITHMS or t.get("(entrypoint)") == FULLY_ASYNC_MODULE):
+        # the fully-async trainer counts its own steps (recipe/fully_async_policy/ray_trainer.py, 0.6.1)
+        return
+    out["spec.training.critic_warmup_steps"] = critic_warmup_steps(value)
+
+
+def _count_or_zero(value: Any) -> int | None:
+    """``value`` when it is an int >= 0 (not a bool), else None (left to a native item)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _count(value: Any) -> int | None:

@@ -1049,6 +1049,18 @@ def _overlong_penalty(b: _Builder) -> None:
         )
 
 
+def critic_warmup(steps: int) -> int:
+    """verl's ``trainer.critic_warmup`` for ``steps`` critic-only steps: the fit loop updates the actor once
+    ``critic_warmup <= global_steps``, and global_steps counts from 1 (trainer/ppo/ray_trainer.py ``fit``, 0.5.0
+    and 0.6.1), so N gives N - 1 critic-only steps; 0 (verl's default) and 1 give none, 0 is written."""
+    return steps + 1 if steps else 0
+
+
+def critic_warmup_steps(value: int) -> int:
+    """The critic-only steps of verl's ``trainer.critic_warmup`` (the inverse of ``critic_warmup`` but for 1)."""
+    return max(value - 1, 0)
+
+
 def _trainer(b: _Builder) -> None:
     job = b.job
     spec = job.spec
@@ -1059,6 +1071,12 @@ def _trainer(b: _Builder) -> None:
         b.set("trainer.total_epochs", tr.steps, "spec.training.steps")
     else:
         b.set("trainer.total_epochs", tr.epochs or 1, "spec.training.epochs")
+    if tr.critic_warmup_steps is not None:
+        b.set(
+            "trainer.critic_warmup",
+            critic_warmup(tr.critic_warmup_steps),
+            "spec.training.critic_warmup_steps",
+        )
     ck = spec.checkpoint
     if not ck.enabled:
         # save_freq > 0 is the only condition under which verl's fit loop saves (trainer/ppo/ray_trainer.py)
@@ -1098,6 +1116,9 @@ def _trainer(b: _Builder) -> None:
             f"{TENSORBOARD_REQUIRED_SINCE}): the job's environment needs it for the TensorBoard logger rladapt adds"
         )
     b.set("trainer.project_name", lg.project, "spec.logging.project")
+    if lg.val_generations is not None:
+        # _maybe_log_val_generations (trainer/ppo/ray_trainer.py, 0.5.0 to 0.9.1): 0 logs none
+        b.set("trainer.log_val_generations", lg.val_generations, "spec.logging.val_generations")
     b.set("trainer.experiment_name", job.experiment, "spec.logging.experiment")
     if tr.backend != "megatron" and tr.parallel.sp > 1 and spec.algorithm.name in CRITIC_ALGORITHMS:
         b.notes.append("Ulysses sequence parallelism also applies to the critic")

@@ -32,6 +32,16 @@ REFUSED: list[tuple[str, list[str], list[str]]] = [
     ),
     (
         "1.16.0",
+        ["spec.logging.val_generations=4"],
+        ["spec.logging.val_generations: trl 1.16.0 cannot express a count of evaluation generations logged"],
+    ),
+    (
+        "1.16.0",
+        ["spec.training.critic_warmup_steps=2"],
+        ["spec.training.critic_warmup_steps: algorithm grpo has no critic to warm up"],
+    ),
+    (
+        "1.16.0",
         ["spec.rollout.engine=vllm"],
         ["spec.rollout.engine: trl 1.16.0 cannot express rollout.engine.vllm: TRL's vLLM generation"],
     ),
