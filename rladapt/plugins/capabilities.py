@@ -57,6 +57,7 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "lora": "LoRA",
     "runtime.entrypoint": "a run script chosen by the spec (spec.runtime.entrypoint)",
     "runtime.config": "a config file of the launch's own, composed instead of the packaged one (spec.runtime.config)",
+    "data.builtin": "a training dataset the framework itself provides, named instead of files (spec.data.builtin)",
     "data.raw_prompts": "prompts given to the model as the data holds them, without the chat template",
     "dynamic_batch": "token-based dynamic batching",
     "optimizer.warmup_ratio": "learning-rate warmup as a ratio of the total steps",
@@ -162,6 +163,8 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         need("reward.model", "spec.reward.model", spec.reward.model.path)
     if spec.reward.remote is not None:
         need("reward.remote", "spec.reward.remote", spec.reward.remote.url)
+    if spec.data.builtin is not None:
+        need("data.builtin", "spec.data.builtin.name", spec.data.builtin.name)
     if not spec.data.chat_template:
         need("data.raw_prompts", "spec.data.chat_template", False)
     if spec.runtime.entrypoint is not None:

@@ -250,8 +250,31 @@ class Algorithm(_Model):
 OverlongPrompts = Literal["drop", "truncate_left", "truncate_right", "truncate_middle"]
 
 
+class BuiltinDataset(_Model):
+    name: str = Field(
+        min_length=1,
+        description="The dataset's name as the framework resolves it (NeMo-RL 0.6.0+: data.train.dataset_name, "
+        "looked up in nemo_rl/data/datasets/response_datasets/__init__.py DATASET_REGISTRY, e.g. "
+        "OpenMathInstruct-2, DeepScaler).",
+    )
+    options: dict[str, str | int | float | bool | None] = Field(
+        default_factory=dict,
+        description="The dataset's other settings by the framework's own names (NeMo-RL: the other keys of its "
+        "data.train block, e.g. split_validation_size).",
+    )
+
+
 class DataSpec(_Model):
-    train: list[str] = Field(min_length=1, description="Training files (parquet/jsonl).")
+    train: list[str] = Field(
+        default_factory=list, description="Training files (parquet/jsonl); empty only with builtin."
+    )
+    builtin: BuiltinDataset | None = Field(
+        None,
+        description="A training dataset the framework itself provides, instead of files (train stays empty): "
+        "its prompts are formatted as the framework's config says (NeMo-RL: data.default.prompt_file of "
+        "spec.runtime.config, else of its example config). null: the files of train. Only NeMo-RL 0.6.0+ has "
+        "it; verl, OpenRLHF and TRL load files (or Hub ids) only.",
+    )
     val: list[str] = Field(default_factory=list)
     prompt_key: str = "prompt"
     max_prompt_length: PositiveInt = 1024

@@ -27,6 +27,7 @@ def check_job(job: RLJob) -> list[Problem]:
         _weight_sync,
         _platform,
         _eval,
+        _data,
     ):
         problems.extend(rule(job))
     return problems
@@ -528,6 +529,22 @@ def _platform(job: RLJob) -> list[Problem]:
         if count > 1:
             out.append(Problem("spec.secrets", f"secret env {quote(name)} is defined {count} times"))
     return out
+
+
+def _data(job: RLJob) -> list[Problem]:
+    d = job.spec.data
+    if not d.train and d.builtin is None:
+        return [Problem("spec.data.train", "no training data", "training files or spec.data.builtin", "none")]
+    if d.train and d.builtin is not None:
+        return [
+            Problem(
+                "spec.data.builtin",
+                "a built-in dataset replaces the training files",
+                "spec.data.train empty",
+                f"{len(d.train)} file(s)",
+            )
+        ]
+    return []
 
 
 def _eval(job: RLJob) -> list[Problem]:

@@ -215,9 +215,14 @@ def test_tag_defaults_that_differ_from_rladapts_are_written_out(checkout: Path, 
     )
     assert spec["training"]["global_batch"] == base["grpo"]["num_prompts_per_step"]
     assert spec["algorithm"]["group_size"] == base["grpo"]["num_generations_per_prompt"]
-    # the built-in dataset has no spec field: a stand-in name, restored by native items
+    # the built-in dataset: spec.data.builtin from 0.6.0 (data.train names it); before, where data.dataset_name
+    # sits beside the other data keys, a stand-in name restored by native items
     native = spec["native"]["nemo-rl"]
-    assert any("dataset_name=OpenMathInstruct-2" in item for item in native)
+    if version < "0.6.0":
+        assert any("dataset_name=OpenMathInstruct-2" in item for item in native)
+    else:
+        assert spec["data"]["builtin"]["name"] == "OpenMathInstruct-2" and "train" not in spec["data"]
+        assert not any("dataset_name" in item for item in native)
 
 
 @pytest.mark.parametrize("checkout", ["0.4.0", "0.7.0"], indirect=True)

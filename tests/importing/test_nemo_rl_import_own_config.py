@@ -86,3 +86,28 @@ def test_a_relative_config_outside_the_checkout_gets_the_generated_folder(
     assert path.startswith("rladapt-configs/") and f"defaults: ../{up}" in native.files[path]
     # the same file named by another path: every key the same
     assert differences(imported.target, launch_effective(fw, native)) == ["(config)"]
+
+
+@pytest.mark.parametrize("version", ["0.6.0", "0.7.0"])
+def test_a_builtin_dataset_is_imported_by_name_not_restored_by_native_items(
+    registry: Registry, version: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Upstream's OpenMathInstruct-2 block (data.train.dataset_name with a validation split) is spec.data.builtin:
+    before, a stand-in file took its place and five data.train.* items plus data.default.prompt_file restored
+    it from spec.native. Its interpolated seed (${grpo.seed}) stays the config's."""
+    monkeypatch.chdir(tag(version).root)
+    config = "examples/configs/grpo_math_8B.yaml"
+    argv = fw.config_launch(config, version, [])
+    imported = build(fw, version, argv, source=config, registry=registry, header="h")
+    data = imported.job.spec.data
+    assert data.train == [] and data.builtin is not None
+    assert (data.builtin.name, data.builtin.options) == (
+        "OpenMathInstruct-2",
+        {"split_validation_size": 0.05},
+    )
+    items = imported.job.spec.native.get("nemo-rl", [])
+    assert not [i for i in items if i.lstrip("~+").startswith(("data.train", "data.default.prompt_file"))], (
+        items
+    )
+    native = render_native(imported.job, f"nemo-rl=={version}", registry).native
+    assert differences(fw.effective(argv, version), launch_effective(fw, native)) == []

@@ -818,3 +818,40 @@ def test_a_launch_without_tensorboard_gets_rladapts_directory_and_the_import_say
     assert argv[argv.index("--use_tensorboard") + 1] == f"{imported.job.checkpoint_dir}/rladapt-metrics"
     assert rendered.metrics_dir is None
     assert rendered.events_dir() == f"{imported.job.checkpoint_dir}/rladapt-metrics"
+
+
+@pytest.mark.parametrize(
+    ("version", "colocate", "method"),
+    [
+        ("0.9.10", True, "cuda_ipc"),
+        ("0.9.10", False, "nccl"),
+        ("0.10.2", True, "cuda_ipc"),
+        ("0.10.2", False, "nccl"),
+    ],
+)
+def test_a_launchs_nccl_sync_backend_is_spec_weight_sync_method(
+    registry: Registry, version: str, colocate: bool, method: str
+) -> None:
+    """``--vllm_sync_backend nccl`` (``--vllm.sync_backend`` from 0.10.2) is spec.weight_sync.method: CUDA IPC where
+    every model shares the GPUs and training is synchronous (OpenRLHF's ppo_actor.py use_cuda_ipc), NCCL
+    otherwise; no native item is left for it. Another backend stays a native item."""
+    backend = option(version, "vllm_sync_backend")
+    place = (
+        f"{option(version, 'colocate_all_models')} "
+        if colocate
+        else f"{option(version, 'vllm_tensor_parallel_size')} 1 "
+    )
+    base = (
+        f"python3 -m openrlhf.cli.train_ppo_ray {option(version, 'actor_num_gpus_per_node')} 4 "
+        f"{option(version, 'vllm_num_engines')} 4 {place}{option(version, 'pretrain')} m "
+        f"{option(version, 'prompt_data')} d {option(version, 'remote_rm_url')} http://rm/score "
+        f"{option(version, 'apply_chat_template')} {option(version, 'advantage_estimator')} group_norm "
+        f"{option(version, 'n_samples_per_prompt')} 4 {option(version, 'init_kl_coef')} 0 "
+    )
+    _, imported = _imported(registry, base + f"{backend} nccl", version)
+    assert imported.job.spec.weight_sync.method == method
+    assert not any("sync_backend" in item for item in imported.job.spec.native.get("openrlhf", []))
+    test_round_trip_gives_the_launchs_namespace(registry, base + f"{backend} nccl", version)
+    _, other = _imported(registry, base + f"{backend} gloo", version)
+    assert other.job.spec.weight_sync.method == "auto"
+    assert any("sync_backend" in item for item in other.job.spec.native.get("openrlhf", []))

@@ -28,6 +28,8 @@ from .versions import BASE_CONFIG, V0_4_0, V0_5_0, V0_6_0, keys
 
 FRAMEWORK = "nemo-rl"
 EXAMPLE = "uv run python examples/run_grpo.py --config FILE KEY=VALUE ..."
+#: ``fields`` takes the sources of the effective config (rladapt.importing.importer.launch_fields).
+FIELDS_TAKE_SOURCES = True
 #: The launch's generated config file is part of its effective configuration (``effective(..., files=)``).
 READS_FILES = True
 #: ``uv run`` picks the checkout's interpreter: the launch's ``python`` is no spec.runtime.python.
@@ -278,8 +280,9 @@ def reward_standin(values: dict[str, Any]) -> dict[str, Any]:
     return {"builtin": {"name": "math"}}
 
 
-def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
-    """Spec field path -> value, from the effective config ``t`` (only keys it has; None values are skipped)."""
+def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """Spec field path -> value, from the effective config ``t`` (only keys it has; None values are skipped);
+    ``sources`` tell an interpolated value (a built-in dataset's ``seed: ${grpo.seed}``) from a literal one."""
     v = Version(version)
     if v < V0_4_0:
         # translate._data: 0.2.1 knows only its built-in datasets, and a spec always names its files
@@ -394,7 +397,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
 
     if v >= V0_4_0:
         put("spec.data.shuffle", "data.shuffle")
-    _files(t, out, k.dataset_blocks)
+    _files(t, out, k.dataset_blocks, sources or {})
     _reward(t, out, version)
 
     c = "checkpointing"
@@ -581,7 +584,7 @@ def _lengths(t: Mapping[str, Any], out: dict[str, Any]) -> None:
         out["spec.rollout.max_tokens"] = new
 
 
-def _files(t: Mapping[str, Any], out: dict[str, Any], blocks: bool) -> None:
+def _files(t: Mapping[str, Any], out: dict[str, Any], blocks: bool, sources: Mapping[str, str]) -> None:
     """ResponseDataset files (the only datasets a spec names). A built-in dataset (upstream's OpenMathInstruct-2)
     gets its name as a stand-in file, and the residual pass restores its keys; before 0.6.0 the stand-in also
     fills ``data.val_data_path``, which the render writes as null otherwise and Hydra cannot delete."""
@@ -611,6 +614,20 @@ def _files(t: Mapping[str, Any], out: dict[str, Any], blocks: bool) -> None:
         # onto the list of a launch's own config (spec.runtime.config)
         names = [b.get("dataset_name") if isinstance(b, dict) else None for b in t["data.train"]]
         out["spec.data.train"] = [str(name or "dataset") for name in names]
+    elif isinstance(t.get("data.train.dataset_name"), str):
+        # one block naming a dataset NeMo-RL provides (upstream's OpenMathInstruct-2): spec.data.builtin, with
+        # the block's literal settings as its options (an interpolated one, ``seed: ${grpo.seed}``, stays the
+        # inherited config's: translate._builtin writes only the name and the options)
+        options = {
+            key[len("data.train.") :]: value
+            for key, value in t.items()
+            if key.startswith("data.train.")
+            and key != "data.train.dataset_name"
+            and key.count(".") == 2
+            and not sources.get(key, "").startswith(INTERPOLATED)
+            and (value is None or isinstance(value, (str, int, float, bool)))
+        }
+        out["spec.data.builtin"] = {"name": t["data.train.dataset_name"], "options": options}
     else:
         out["spec.data.train"] = [str(t.get("data.train.dataset_name") or "dataset")]
     val = _blocks(t, "data.validation")

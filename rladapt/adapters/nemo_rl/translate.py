@@ -776,13 +776,16 @@ def _data(b: _Builder) -> None:
     # the whole sequence length, not at rladapt's default prompt share of it
     # Prompts are used as written: no math chain-of-thought template from the example config.
     prompt = "data.default" if k.dataset_blocks else "data"
-    if k.custom_files:
+    if k.custom_files and d.builtin is None:
         b.set(f"{prompt}.prompt_file", None, "spec.data")
         b.set(f"{prompt}.system_prompt_file", None, "spec.data")
     if b.version >= V0_4_0:
         b.set("data.shuffle", d.shuffle, "spec.data.shuffle")
     elif not d.shuffle:
         b.unsupported("spec.data.shuffle", "an unshuffled dataloader", "0.4.0", False)
+    if d.builtin is not None and k.dataset_blocks:
+        _builtin(b, val)
+        return
     if not k.custom_files:
         b.unsupported(
             "spec.data.train",
@@ -842,6 +845,31 @@ def _data(b: _Builder) -> None:
         f"NeMo-RL's ResponseDataset reads prompts from {d.prompt_key!r} and the reference answer for the "
         f"environment from {ANSWER_KEY!r}: every data file needs both columns"
     )
+
+
+def _builtin(b: _Builder, val: list[str]) -> None:
+    """A dataset NeMo-RL provides (spec.data.builtin, 0.6.0+): data.train names it (load_response_dataset looks
+    dataset_name up in DATASET_REGISTRY, nemo_rl/data/datasets/response_datasets/__init__.py at 0.6.0 and
+    0.7.0) with its options; the block's file keys (data_path, input_key, output_key) and the prompt files of
+    data.default are left to the config the render inherits from (the dataset's own formatting), as are
+    its validation data unless the spec names files."""
+    d = b.job.spec.data
+    assert d.builtin is not None
+    b.set("data.train.dataset_name", d.builtin.name, "spec.data.builtin.name")
+    for key, value in d.builtin.options.items():
+        b.set(f"data.train.{key}", value, f"spec.data.builtin.options.{key}")
+    if val:
+        blocks = [
+            {
+                "dataset_name": "ResponseDataset",
+                "data_path": path,
+                "input_key": d.prompt_key,
+                "output_key": ANSWER_KEY,
+                "split_validation_size": 0,
+            }
+            for path in val
+        ]
+        b.set("data.validation", blocks[0] if len(blocks) == 1 else blocks, "spec.data.val")
 
 
 def _reward(b: _Builder) -> None:

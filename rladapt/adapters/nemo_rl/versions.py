@@ -124,6 +124,10 @@ def capabilities(version: str) -> frozenset[str]:
             "algorithm.reinforce_pp",  # grpo.adv_estimator.name=reinforce_plus_plus
             "algorithm.reinforce_pp_baseline",
             "kl.reward",  # loss_fn.use_kl_in_reward
+            # data.train as a block naming a registered dataset (load_response_dataset resolves dataset_name in
+            # DATASET_REGISTRY: nemo_rl/data/datasets/response_datasets/__init__.py, 0.6.0 and 0.7.0); before,
+            # data.dataset_name sits beside the other data keys and is not rendered
+            "data.builtin",
         }
     return frozenset(caps)
 

@@ -49,6 +49,9 @@ class OpenRLHFAdapter(ImportingFolderAdapter):
     #: verl's gsm8k / DAPO checks or a per-data_source dispatcher; openrlhf.utils.math_utils (0.9.10+) is a
     #: different grader (PRM800K's sympy grade_answer), which would change the scores.
     WHY_NOT = {
+        # datasets/utils.py blending_datasets (0.10.2) loads --prompt_data as a file, folder or Hub dataset id
+        "data.builtin": "OpenRLHF loads --prompt_data as a file, folder or Hub dataset id; name it in "
+        "spec.data.train",
         # the trainer module follows from the spec (openrlhf.cli.train_ppo_ray for every PPO-family algorithm)
         "runtime.entrypoint": "OpenRLHF's trainer module follows from the spec (openrlhf.cli.train_ppo_ray); "
         "leave spec.runtime.entrypoint null",

@@ -245,6 +245,7 @@ def fields(t: dict[str, Any], version: str) -> dict[str, Any]:
     _logging(get, out)
     _placement(get, out)
     _engine_settings(get, out)
+    _sync_backend(get, has, out)
     _chat_template(get, out)
     return out
 
@@ -512,6 +513,19 @@ def _engine_settings(get: Any, out: dict[str, Any]) -> None:
     sleep = get("vllm_enable_sleep")
     if isinstance(sleep, bool) and sleep != hybrid:
         out["spec.rollout.engine_settings.free_cache_between_phases"] = sleep
+
+
+def _sync_backend(get: Any, has: Any, out: dict[str, Any]) -> None:
+    """A launch's own ``--vllm_sync_backend nccl`` (``--vllm.sync_backend`` from 0.10) as spec.weight_sync.method,
+    which translate._placement renders as that flag. OpenRLHF's actor reads the flag and, with nccl, shares the
+    weights by CUDA IPC when every model shares the GPUs and training is synchronous, else broadcasts them over
+    NCCL (trainer/ray/ppo_actor.py ``use_cuda_ipc``: ``backend == "nccl" and colocate_all_models`` at 0.5.9.post1
+    and 0.7.5, ``and not async_train`` from 0.8.11, ``args.vllm.sync_backend``/``args.train.colocate_all`` at
+    0.10.2). Another backend (gloo) stays a native item: the spec names no such method."""
+    if not has("vllm_sync_backend") or get("vllm_sync_backend") != "nccl":
+        return
+    ipc = get("colocate_all_models") is True and get("async_train") is not True
+    out["spec.weight_sync.method"] = "cuda_ipc" if ipc else "nccl"
 
 
 def _logging(get: Any, out: dict[str, Any]) -> None:

@@ -59,6 +59,7 @@ class TrlAdapter(FolderAdapter):
     )
     #: Capabilities no pinned TRL version has, and why (shown with the refusal).
     WHY_NOT = {
+        "data.builtin": "rladapt's TRL driver loads the files of spec.data.train; name them there",
         "runtime.entrypoint": "rladapt runs TRL through its own driver (rladapt/adapters/trl/driver.py); leave "
         "spec.runtime.entrypoint null",
         "weight_sync.run_ahead_fraction": "TRL generates and trains in one process, one after the other",

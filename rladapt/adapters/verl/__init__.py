@@ -41,6 +41,8 @@ class VerlAdapter(ImportingFolderAdapter):
     #: the TensorBoard backend and its directory rladapt adds (translate.py, rladapt.metrics.names)
     READ_BACK_KEYS = ("trainer.logger",)
     WHY_NOT = {
+        # utils/dataset/rl_dataset.py RLHFDataset reads data.train_files; no dataset is resolved by a name
+        "data.builtin": "verl reads its training data from files (data.train_files); name them in spec.data.train",
         # the entry module follows from the spec: translate.py picks main_ppo or an experimental trainer by
         # spec.weight_sync, and the importer maps those trainers back to it
         "runtime.entrypoint": "verl's entry module follows from the spec (spec.weight_sync selects the one-step-off "

@@ -16,7 +16,7 @@ from rladapt.primitives import SpecError
 
 from .conftest import tag
 from .test_nemo_rl_conformance import merged
-from .test_nemo_rl_honest_defaults import render
+from .test_nemo_rl_honest_defaults import base_value, render
 
 TRAIN = {"steps": 10, "global_batch": 32, "mini_batch": 8}
 KL = {"name": "grpo", "group_size": 4, "kl": {"coef": 0.01}}
@@ -104,3 +104,41 @@ def test_overlong_prompts_are_refused_with_the_reason(how: str, registry: Regist
         render(registry, "0.7.0", data={"train": ["data/train.jsonl"], "overlong_prompts": how})
     text = str(err.value)
     assert "spec.data.overlong_prompts" in text and "masked out of the loss" in text
+
+
+BUILTIN = {"name": "OpenMathInstruct-2", "options": {"split_validation_size": 0.05}}
+
+
+@pytest.mark.parametrize("version", ["0.6.0", "0.7.0"])
+def test_a_builtin_dataset_is_named_and_formatted_as_the_config_says(
+    version: str, registry: Registry
+) -> None:
+    """spec.data.builtin renders data.train.dataset_name and its options, and nothing of a file: no data_path,
+    input_key or output_key, and the config's own prompt file stays (a file dataset nulls it)."""
+    t = tag(version)
+    native = render(registry, version, data={"builtin": BUILTIN})
+    cfg = merged(native, t)
+    assert OmegaConf.select(cfg, "data.train.dataset_name") == "OpenMathInstruct-2"
+    assert OmegaConf.select(cfg, "data.train.split_validation_size") == 0.05
+    for key in ("data_path", "input_key", "output_key"):
+        assert OmegaConf.select(cfg, f"data.train.{key}") is None
+    assert OmegaConf.select(cfg, "data.default.prompt_file") == base_value(t, "data.default.prompt_file")
+    assert base_value(t, "data.default.prompt_file") is not None
+    files = merged(render(registry, version, data={"train": ["data/train.jsonl"]}), t)
+    assert OmegaConf.select(files, "data.default.prompt_file") is None
+
+
+@pytest.mark.parametrize("version", ["0.4.0", "0.5.0"])
+def test_a_builtin_dataset_before_0_6_0_is_refused_naming_the_field(version: str, registry: Registry) -> None:
+    with pytest.raises(SpecError) as err:
+        render(registry, version, data={"builtin": BUILTIN})
+    assert "spec.data.builtin.name" in str(err.value)
+
+
+def test_a_spec_names_files_or_a_builtin_dataset_never_both_nor_neither(registry: Registry) -> None:
+    with pytest.raises(SpecError, match=r"spec\.data\.train: no training data"):
+        render(registry, "0.7.0", data={"train": []})
+    with pytest.raises(
+        SpecError, match=r"spec\.data\.builtin: a built-in dataset replaces the training files"
+    ):
+        render(registry, "0.7.0", data={"train": ["data/train.jsonl"], "builtin": BUILTIN})
