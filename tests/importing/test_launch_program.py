@@ -73,8 +73,10 @@ def test_sliding_puzzle_config_imports_and_renders_its_own_run_script(
     # the script whose own config it is (examples/run_grpo_sliding_puzzle.py loads configs/grpo_sliding_puzzle.yaml)
     assert launch.argv[3] == "examples/run_grpo_sliding_puzzle.py"
     imported = build(nemo, "0.6.0", list(launch.argv), source=config, registry=registry)
+    # the script and the config it loads, both kept: the render inherits from the launch's own config file
     assert yaml.safe_load(imported.text)["spec"]["runtime"] == {
-        "entrypoint": "examples/run_grpo_sliding_puzzle.py"
+        "config": config,
+        "entrypoint": "examples/run_grpo_sliding_puzzle.py",
     }
     job = load_job_text(imported.text, [], "imported.yaml")
     native = render_native(job, "nemo-rl==0.6.0", registry).native
