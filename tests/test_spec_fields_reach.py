@@ -171,6 +171,12 @@ PROBES: dict[str, Probe] = {
     ),
     "spec.reward.function.name": Probe(TEXT, needs={"spec.reward": {"function": {"path": "rewards/r.py"}}}),
     "spec.model.lora.target_modules": Probe([TEXT], literals=(TEXT,)),
+    # a framework's own dataset in place of the files: its other settings by the framework's names
+    "spec.data.builtin.options": Probe(
+        {"split_validation_size": 0.0777},
+        needs={"spec.data.builtin": {"name": "OpenMathInstruct-2"}, "spec.data.train": []},
+        literals=("0.0777",),
+    ),
     # builtin is the whole reward: the context replaces the example's function with a built-in scorer
     # (and drops NeMo-RL's reward-model pool, which only a reward model uses)
     "spec.reward.builtin.name": Probe(
