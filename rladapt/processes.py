@@ -7,12 +7,15 @@ then taken for alive whenever it exists.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
-__all__ = ["alive", "group_alive", "proc_stat", "start_time", "this_process"]
+__all__ = ["alive", "end_group", "group_alive", "proc_stat", "signal_group", "start_time", "this_process"]
 
 _PROC = Path("/proc")
 
@@ -52,6 +55,22 @@ def alive(pid: int, started: int | None) -> bool:
     except PermissionError:
         return True
     return True
+
+
+def signal_group(pgid: int, sig: signal.Signals) -> None:
+    """Send ``sig`` to the process group ``pgid``; a group gone already, or not ours, is left alone."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+def end_group(pgid: int, grace: float) -> None:
+    """SIGTERM to the group ``pgid``, SIGKILL after ``grace`` seconds if any of it is still alive."""
+    signal_group(pgid, signal.SIGTERM)
+    deadline = time.monotonic() + grace
+    while group_alive(pgid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if group_alive(pgid):
+        signal_group(pgid, signal.SIGKILL)
 
 
 def group_alive(pgid: int) -> bool:

@@ -17,7 +17,6 @@ no marker to watch, and the role runs as it would without the wrapper.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import signal
 import subprocess
@@ -28,7 +27,7 @@ from pathlib import Path
 
 from rladapt.plugins import NativeLaunch, ServiceRole
 from rladapt.plugins.job import RUN_ATTEMPT_ENV, RUN_ID_ENV, is_python
-from rladapt.processes import group_alive
+from rladapt.processes import end_group, signal_group
 
 __all__ = ["MODULE", "main", "role_command", "wrap"]
 
@@ -56,19 +55,9 @@ def _say(message: str) -> None:
     print(f"rladapt.ends_with_job: {message}", file=sys.stderr, flush=True)
 
 
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # gone already: nothing to do
-        os.killpg(pgid, sig)
-
-
 def _end(proc: subprocess.Popen[bytes], grace: float) -> int:
     """SIGTERM to the role's group, SIGKILL after ``grace`` seconds; its exit code."""
-    _signal_group(proc.pid, signal.SIGTERM)
-    deadline = time.monotonic() + grace
-    while group_alive(proc.pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if group_alive(proc.pid):
-        _signal_group(proc.pid, signal.SIGKILL)
+    end_group(proc.pid, grace)
     code = proc.wait()
     return 128 - code if code < 0 else code
 
@@ -94,7 +83,7 @@ def run(checkpoint_dir: Path, argv: Sequence[str], *, poll: float, grace: float)
 
     def forward(signum: int, frame: object) -> None:
         stopping.append(signum)
-        _signal_group(proc.pid, signal.Signals(signum))
+        signal_group(proc.pid, signal.Signals(signum))
 
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)

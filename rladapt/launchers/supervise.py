@@ -18,7 +18,6 @@ reach a role whose supervisor was killed.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -28,7 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from rladapt.processes import alive, group_alive, start_time
+from rladapt.processes import alive, end_group, start_time
 
 #: The folder of the run directory that holds each role's script, log, the plan and the state.
 SERVICES_DIR = "services"
@@ -147,13 +146,7 @@ class Supervisor:
             if role.state == "PENDING":  # waiting for its restart: it will not start again
                 role.state, role.message = state, why
             return
-        pgid = role.proc.pid
-        _signal_group(pgid, signal.SIGTERM)
-        deadline = time.monotonic() + self.grace
-        while group_alive(pgid) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        if group_alive(pgid):
-            _signal_group(pgid, signal.SIGKILL)
+        end_group(role.proc.pid, self.grace)
         role.proc.wait()
         role.exit_code = role.proc.returncode
         role.state, role.message = state, why
@@ -205,11 +198,6 @@ class Supervisor:
             if all(role.state in ("SUCCEEDED", "FAILED", "STOPPED") for role in self.roles):
                 return 0
             time.sleep(_POLL)
-
-
-def _signal_group(pgid: int, sig: signal.Signals) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):  # gone already, or not ours: nothing to do
-        os.killpg(pgid, sig)
 
 
 def main(argv: list[str] | None = None) -> int:
