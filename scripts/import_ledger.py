@@ -80,11 +80,6 @@ REASONS: dict[str, tuple[str, tuple[str, ...]]] = {
         "whose keys are not the main trainer's)",
         (r"not a module rladapt import reads", r"found in it$"),
     ),
-    "release-without-data-field": (
-        "NeMo-RL 0.2.1 (deprecated) trains only on the datasets its run scripts build in: no spec.data renders "
-        "there, so no spec renders a 0.2.1 launch (rladapt import names 0.4.0 as the first it imports)",
-        (r"no RLJob spec renders a 0\.2\.1 launch",),
-    ),
     "empty-number": (
         "the launch leaves a key verl reads as a number empty (a variable of the caller's environment without a "
         "default, as trainer.n_gpus_per_node=$ARNOLD_WORKER_GPU): verl composes '' and fails on it, so there is "

@@ -58,6 +58,7 @@ KNOWN_CAPABILITIES: dict[str, str] = {
     "runtime.entrypoint": "a run script chosen by the spec (spec.runtime.entrypoint)",
     "runtime.config": "a config file of the launch's own, composed instead of the packaged one (spec.runtime.config)",
     "data.builtin": "a training dataset the framework itself provides, named instead of files (spec.data.builtin)",
+    "data.max_length": "one length budget shared by the prompt and the response (spec.data.max_length)",
     "data.raw_prompts": "prompts given to the model as the data holds them, without the chat template",
     "dynamic_batch": "token-based dynamic batching",
     "optimizer.warmup_ratio": "learning-rate warmup as a ratio of the total steps",
@@ -165,6 +166,9 @@ def job_requirements(job: RLJob) -> list[Requirement]:
         need("reward.remote", "spec.reward.remote", spec.reward.remote.url)
     if spec.data.builtin is not None:
         need("data.builtin", "spec.data.builtin.name", spec.data.builtin.name)
+    d = spec.data
+    if d.max_length is not None and d.max_length != d.max_prompt_length + d.max_response_length:
+        need("data.max_length", "spec.data.max_length", d.max_length)
     if not spec.data.chat_template:
         need("data.raw_prompts", "spec.data.chat_template", False)
     if spec.runtime.entrypoint is not None:

@@ -253,14 +253,14 @@ OverlongPrompts = Literal["drop", "truncate_left", "truncate_right", "truncate_m
 class BuiltinDataset(_Model):
     name: str = Field(
         min_length=1,
-        description="The dataset's name as the framework resolves it (NeMo-RL 0.6.0+: data.train.dataset_name, "
-        "looked up in nemo_rl/data/datasets/response_datasets/__init__.py DATASET_REGISTRY, e.g. "
-        "OpenMathInstruct-2, DeepScaler).",
+        description="The dataset's name as the framework resolves it (NeMo-RL: data.dataset_name before 0.6.0, "
+        "data.train.dataset_name from 0.6.0, looked up in nemo_rl/data/datasets/response_datasets/__init__.py, "
+        "e.g. OpenMathInstruct-2, DeepScaler; 0.2.1 knows these two only).",
     )
     options: dict[str, str | int | float | bool | None] = Field(
         default_factory=dict,
         description="The dataset's other settings by the framework's own names (NeMo-RL: the other keys of its "
-        "data.train block, e.g. split_validation_size).",
+        "data.train block from 0.6.0, e.g. split_validation_size; data keys of their own before, e.g. split).",
     )
 
 
@@ -271,14 +271,24 @@ class DataSpec(_Model):
     builtin: BuiltinDataset | None = Field(
         None,
         description="A training dataset the framework itself provides, instead of files (train stays empty): "
-        "its prompts are formatted as the framework's config says (NeMo-RL: data.default.prompt_file of "
-        "spec.runtime.config, else of its example config). null: the files of train. Only NeMo-RL 0.6.0+ has "
-        "it; verl, OpenRLHF and TRL load files (or Hub ids) only.",
+        "its prompts are formatted as the framework's config says (NeMo-RL: data.default.prompt_file, before 0.6.0 "
+        "data.prompt_file, of spec.runtime.config, else of its example config), and it brings its own validation "
+        "split, which spec.eval evaluates on. null: the files of train. Only NeMo-RL has it; verl, OpenRLHF and "
+        "TRL load files (or Hub ids) only.",
     )
     val: list[str] = Field(default_factory=list)
     prompt_key: str = "prompt"
     max_prompt_length: PositiveInt = 1024
     max_response_length: PositiveInt = 1024
+    max_length: PositiveInt | None = Field(
+        None,
+        description="A cap on prompt + response tokens together, below max_prompt_length + "
+        "max_response_length: a response stops at max_response_length or when the sequence reaches max_length, "
+        "whichever comes first (NeMo-RL policy.max_total_sequence_length, also vLLM's max_model_len; its "
+        "example configs give the prompt and the response the whole length each). null: max_prompt_length + "
+        "max_response_length. Only NeMo-RL has a shared budget; verl, OpenRLHF and TRL pad or cut each part "
+        "to its own length.",
+    )
     shuffle: bool = True
     chat_template: bool = Field(
         True,
@@ -294,6 +304,28 @@ class DataSpec(_Model):
         "null: the framework's own (verl: an error in its synchronous rollout, 0.9.1 truncates left; "
         "OpenRLHF: the tokenizer truncates; NeMo-RL: kept, cut to a stub and masked out of the loss).",
     )
+
+    @property
+    def total_length(self) -> int:
+        """The longest sequence, prompt and response together."""
+        if self.max_length is not None:
+            return self.max_length
+        return self.max_prompt_length + self.max_response_length
+
+    @model_validator(mode="after")
+    def _max_length_caps_both(self) -> DataSpec:
+        m = self.max_length
+        if m is not None and not max(self.max_prompt_length, self.max_response_length) <= m:
+            raise ValueError(
+                f"max_length ({m}) is below max_prompt_length ({self.max_prompt_length}) or "
+                f"max_response_length ({self.max_response_length}): it caps the two together, each fits in it"
+            )
+        if m is not None and m > self.max_prompt_length + self.max_response_length:
+            raise ValueError(
+                f"max_length ({m}) is above max_prompt_length + max_response_length "
+                f"({self.max_prompt_length + self.max_response_length}): it would cap nothing (leave it null)"
+            )
+        return self
 
 
 class Optimizer(_Model):

@@ -549,12 +549,15 @@ def _data(job: RLJob) -> list[Problem]:
 
 def _eval(job: RLJob) -> list[Problem]:
     ev = job.spec.eval
-    if (ev.every_steps or ev.before_training) and not (job.spec.data.val or ev.datasets):
+    # a built-in dataset (spec.data.builtin) brings its own validation split
+    if (ev.every_steps or ev.before_training) and not (
+        job.spec.data.val or ev.datasets or job.spec.data.builtin
+    ):
         return [
             Problem(
                 "spec.eval",
                 "evaluation is requested but there is nothing to evaluate on",
-                "spec.data.val or spec.eval.datasets",
+                "spec.data.val, spec.eval.datasets or spec.data.builtin",
                 "none",
             )
         ]

@@ -155,17 +155,17 @@ def test_restate_classifies_the_rows_again_and_recounts() -> None:
     text = (
         "# Import ledger: nemo-rl 0.2.1 launches of o/r@v0.2.1\n# about\n# exact 1 refused 0 wrong 0 error 2 of 3\n"
         "# r\n# n\n"
-        "a.yaml\terror\tNeMo-RL 0.2.1: no RLJob spec renders a 0.2.1 launch (why)\t0\t0\t\n"
+        "a.yaml\terror\ttrainer.n_gpus_per_node is empty (a variable its caller did not set?)\t0\t0\t\n"
         "b.yaml\terror\tboom\t0\t0\t--set A=1 --unset B\n"
         "c.yaml\texact\t\t4\t1\t\n"
     )
     lines = ledger.restate(text).splitlines()
     assert lines[2] == "# exact 1 refused 1 wrong 0 error 1 of 3"
-    assert lines[3] == "# refused by reason: release-without-data-field 1"
+    assert lines[3] == "# refused by reason: empty-number 1"
     assert lines[4] == "# in spec.native (exact launches): 1 of 4 settings (25.0%)"
     assert lines[5].split("\t")[1:3] == [
         "refused",
-        "release-without-data-field: NeMo-RL 0.2.1: no RLJob spec renders a 0.2.1 launch (why)",
+        "empty-number: trainer.n_gpus_per_node is empty (a variable its caller did not set?)",
     ]
     assert lines[6] == "b.yaml\terror\tboom\t0\t0\t--set A=1 --unset B"
     assert ledger.restate("\n".join(lines) + "\n") == "\n".join(lines) + "\n"

@@ -162,7 +162,9 @@ def test_script_round_trips_and_lands_in_spec_fields(checkout: Path, registry: R
     data = spec["data"]
     assert data["train"] == ["/data/math/train.jsonl"] and data["val"] == ["/data/math/val.jsonl"]
     assert data["prompt_key"] == "question" and data["shuffle"] is False
-    assert (data["max_prompt_length"], data["max_response_length"]) == (512, 1536)
+    # generation.max_new_tokens is the example config's ${policy.max_total_sequence_length}: a response may take
+    # the whole length, the prompt and it sharing one budget
+    assert (data["max_prompt_length"], data["max_response_length"], data["max_length"]) == (512, 2048, 2048)
     assert data["seed"] == 7
     assert spec["reward"] == {"builtin": {"name": "math_dapo"}}
     ck = spec["checkpoint"]
@@ -215,14 +217,10 @@ def test_tag_defaults_that_differ_from_rladapts_are_written_out(checkout: Path, 
     )
     assert spec["training"]["global_batch"] == base["grpo"]["num_prompts_per_step"]
     assert spec["algorithm"]["group_size"] == base["grpo"]["num_generations_per_prompt"]
-    # the built-in dataset: spec.data.builtin from 0.6.0 (data.train names it); before, where data.dataset_name
-    # sits beside the other data keys, a stand-in name restored by native items
-    native = spec["native"]["nemo-rl"]
-    if version < "0.6.0":
-        assert any("dataset_name=OpenMathInstruct-2" in item for item in native)
-    else:
-        assert spec["data"]["builtin"]["name"] == "OpenMathInstruct-2" and "train" not in spec["data"]
-        assert not any("dataset_name" in item for item in native)
+    # the built-in dataset: spec.data.builtin (data.train names it from 0.6.0, data.dataset_name before)
+    native = spec.get("native", {}).get("nemo-rl", [])
+    assert spec["data"]["builtin"]["name"] == "OpenMathInstruct-2" and "train" not in spec["data"]
+    assert not any("dataset_name" in item for item in native)
 
 
 @pytest.mark.parametrize("checkout", ["0.4.0", "0.7.0"], indirect=True)
@@ -394,12 +392,29 @@ def test_cli_import_then_diff_is_equal_and_errors_exit_2(tmp_path: Path) -> None
     assert "checkout of v0.7.0" in res.stderr and not (tmp_path / "bad.yaml").exists()
 
 
-def test_0_2_1_launches_diff_but_do_not_import(registry: Registry, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_0_2_1_launches_import_with_their_builtin_dataset(
+    registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """0.2.1 trains only on the datasets its run script names (data.dataset_name): spec.data.builtin, so its
+    launches import and round-trip like the later tags'."""
     monkeypatch.chdir(tag("0.2.1").root)
-    argv = ["uv", "run", "python", "examples/run_grpo_math.py", "grpo.val_period=3"]
+    argv = [
+        "uv",
+        "run",
+        "python",
+        "examples/run_grpo_math.py",
+        "grpo.val_period=3",
+        "data.dataset_name=DeepScaler",
+    ]
     assert fw.effective(argv, "0.2.1").values["grpo.val_period"] == 3
-    with pytest.raises(UsageError, match=r"spec.data.train needs 0\.4\.0"):
-        build(fw, "0.2.1", argv, source="run.sh", registry=registry)
+    imported = build(fw, "0.2.1", argv, source="run.sh", registry=registry)
+    spec = _spec(imported)
+    assert spec["data"]["builtin"] == {"name": "DeepScaler"}
+    assert "train" not in spec["data"] and spec["eval"]["every_steps"] == 3
+    assert not [
+        item for item in spec.get("native", {}).get("nemo-rl", []) if item.startswith(("data.", "~data."))
+    ]
+    assert _round_trip(registry, "0.2.1", imported) == []
 
 
 #: a team's reward-model config in the shape of upstream's grpo_rm_1B.yaml (0.4.0), on a node of its own

@@ -284,12 +284,6 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
     """Spec field path -> value, from the effective config ``t`` (only keys it has; None values are skipped);
     ``sources`` tell an interpolated value (a built-in dataset's ``seed: ${grpo.seed}``) from a literal one."""
     v = Version(version)
-    if v < V0_4_0:
-        # translate._data: 0.2.1 knows only its built-in datasets, and a spec always names its files
-        raise UsageError(
-            f"NeMo-RL {version}: no RLJob spec renders a {version} launch (spec.data.train needs 0.4.0: {version} "
-            "trains only on its built-in datasets); import it with -f nemo-rl==0.4.0 or later"
-        )
     k = keys(version)
     out: dict[str, Any] = {}
 
@@ -562,11 +556,28 @@ def _algorithm(t: Mapping[str, Any], v: Version) -> str:
 
 
 def _lengths(t: Mapping[str, Any], out: dict[str, Any]) -> None:
-    """max_total_sequence_length = prompt + response, max_new_tokens = the response cap (translate._rollout)."""
+    """max_total_sequence_length = prompt + response, or spec.data.max_length when the launch gives the prompt and
+    the response more than the whole length together (the example configs give each the whole length:
+    data.max_input_seq_length and generation.max_new_tokens are ${policy.max_total_sequence_length});
+    max_new_tokens = the response cap (translate._rollout)."""
     total = t.get("policy.max_total_sequence_length")
     new = t.get("policy.generation.max_new_tokens")
     prompt = t.get("data.max_input_seq_length")
     if not isinstance(total, int) or isinstance(total, bool):
+        return
+    if (
+        isinstance(new, int)
+        and not isinstance(new, bool)
+        and 0 < new <= total
+        and (
+            prompt is None
+            or (isinstance(prompt, int) and not isinstance(prompt, bool) and 0 < prompt <= total)
+        )
+        and (prompt if prompt is not None else total) + new > total
+    ):
+        out["spec.data.max_length"] = total
+        out["spec.data.max_prompt_length"] = prompt if prompt is not None else total
+        out["spec.data.max_response_length"] = new
         return
     if isinstance(prompt, int) and 0 < prompt < total:
         out["spec.data.max_prompt_length"] = prompt
@@ -585,22 +596,24 @@ def _lengths(t: Mapping[str, Any], out: dict[str, Any]) -> None:
 
 
 def _files(t: Mapping[str, Any], out: dict[str, Any], blocks: bool, sources: Mapping[str, str]) -> None:
-    """ResponseDataset files (the only datasets a spec names). A built-in dataset (upstream's OpenMathInstruct-2)
-    gets its name as a stand-in file, and the residual pass restores its keys; before 0.6.0 the stand-in also
-    fills ``data.val_data_path``, which the render writes as null otherwise and Hydra cannot delete."""
+    """ResponseDataset files, or the dataset NeMo-RL provides by name (spec.data.builtin: upstream's
+    OpenMathInstruct-2). A list of built-in blocks (0.6.0+) gets their names as stand-in files, and the residual
+    pass restores their keys."""
     if not blocks:
-        if t.get("data.dataset_name") == "ResponseDataset":
+        name = t.get("data.dataset_name")
+        if name == "ResponseDataset":
             if isinstance(t.get("data.train_data_path"), str):
                 out["spec.data.train"] = [t["data.train_data_path"]]
             if isinstance(t.get("data.val_data_path"), str):
                 out["spec.data.val"] = [t["data.val_data_path"]]
             if isinstance(t.get("data.input_key"), str):
                 out["spec.data.prompt_key"] = t["data.input_key"]
-        if "spec.data.train" not in out:
-            standin = [str(t.get("data.dataset_name") or "dataset")]
-            out["spec.data.train"] = standin
-            if "data.val_data_path" not in t:
-                out["spec.data.val"] = standin
+        elif isinstance(name, str) and name:
+            # a dataset NeMo-RL provides, named beside the other data keys (translate._builtin_flat); its other
+            # keys stay the inherited config's, and what differs is left to the residual pass
+            out["spec.data.builtin"] = {"name": name}
+        if "spec.data.train" not in out and "spec.data.builtin" not in out:
+            out["spec.data.train"] = [str(name or "dataset")]
         return
     train = _blocks(t, "data.train")
     if train:

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
     from rladapt.plugins.adapter import FrameworkVersion
     from rladapt.plugins.native import RolePlacement
     from rladapt.primitives import RLJob
+    from rladapt.primitives.spec import DataSpec
 
 FRAMEWORK = "nemo-rl"
 NATIVE_FIELD = f"spec.native.{FRAMEWORK}"
@@ -645,8 +646,8 @@ def _rollout(b: _Builder) -> None:
         )
         b.set(
             f"{engine_cfg}.max_model_len",
-            d.max_prompt_length + d.max_response_length,
-            "spec.data.max_prompt_length",
+            d.total_length,
+            _length_source(d),
         )
         staleness = b.job.spec.weight_sync.max_staleness
         if b.version >= V0_4_0 and (ro.mode is not None or staleness > 0):
@@ -664,8 +665,8 @@ def _rollout(b: _Builder) -> None:
     b.set(f"{gen}.max_new_tokens", ro.max_tokens or d.max_response_length, "spec.rollout.max_tokens")
     b.set(
         "policy.max_total_sequence_length",
-        d.max_prompt_length + d.max_response_length,
-        "spec.data.max_prompt_length",
+        d.total_length,
+        _length_source(d),
     )
     _multi_turn(b)
     if b.job.spec.weight_sync.max_staleness > 0 and ro.mode == "sync":
@@ -738,7 +739,7 @@ def _sglang(b: _Builder, cfg: str) -> None:
     rollout_gpus = roles["rollout"].nodes * roles["rollout"].gpus_per_node
     b.set(f"{cfg}.model_path", spec.model.path, "spec.model.path")
     b.set(f"{cfg}.dtype", spec.model.dtype, "spec.model.dtype")
-    b.set(f"{cfg}.context_length", d.max_prompt_length + d.max_response_length, "spec.data.max_prompt_length")
+    b.set(f"{cfg}.context_length", d.total_length, _length_source(d))
     b.set(f"{cfg}.allow_auto_truncate", True, "spec.rollout")
     b.set(f"{cfg}.dp_size", 1, "spec.rollout")
     b.set(f"{cfg}.pp_size", 1, "spec.rollout")
@@ -765,6 +766,11 @@ def _sglang(b: _Builder, cfg: str) -> None:
         b.set(f"{cfg}.enable_memory_saver", b.job.placement.colocated("actor", "rollout"), "spec.rollout")
 
 
+def _length_source(d: DataSpec) -> str:
+    """The field a whole-sequence length comes from, for ``render --explain``."""
+    return "spec.data.max_length" if d.max_length is not None else "spec.data.max_prompt_length"
+
+
 def _data(b: _Builder) -> None:
     spec = b.job.spec
     d = spec.data
@@ -783,8 +789,11 @@ def _data(b: _Builder) -> None:
         b.set("data.shuffle", d.shuffle, "spec.data.shuffle")
     elif not d.shuffle:
         b.unsupported("spec.data.shuffle", "an unshuffled dataloader", "0.4.0", False)
-    if d.builtin is not None and k.dataset_blocks:
-        _builtin(b, val)
+    if d.builtin is not None:
+        if k.dataset_blocks:
+            _builtin(b, val)
+        else:
+            _builtin_flat(b, val)
         return
     if not k.custom_files:
         b.unsupported(
@@ -872,6 +881,50 @@ def _builtin(b: _Builder, val: list[str]) -> None:
         b.set("data.validation", blocks[0] if len(blocks) == 1 else blocks, "spec.data.val")
 
 
+#: data.* keys another spec field renders (or a dataset-file layout owns): not a built-in dataset's option.
+_FLAT_DATA_KEYS = frozenset(
+    {
+        "dataset_name",
+        "max_input_seq_length",
+        "shuffle",
+        "train_data_path",
+        "val_data_path",
+        "input_key",
+        "output_key",
+    }
+)
+
+
+def _builtin_flat(b: _Builder, val: list[str]) -> None:
+    """A dataset NeMo-RL provides, before 0.6.0: ``data.dataset_name`` beside the other data keys (0.2.1's
+    examples/run_grpo_math.py; load_response_dataset in nemo_rl/data/datasets/response_datasets/__init__.py at
+    0.4.0 and 0.5.0), its options as data keys of their own (``split``, ``download_dir``, read by the dataset's
+    branch there). The dataset brings its validation split; data.val_data_path is read for ResponseDataset only,
+    so validation files cannot be added beside it. The prompt files stay the inherited config's."""
+    d = b.job.spec.data
+    assert d.builtin is not None
+    b.set("data.dataset_name", d.builtin.name, "spec.data.builtin.name")
+    for key, value in d.builtin.options.items():
+        if key in _FLAT_DATA_KEYS:
+            b.unsupported(
+                f"spec.data.builtin.options.{key}",
+                f"a built-in dataset option named {key!r} (before 0.6.0 data.{key} is another setting's)",
+                "0.6.0",
+                value,
+            )
+            continue
+        b.set(f"data.{key}", value, f"spec.data.builtin.options.{key}")
+    if val:
+        field_ = "spec.data.val" if d.val else "spec.eval.datasets"
+        b.unsupported(
+            field_,
+            "validation files beside a built-in dataset (it brings its own validation split; "
+            "data.val_data_path is read for ResponseDataset only)",
+            "0.6.0",
+            ", ".join(val),
+        )
+
+
 def _reward(b: _Builder) -> None:
     rw = b.job.spec.reward
     env_key = b.k.env_name_key
@@ -908,7 +961,7 @@ def _reward(b: _Builder) -> None:
     b.set(f"{rm}.batch_size", rw.model.micro_batch_per_gpu, "spec.reward.model.micro_batch_per_gpu")
     b.set(f"{rm}.checkpoint_path", None, "spec.reward")
     d = b.job.spec.data
-    b.set(f"{rm}.max_model_len", d.max_prompt_length + d.max_response_length, "spec.data.max_prompt_length")
+    b.set(f"{rm}.max_model_len", d.total_length, _length_source(d))
     b.set(f"{rm}.dtensor_cfg.enabled", True, "spec.reward")
     b.set(f"{rm}.dtensor_cfg._v2", True, "spec.reward")
     b.set(f"{rm}.dtensor_cfg.sequence_parallel", False, "spec.reward")

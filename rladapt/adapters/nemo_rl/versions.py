@@ -54,6 +54,14 @@ _BASE = frozenset(
         # MathEnvironment (nemo_rl/environments/math_environment.py, every tag): math-verify on the boxed
         # ground truth; the environment of run_grpo_math.py and of grpo_math_1B.yaml's data config
         "reward.builtin.math",
+        # A dataset NeMo-RL provides, by name: data.dataset_name beside the other data keys, read by
+        # examples/run_grpo_math.py (0.2.1: OpenMathInstruct-2, DeepScaler) and by load_response_dataset
+        # (nemo_rl/data/datasets/response_datasets/__init__.py, 0.4.0 and 0.5.0); from 0.6.0 the data.train block's
+        # dataset_name, looked up in the same module's DATASET_REGISTRY (0.6.0 and 0.7.0)
+        "data.builtin",
+        # policy.max_total_sequence_length: one budget for prompt and response (every tag's grpo_math_1B.yaml;
+        # generation stops at vllm_cfg.max_model_len, which the example configs interpolate from it)
+        "data.max_length",
         # dtensor_cfg.cpu_offload (FSDP2's CPUOffloadPolicy: parameters, gradients and optimizer states)
         "offload.actor.params",
         "offload.actor.optimizer",
@@ -124,10 +132,6 @@ def capabilities(version: str) -> frozenset[str]:
             "algorithm.reinforce_pp",  # grpo.adv_estimator.name=reinforce_plus_plus
             "algorithm.reinforce_pp_baseline",
             "kl.reward",  # loss_fn.use_kl_in_reward
-            # data.train as a block naming a registered dataset (load_response_dataset resolves dataset_name in
-            # DATASET_REGISTRY: nemo_rl/data/datasets/response_datasets/__init__.py, 0.6.0 and 0.7.0); before,
-            # data.dataset_name sits beside the other data keys and is not rendered
-            "data.builtin",
         }
     return frozenset(caps)
 

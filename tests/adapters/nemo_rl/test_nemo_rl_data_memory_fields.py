@@ -128,13 +128,6 @@ def test_a_builtin_dataset_is_named_and_formatted_as_the_config_says(
     assert OmegaConf.select(files, "data.default.prompt_file") is None
 
 
-@pytest.mark.parametrize("version", ["0.4.0", "0.5.0"])
-def test_a_builtin_dataset_before_0_6_0_is_refused_naming_the_field(version: str, registry: Registry) -> None:
-    with pytest.raises(SpecError) as err:
-        render(registry, version, data={"builtin": BUILTIN})
-    assert "spec.data.builtin.name" in str(err.value)
-
-
 def test_a_spec_names_files_or_a_builtin_dataset_never_both_nor_neither(registry: Registry) -> None:
     with pytest.raises(SpecError, match=r"spec\.data\.train: no training data"):
         render(registry, "0.7.0", data={"train": []})
