@@ -565,16 +565,16 @@ def _backend(b: _Builder) -> None:
         if ckpt is not None:
             b.set(f"{mc}.activation_checkpointing", ckpt, "spec.model.gradient_checkpointing")
         b.set(f"{mc}.optimizer.lr", opt.lr, "spec.training.optimizer.lr")
-        b.set(f"{mc}.optimizer.min_lr", opt.lr, "spec.training.optimizer.lr")
+        # NeMo-RL's example config (grpo_math_1B.yaml, 0.4.0 to 0.7.0) starts the warmup at, and floors the
+        # schedule at, a tenth of its lr (lr 5.0e-6, min_lr and lr_warmup_init 5.0e-7): the render keeps that shape
+        # for the spec's lr, so a null warmup_steps is the example's own schedule (its lr_warmup_iters from a
+        # tenth), and both stay at most lr as Megatron's OptimizerParamScheduler asserts
+        b.set(f"{mc}.optimizer.min_lr", _tenth(opt.lr), "spec.training.optimizer.lr")
         if opt.weight_decay is not None:
             b.set(f"{mc}.optimizer.weight_decay", opt.weight_decay, "spec.training.optimizer.weight_decay")
         if opt.warmup_steps is not None:
             b.set(f"{mc}.scheduler.lr_warmup_iters", opt.warmup_steps, "spec.training.optimizer.warmup_steps")
-        b.set(
-            f"{mc}.scheduler.lr_warmup_init",
-            opt.lr / 10 if opt.warmup_steps else opt.lr,
-            "spec.training.optimizer.lr",
-        )
+        b.set(f"{mc}.scheduler.lr_warmup_init", _tenth(opt.lr), "spec.training.optimizer.lr")
         b.set(f"{mc}.scheduler.lr_decay_style", "constant", "spec.training")
         b.set("policy.make_sequence_length_divisible_by", par.tp, "spec.training.parallel.tp")
         return
@@ -764,6 +764,11 @@ def _sglang(b: _Builder, cfg: str) -> None:
     else:
         b.set(f"{cfg}.gpus_per_server", ro.tensor_parallel, "spec.rollout")
         b.set(f"{cfg}.enable_memory_saver", b.job.placement.colocated("actor", "rollout"), "spec.rollout")
+
+
+def _tenth(lr: float) -> float:
+    """A tenth of ``lr`` as written (5e-6 -> 5e-7, not 5.000000000000001e-07)."""
+    return float(f"{lr / 10:.12g}")
 
 
 def _length_source(d: DataSpec) -> str:

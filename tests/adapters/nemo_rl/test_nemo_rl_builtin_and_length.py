@@ -186,3 +186,31 @@ def test_the_example_config_imports_into_these_fields_and_round_trips(
     job = load_job_text(imported.text, [], "imported.yaml")
     final = launch_effective(fw, render_native(job, f"nemo-rl=={version}", registry).native)
     assert differences(imported.target, final) == []
+
+
+@pytest.mark.parametrize("version", ["0.4.0", "0.7.0"])
+def test_megatron_keeps_the_example_configs_schedule_shape_for_the_specs_lr(
+    version: str, registry: Registry
+) -> None:
+    """grpo_math_1B.yaml warms up from, and floors at, a tenth of its lr (5e-7 of 5e-6): a null warmup_steps is
+    that schedule for the spec's lr (its lr_warmup_iters inherited), never a flat start at lr."""
+    megatron = ["spec.training.backend=megatron", "spec.training.optimizer.lr=3e-6"]
+    values = _values([*BUILTIN, *megatron], version, registry)
+    mc = "policy.megatron_cfg"
+    assert values[f"{mc}.optimizer.lr"] == 3e-6
+    assert (values[f"{mc}.optimizer.min_lr"], values[f"{mc}.scheduler.lr_warmup_init"]) == (3e-7, 3e-7)
+    assert f"{mc}.scheduler.lr_warmup_iters" not in values
+
+
+@pytest.mark.parametrize("version", ["0.4.0", "0.7.0"])
+def test_the_megatron_example_imports_without_schedule_items(
+    version: str, registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tag(version).root)
+    script = "examples/run_grpo_math.py" if version < "0.5.0" else "examples/run_grpo.py"
+    config = "examples/configs/grpo_math_1B_megatron.yaml"
+    imported = build(
+        fw, version, ["uv", "run", "python", script, "--config", config], source=config, registry=registry
+    )
+    native = yaml.safe_load(imported.text)["spec"].get("native", {}).get("nemo-rl", [])
+    assert not [item for item in native if "min_lr" in item or "lr_warmup_init" in item]
