@@ -408,6 +408,18 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
     steps = t.get("trainer.total_training_steps")
     if isinstance(steps, int) and steps > 0:
         out["spec.training.steps"] = steps
+        # the fit loop ends at whichever of total_epochs / total_training_steps comes first (trainer/ppo/
+        # ray_trainer.py RayPPOTrainer.fit, 0.5.0 to 0.9.1), the spec's rule for steps + epochs: a launch that
+        # writes both gets both fields (verl's own total_epochs stays unwritten; the fully-async trainer counts
+        # prompts, below)
+        epochs = _count(t.get("trainer.total_epochs"))
+        if (
+            epochs is not None
+            and sources is not None
+            and _set_by_launch(sources, "trainer.total_epochs")
+            and t.get("(entrypoint)") != FULLY_ASYNC_MODULE
+        ):
+            out["spec.training.epochs"] = epochs
     else:
         put("spec.training.epochs", "trainer.total_epochs")
     save = t.get("trainer.save_freq")
@@ -446,7 +458,7 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
     nodes, gpus = t.get("trainer.nnodes"), t.get("trainer.n_gpus_per_node")
     if isinstance(nodes, int) and isinstance(gpus, int):
         out["(placement)"] = (nodes, gpus)
-    _async_trainer(t, version, out)
+    _async_trainer(t, version, out, sources)
     return out
 
 
@@ -477,7 +489,9 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def _async_trainer(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
+def _async_trainer(
+    t: dict[str, Any], version: str, out: dict[str, Any], sources: Mapping[str, str] | None = None
+) -> None:
     """The one-step-off and fully-async trainers (the inverse of ``translate._placement`` and ``_batches`` for
     them): the rollout's own pool, the weight-sync settings, and the fully-async batch of require_batches mini
     batches. Anything else about them (another checkpoint engine, dynamic resource scheduling) stays native."""
@@ -528,14 +542,19 @@ def _async_trainer(t: dict[str, Any], version: str, out: dict[str, Any]) -> None
         return
     out["spec.training.global_batch"] = mini * batches
     # The fully-async trainer reads no trainer.total_training_steps: the run ends when the rollouter has
-    # generated rollout.total_rollout_steps prompts (capped by total_epochs passes over the data), and each step
-    # trains on global_batch of them (fully_async_rollouter.py total_rollout_steps, 0.8.0 and 0.9.1). translate
-    # writes steps x global_batch there, so a whole number of steps is the launch's spec.training.steps; its
-    # trainer.total_training_steps / total_epochs stay as written (native items).
+    # generated rollout.total_rollout_steps prompts, capped by trainer.total_epochs passes over the data, and
+    # each step trains on global_batch of them (fully_async_rollouter.py total_rollout_steps, 0.8.0 and 0.9.1):
+    # whichever limit comes first, the spec's steps + epochs. translate writes steps x global_batch there, so a
+    # whole number of steps is the launch's spec.training.steps, and the epochs the launch writes its
+    # spec.training.epochs; trainer.total_training_steps stays as written (a native item).
     prompts = _count(t.get("rollout.total_rollout_steps"))
     if prompts is not None and prompts % (mini * batches) == 0:
         out["spec.training.steps"] = prompts // (mini * batches)
-        out.pop("spec.training.epochs", None)
+        epochs = _count(t.get("trainer.total_epochs"))
+        if epochs is not None and sources is not None and _set_by_launch(sources, "trainer.total_epochs"):
+            out["spec.training.epochs"] = epochs
+        else:
+            out.pop("spec.training.epochs", None)
 
 
 def _differs(t: dict[str, Any], version: str, key: str) -> bool:
