@@ -409,16 +409,12 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
     if isinstance(steps, int) and steps > 0:
         out["spec.training.steps"] = steps
         # the fit loop ends at whichever of total_epochs / total_training_steps comes first (trainer/ppo/
-        # ray_trainer.py RayPPOTrainer.fit, 0.5.0 to 0.9.1), the spec's rule for steps + epochs: a launch that
-        # writes both gets both fields (verl's own total_epochs stays unwritten; the fully-async trainer counts
-        # prompts, below)
+        # ray_trainer.py RayPPOTrainer.fit, 0.5.0 to 0.9.1), the spec's rule for steps + epochs: both are fields,
+        # verl's own total_epochs too when the launch leaves it (it still caps the run; as a field it stays a cap
+        # on another framework, where a native item would be dropped). The fully-async trainer counts prompts
+        # (below).
         epochs = _count(t.get("trainer.total_epochs"))
-        if (
-            epochs is not None
-            and sources is not None
-            and _set_by_launch(sources, "trainer.total_epochs")
-            and t.get("(entrypoint)") != FULLY_ASYNC_MODULE
-        ):
+        if epochs is not None and t.get("(entrypoint)") != FULLY_ASYNC_MODULE:
             out["spec.training.epochs"] = epochs
     else:
         put("spec.training.epochs", "trainer.total_epochs")
@@ -458,7 +454,7 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
     nodes, gpus = t.get("trainer.nnodes"), t.get("trainer.n_gpus_per_node")
     if isinstance(nodes, int) and isinstance(gpus, int):
         out["(placement)"] = (nodes, gpus)
-    _async_trainer(t, version, out, sources)
+    _async_trainer(t, version, out)
     return out
 
 
@@ -489,9 +485,7 @@ def _count(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
 
 
-def _async_trainer(
-    t: dict[str, Any], version: str, out: dict[str, Any], sources: Mapping[str, str] | None = None
-) -> None:
+def _async_trainer(t: dict[str, Any], version: str, out: dict[str, Any]) -> None:
     """The one-step-off and fully-async trainers (the inverse of ``translate._placement`` and ``_batches`` for
     them): the rollout's own pool, the weight-sync settings, and the fully-async batch of require_batches mini
     batches. Anything else about them (another checkpoint engine, dynamic resource scheduling) stays native."""
@@ -545,13 +539,13 @@ def _async_trainer(
     # generated rollout.total_rollout_steps prompts, capped by trainer.total_epochs passes over the data, and
     # each step trains on global_batch of them (fully_async_rollouter.py total_rollout_steps, 0.8.0 and 0.9.1):
     # whichever limit comes first, the spec's steps + epochs. translate writes steps x global_batch there, so a
-    # whole number of steps is the launch's spec.training.steps, and the epochs the launch writes its
-    # spec.training.epochs; trainer.total_training_steps stays as written (a native item).
+    # whole number of steps is the launch's spec.training.steps, and total_epochs its spec.training.epochs;
+    # trainer.total_training_steps stays as written (a native item).
     prompts = _count(t.get("rollout.total_rollout_steps"))
     if prompts is not None and prompts % (mini * batches) == 0:
         out["spec.training.steps"] = prompts // (mini * batches)
         epochs = _count(t.get("trainer.total_epochs"))
-        if epochs is not None and sources is not None and _set_by_launch(sources, "trainer.total_epochs"):
+        if epochs is not None:
             out["spec.training.epochs"] = epochs
         else:
             out.pop("spec.training.epochs", None)
