@@ -1074,6 +1074,14 @@ def _trainer(b: _Builder) -> None:
         # (fully_async_rollouter.py, 0.8.0 and 0.9.1): the same rule, counted in prompts.
         b.set("trainer.total_training_steps", tr.steps, "spec.training.steps")
         b.set("trainer.total_epochs", tr.epochs, "spec.training.epochs")
+        if entrypoint(job) != FULLY_ASYNC_MODULE:
+            # fit's is_last_step compares global_steps with total_training_steps only: a run whose epochs end
+            # first leaves the loop without its last-step checkpoint and validation
+            b.notes.append(
+                f"verl ends the run after {tr.epochs} epoch(s) or {tr.steps} steps, whichever comes first; if "
+                "the epochs end first, verl skips its last-step checkpoint and validation (is_last_step counts "
+                "trainer.total_training_steps only)"
+            )
     elif tr.steps is not None:
         b.set("trainer.total_training_steps", tr.steps, "spec.training.steps")
         # verl stops at whichever of total_epochs / total_training_steps comes first; every epoch is >= 1 step.

@@ -8,6 +8,7 @@ each wheel's source, compose the render with the wheel's Hydra config, and impor
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,8 @@ def test_the_wheel_stops_at_whichever_limit_comes_first(pinned: tuple[str, Path]
     # ... and the loop over total_epochs passes returns at the last of those steps
     assert "self.config.trainer.total_epochs):" in fit[: fit.index("is_last_step = ")]
     assert "is_last_step = self.global_steps >= self.total_training_steps" in fit
+    # the last-step save and validation hang on is_last_step (or their frequencies) alone
+    assert re.search(r"is_last_step\s+or self\.global_steps % self\.config\.trainer\.save_freq == 0", fit)
 
 
 def test_steps_and_epochs_reach_both_keys(pinned: tuple[str, Path], registry: Registry) -> None:
@@ -41,6 +44,8 @@ def test_steps_and_epochs_reach_both_keys(pinned: tuple[str, Path], registry: Re
     assert (select(cfg, "trainer.total_training_steps"), select(cfg, "trainer.total_epochs")) == (40, 3)
     assert native.origins["trainer.total_training_steps"] == "spec.training.steps"
     assert native.origins["trainer.total_epochs"] == "spec.training.epochs"
+    # is_last_step counts total_training_steps only: epochs that end first skip the last-step save, said aloud
+    assert any("skips its last-step checkpoint" in note for note in native.notes)
 
 
 def test_steps_alone_keep_epochs_out_of_the_way(registry: Registry) -> None:
