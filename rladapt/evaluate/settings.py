@@ -84,9 +84,10 @@ class EvalSettings:
 
 def _last_version_step(job: RLJob) -> int | None:
     """The step of the run's last version: its last step, or with ``spec.pool.every_steps`` the last multiple of
-    it (the publisher skips the others); None when the run counts epochs (its last step is not known here)."""
+    it (the publisher skips the others); None when the run counts epochs, alone or beside steps (it stops at
+    whichever limit comes first: its last step is not known here)."""
     steps = job.spec.training.steps
-    if steps is None:
+    if steps is None or job.spec.training.epochs is not None:
         return None
     pool, continuous = job.spec.pool, job.spec.eval.continuous
     if pool is not None and pool.every_steps and continuous is not None and continuous.follow == "pool":

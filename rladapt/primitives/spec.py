@@ -441,8 +441,17 @@ class Parallelism(_Model):
 
 
 class Training(_Model):
-    steps: PositiveInt | None = Field(None, description="Total optimizer steps; exclusive with epochs.")
-    epochs: PositiveInt | None = Field(None, description="Passes over the training data; default 1.")
+    steps: PositiveInt | None = Field(
+        None,
+        description="Total optimizer steps. With epochs too, training stops at whichever limit comes first "
+        "(verl total_training_steps + total_epochs, NeMo-RL max_num_steps + max_num_epochs); null: epochs "
+        "alone decide.",
+    )
+    epochs: PositiveInt | None = Field(
+        None,
+        description="Passes over the training data; with steps too, training stops at whichever limit comes "
+        "first. null: steps alone decide, or one pass when steps is null too.",
+    )
     global_batch: PositiveInt = Field(256, description="Prompts per training step.")
     mini_batch: PositiveInt = Field(64, description="Prompts per policy update (PPO mini batch).")
     micro_batch_per_gpu: PositiveInt = Field(2, description="Sequences per forward pass per GPU.")
@@ -473,12 +482,6 @@ class Training(_Model):
         "with Megatron; OpenRLHF: off unless dynamic batching or ring attention turn it on; NeMo-RL: its "
         "example config's, on).",
     )
-
-    @model_validator(mode="after")
-    def _steps_or_epochs(self) -> Training:
-        if self.steps is not None and self.epochs is not None:
-            raise ValueError("set either steps or epochs, not both")
-        return self
 
     @model_validator(mode="after")
     def _token_caps_need_dynamic_batch(self) -> Training:

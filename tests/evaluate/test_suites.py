@@ -80,3 +80,7 @@ def test_the_evaluator_follows_until_the_last_version_the_run_makes() -> None:
     assert EvalSettings.from_job(load_job(EXAMPLE, [checkpoints])).final_step == 30  # type: ignore[union-attr]
     every = load_job(EXAMPLE, ["spec.pool.store=p", "spec.pool.every_steps=20", pool])
     assert EvalSettings.from_job(every).final_step == 20  # type: ignore[union-attr]
+    # with epochs too, the run may end before step 30 (whichever limit comes first): its last step is not known,
+    # and a final step that never comes would keep the evaluator waiting
+    both = load_job(EXAMPLE, [checkpoints, "spec.training.epochs=2"])
+    assert EvalSettings.from_job(both).final_step is None  # type: ignore[union-attr]

@@ -152,6 +152,8 @@ def test_script_round_trips_and_lands_in_spec_fields(checkout: Path, registry: R
     training = spec["training"]
     assert (training["global_batch"], training["mini_batch"], training["micro_batch_per_gpu"]) == (64, 32, 4)
     assert training["steps"] == 200
+    # NeMo-RL stops at whichever of max_num_steps / max_num_epochs comes first, as the spec's pair does
+    assert training["epochs"] == tag(version).base()["grpo"]["max_num_epochs"]
     assert training["optimizer"]["lr"] == pytest.approx(3e-6)
     assert training["optimizer"]["weight_decay"] == pytest.approx(0.05)
     assert "parallel" not in training  # the spec holds tp > 1 for megatron only: DTensor's TP stays native
@@ -194,6 +196,7 @@ def test_script_round_trips_and_lands_in_spec_fields(checkout: Path, registry: R
     native = spec["native"]["nemo-rl"]
     assert any(item.endswith("output_key=answer") for item in native)
     assert "policy.dtensor_cfg.tensor_parallel_size=2" in native
+    assert not any(item.startswith(("grpo.max_num_epochs", "grpo.max_num_steps")) for item in native)
 
 
 @pytest.mark.parametrize("checkout", ["0.4.0", "0.7.0"], indirect=True)
@@ -217,8 +220,14 @@ def test_tag_defaults_that_differ_from_rladapts_are_written_out(checkout: Path, 
     )
     assert spec["training"]["global_batch"] == base["grpo"]["num_prompts_per_step"]
     assert spec["algorithm"]["group_size"] == base["grpo"]["num_generations_per_prompt"]
+    # both run limits of the example config are spec fields (every NeMo-RL config sets both), not native items
+    assert (spec["training"]["steps"], spec["training"]["epochs"]) == (
+        base["grpo"]["max_num_steps"],
+        base["grpo"]["max_num_epochs"],
+    )
     # the built-in dataset: spec.data.builtin (data.train names it from 0.6.0, data.dataset_name before)
     native = spec.get("native", {}).get("nemo-rl", [])
+    assert not any(item.startswith(("grpo.max_num_epochs", "grpo.max_num_steps")) for item in native)
     assert spec["data"]["builtin"]["name"] == "OpenMathInstruct-2" and "train" not in spec["data"]
     assert not any("dataset_name" in item for item in native)
 
@@ -256,6 +265,10 @@ def test_separate_generation_and_async_grpo_round_trip(checkout: Path, registry:
     spec = _spec(imported)
     pools = {p["name"]: (p["nodes"], p["roles"]) for p in spec["placement"]["pools"]}
     assert pools["rollout"] == (1, ["rollout"]) and pools["default"][0] == 2
+    # async_grpo_train reads max_num_steps only: the example's max_num_epochs is no spec epochs there
+    base = tag(version).base()["grpo"]
+    assert spec["training"]["steps"] == base["max_num_steps"] and "epochs" not in spec["training"]
+    assert f"grpo.max_num_epochs={base['max_num_epochs']}" in spec["native"]["nemo-rl"]
     assert spec["weight_sync"] == {"max_staleness": 2}
 
 

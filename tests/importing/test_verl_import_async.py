@@ -165,11 +165,13 @@ def test_upstream_style_fully_async_script(registry: Registry, version: str) -> 
     # a sync every 4 steps; staleness 0: the rollouter runs no further ahead than one sync period
     assert (ws.every_steps, ws.max_staleness, ws.run_ahead_fraction, ws.partial_rollout) == (4, 4, 0.0, False)
     assert (spec.training.global_batch, spec.training.mini_batch) == (64, 32)
-    # the rollouter's prompt count is steps x global batch (800 x 64), as rladapt renders it; the trainer
-    # reads no total_training_steps, and the epochs (a cap of the rollouter's) stay as written
-    assert spec.training.steps == 800
+    # the rollouter's prompt count is steps x global batch (800 x 64), as rladapt renders it, capped by the
+    # launch's 10 passes over the data: whichever comes first, the spec's steps + epochs; the trainer reads no
+    # total_training_steps, which stays as written
+    assert (spec.training.steps, spec.training.epochs) == (800, 10)
     native = spec.native.get("verl", [])
-    assert "trainer.total_epochs=10" in native and "trainer.total_training_steps=null" in native
+    assert "trainer.total_training_steps=null" in native
+    assert not any(item.startswith("trainer.total_epochs") for item in native)
     # nothing forces ppo_trainer's defaults over the fully-async config's own (its nccl checkpoint engine, the
     # bypass mode): the launch names neither, so neither may appear
     written = (

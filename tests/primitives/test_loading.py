@@ -285,6 +285,16 @@ def test_types_are_strict_and_numbers_finite() -> None:
     assert load_job_text(MINIMAL, ["spec.training.optimizer.lr=1"]).spec.training.optimizer.lr == 1.0
 
 
+def test_steps_and_epochs_together_are_one_run_length_whichever_comes_first() -> None:
+    """verl and NeMo-RL take both limits and stop at the first one reached: the spec says the same, and each
+    stays a positive count."""
+    training = load_job_text(MINIMAL, ["spec.training.steps=500", "spec.training.epochs=2"]).spec.training
+    assert (training.steps, training.epochs) == (500, 2)
+    assert problems(MINIMAL, ["spec.training.steps=500", "spec.training.epochs=0"])[0].startswith(
+        "spec.training.epochs: "
+    )
+
+
 def test_names_that_reach_code_and_manifests_are_checked() -> None:
     out = problems(
         MINIMAL.replace(

@@ -332,8 +332,21 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
     if t.get("policy.dynamic_batching.enabled") is True:
         put("spec.training.dynamic_batch.max_tokens_per_gpu", "policy.dynamic_batching.train_mb_tokens")
     steps = t.get("grpo.max_num_steps")
+    epochs = t.get("grpo.max_num_epochs")
     if isinstance(steps, int) and steps != UNLIMITED:
         out["spec.training.steps"] = steps
+        # grpo_train stops at whichever of the two limits comes first, the spec's rule for steps + epochs; the
+        # async loop and the multiple-dataloader iterator read max_num_steps only (nemo_rl/algorithms/grpo.py,
+        # 0.4.0 to 0.7.0), so there max_num_epochs is not the spec's epochs and stays a native item
+        if (
+            k.has_epochs
+            and isinstance(epochs, int)
+            and not isinstance(epochs, bool)
+            and epochs > 0
+            and t.get("grpo.async_grpo.enabled") is not True
+            and t.get("data.use_multiple_dataloader") is not True
+        ):
+            out["spec.training.epochs"] = epochs
     elif k.has_epochs:
         put("spec.training.epochs", "grpo.max_num_epochs")
     if k.has_seed and _written(t, "grpo.seed", version):

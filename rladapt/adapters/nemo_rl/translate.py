@@ -462,7 +462,24 @@ def _batches(b: _Builder) -> None:
                 "policy.sequence_packing.enabled", False, "spec.training"
             )  # exclusive with dynamic batching
     _logprob_budgets(b)
-    if tr.steps is not None:
+    if tr.steps is not None and tr.epochs is not None:
+        b.set("grpo.max_num_steps", tr.steps, "spec.training.steps")
+        if not b.k.has_epochs:
+            b.unsupported("spec.training.epochs", "a run length in epochs", "0.4.0", tr.epochs)
+        elif b.values.get("grpo.async_grpo.enabled") is True:
+            # async_grpo_train loops `while step < max_num_steps` over one pass of the dataloader and never reads
+            # max_num_epochs (nemo_rl/algorithms/grpo.py and async_utils.py _collection_loop, 0.4.0 to 0.7.0)
+            b.unsupported(
+                "spec.training.epochs",
+                "spec.training.steps and spec.training.epochs together with off-policy (async) GRPO (its "
+                "loop reads grpo.max_num_steps only; set one of the two)",
+                found=tr.epochs,
+            )
+        else:
+            # grpo_train loops `while current_epoch < max_num_epochs and total_steps < max_num_steps`
+            # (nemo_rl/algorithms/grpo.py, 0.4.0 to 0.7.0): whichever limit comes first ends the run
+            b.set("grpo.max_num_epochs", tr.epochs, "spec.training.epochs")
+    elif tr.steps is not None:
         b.set("grpo.max_num_steps", tr.steps, "spec.training.steps")
         if b.k.has_epochs:
             # NeMo-RL stops at whichever limit comes first; every epoch is at least one step.

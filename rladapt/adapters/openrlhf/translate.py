@@ -613,10 +613,23 @@ def _batches(job: RLJob, args: Args) -> None:
     # Always explicit: both micro batch defaults changed at 0.10.0 (4 and 8, then 1 and 1).
     args.set("micro_train_batch_size", tr.micro_batch_per_gpu, "spec.training.micro_batch_per_gpu")
     args.set("micro_rollout_batch_size", tr.micro_batch_per_gpu, "spec.training.micro_batch_per_gpu")
-    if tr.steps is not None:
+    if tr.steps is not None and (tr.epochs or 1) > 1:
+        # max_samples cuts the prompt set itself (`select(range(min(max_samples, len(...))))`) and every episode
+        # runs the cut set again (`for episode in range(num_episodes)`): trainer/ray/ppo_actor.py and
+        # trainer/ppo_trainer.py in 0.5.9.post1, trainer/ppo_trainer.py in 0.8.11 and 0.10.2 to 0.11.0. So
+        # epochs x steps would run, not whichever limit comes first.
+        args.cannot(
+            "spec.training.epochs",
+            "spec.training.steps and spec.training.epochs > 1 together (it has no step limit: --max_samples "
+            "cuts the prompts, and each of the --num_episodes passes repeats them)",
+            tr.epochs,
+            "1, null, or spec.training.steps: null",
+        )
+    elif tr.steps is not None:
         # OpenRLHF has no step limit: one step consumes rollout_batch_size prompts, so capping the prompts of a
-        # single pass gives exactly `steps` steps (fewer if the data holds fewer prompts).
-        args.set("num_episodes", 1, "spec.training.steps")
+        # single pass gives exactly `steps` steps (fewer if the data holds fewer prompts): with epochs: 1 too,
+        # the same run (whichever of the two limits comes first).
+        args.set("num_episodes", 1, "spec.training.epochs" if tr.epochs else "spec.training.steps")
         args.set("max_samples", tr.steps * tr.global_batch, "spec.training.steps")
     else:
         args.set("num_episodes", tr.epochs or 1, "spec.training.epochs")

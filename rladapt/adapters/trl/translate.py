@@ -317,7 +317,17 @@ def _batches(b: _Builder) -> None:
     # generation_batch_size: completions generated per round, split into the updates of that round; it must be a
     # multiple of num_generations and of per_device_train_batch_size (grpo_config.py __post_init__)
     b.set("generation_batch_size", per_round, "spec.training.global_batch")
-    if tr.steps is not None:
+    if tr.steps is not None and tr.epochs is not None:
+        # a positive max_steps overrides num_train_epochs: the Trainer derives its epochs from max_steps and loops
+        # over the data as often as that takes (transformers 4.57.6 trainer.py _inner_training_loop; the
+        # TrainingArguments.max_steps doc), so no setting stops at whichever limit comes first
+        b.unsupported(
+            "spec.training.epochs",
+            "spec.training.steps and spec.training.epochs together (transformers' max_steps overrides "
+            "num_train_epochs; set one of the two)",
+            found=tr.epochs,
+        )
+    elif tr.steps is not None:
         # max_steps counts optimizer steps (transformers Trainer), as spec.training.steps does
         b.set("max_steps", tr.steps, "spec.training.steps")
     else:

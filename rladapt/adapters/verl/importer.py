@@ -408,6 +408,14 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
     steps = t.get("trainer.total_training_steps")
     if isinstance(steps, int) and steps > 0:
         out["spec.training.steps"] = steps
+        # the fit loop ends at whichever of total_epochs / total_training_steps comes first (trainer/ppo/
+        # ray_trainer.py RayPPOTrainer.fit, 0.5.0 to 0.9.1), the spec's rule for steps + epochs: both are fields,
+        # verl's own total_epochs too when the launch leaves it (it still caps the run; as a field it stays a cap
+        # on another framework, where a native item would be dropped). The fully-async trainer counts prompts
+        # (below).
+        epochs = _count(t.get("trainer.total_epochs"))
+        if epochs is not None and t.get("(entrypoint)") != FULLY_ASYNC_MODULE:
+            out["spec.training.epochs"] = epochs
     else:
         put("spec.training.epochs", "trainer.total_epochs")
     save = t.get("trainer.save_freq")
@@ -528,14 +536,19 @@ def _async_trainer(t: dict[str, Any], version: str, out: dict[str, Any]) -> None
         return
     out["spec.training.global_batch"] = mini * batches
     # The fully-async trainer reads no trainer.total_training_steps: the run ends when the rollouter has
-    # generated rollout.total_rollout_steps prompts (capped by total_epochs passes over the data), and each step
-    # trains on global_batch of them (fully_async_rollouter.py total_rollout_steps, 0.8.0 and 0.9.1). translate
-    # writes steps x global_batch there, so a whole number of steps is the launch's spec.training.steps; its
-    # trainer.total_training_steps / total_epochs stay as written (native items).
+    # generated rollout.total_rollout_steps prompts, capped by trainer.total_epochs passes over the data, and
+    # each step trains on global_batch of them (fully_async_rollouter.py total_rollout_steps, 0.8.0 and 0.9.1):
+    # whichever limit comes first, the spec's steps + epochs. translate writes steps x global_batch there, so a
+    # whole number of steps is the launch's spec.training.steps, and total_epochs its spec.training.epochs;
+    # trainer.total_training_steps stays as written (a native item).
     prompts = _count(t.get("rollout.total_rollout_steps"))
     if prompts is not None and prompts % (mini * batches) == 0:
         out["spec.training.steps"] = prompts // (mini * batches)
-        out.pop("spec.training.epochs", None)
+        epochs = _count(t.get("trainer.total_epochs"))
+        if epochs is not None:
+            out["spec.training.epochs"] = epochs
+        else:
+            out.pop("spec.training.epochs", None)
 
 
 def _differs(t: dict[str, Any], version: str, key: str) -> bool:

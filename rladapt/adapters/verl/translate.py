@@ -1065,7 +1065,24 @@ def _trainer(b: _Builder) -> None:
     job = b.job
     spec = job.spec
     tr = spec.training
-    if tr.steps is not None:
+    if tr.steps is not None and tr.epochs is not None:
+        # the fit loop runs `for epoch in range(trainer.total_epochs)` and returns once global_steps reaches
+        # trainer.total_training_steps (trainer/ppo/ray_trainer.py RayPPOTrainer.fit, 0.5.0 to 0.9.1; the
+        # one-step-off trainer's loop is the same, experimental/one_step_off_policy/ray_trainer.py 0.8.0 and
+        # 0.9.1): whichever limit comes first ends the run, the spec's rule. The fully-async rollouter stops
+        # at min(rollout.total_rollout_steps, total_epochs passes) prompts, one prompt per batch
+        # (fully_async_rollouter.py, 0.8.0 and 0.9.1): the same rule, counted in prompts.
+        b.set("trainer.total_training_steps", tr.steps, "spec.training.steps")
+        b.set("trainer.total_epochs", tr.epochs, "spec.training.epochs")
+        if entrypoint(job) != FULLY_ASYNC_MODULE:
+            # fit's is_last_step compares global_steps with total_training_steps only: a run whose epochs end
+            # first leaves the loop without its last-step checkpoint and validation
+            b.notes.append(
+                f"verl ends the run after {tr.epochs} epoch(s) or {tr.steps} steps, whichever comes first; if "
+                "the epochs end first, verl skips its last-step checkpoint and validation (is_last_step counts "
+                "trainer.total_training_steps only)"
+            )
+    elif tr.steps is not None:
         b.set("trainer.total_training_steps", tr.steps, "spec.training.steps")
         # verl stops at whichever of total_epochs / total_training_steps comes first; every epoch is >= 1 step.
         b.set("trainer.total_epochs", tr.steps, "spec.training.steps")

@@ -151,6 +151,8 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         out["logger.wandb.name"] = job.experiment
     if tr.steps:
         out["grpo.max_num_steps"] = tr.steps
+        if tr.epochs:  # both: whichever comes first (grpo_train's loop)
+            out["grpo.max_num_epochs"] = tr.epochs
     else:
         out["grpo.max_num_epochs"] = tr.epochs or 1
     if s.rollout.engine == "vllm":

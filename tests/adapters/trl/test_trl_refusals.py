@@ -101,6 +101,16 @@ REFUSED: list[tuple[str, list[str], list[str]]] = [
         ["spec.native.trl=[num_generations=lots]"],
         ["spec.native.trl[0]", "num_generations"],
     ),
+    (
+        # a positive max_steps overrides num_train_epochs (transformers' Trainer): no whichever-comes-first
+        "1.16.0",
+        ["spec.training.epochs=2"],  # the example has steps: 30
+        [
+            "spec.training.epochs: trl 1.16.0 cannot express spec.training.steps and spec.training.epochs "
+            "together (transformers' max_steps overrides num_train_epochs",
+            "found 2",
+        ],
+    ),
 ]
 
 

@@ -133,6 +133,8 @@ def expected(job: RLJob, version: str) -> dict[str, Any]:
         out["async_training.require_batches"] = s.training.global_batch // s.training.mini_batch
     if s.training.steps:
         out["trainer.total_training_steps"] = s.training.steps
+        if s.training.epochs:  # both: whichever comes first (RayPPOTrainer.fit)
+            out["trainer.total_epochs"] = s.training.epochs
     else:
         out["trainer.total_epochs"] = s.training.epochs or 1
     if s.checkpoint.every_steps:
