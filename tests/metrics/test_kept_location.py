@@ -373,3 +373,24 @@ def test_rladapt_metrics_reads_a_real_trl_run_from_spec_logging_dir(tmp_path: Pa
     res = rladapt("metrics", run_id, "--format", "csv", "-m", "reward_mean", env=env)
     assert res.returncode == 0, res.stderr
     assert [line.split(",")[0] for line in res.stdout.splitlines()] == ["step", "1"]
+
+
+@pytest.mark.parametrize(
+    ("example", "framework", "item"),
+    [
+        (
+            "grpo-gsm8k.yaml",
+            "openrlhf==0.10.2",
+            "spec.native.openrlhf=['--logger.tensorboard_dir runs/item']",
+        ),
+        ("grpo-tiny-trl.yaml", "trl==1.16.0", "spec.native.trl=[logging_dir=runs/item]"),
+    ],
+)
+def test_an_old_specs_native_location_wins_over_the_field_as_the_framework_applies_it(
+    example: str, framework: str, item: str
+) -> None:
+    """The native item replaces the generated setting (argparse keeps the last flag; TRL's items override the
+    generated keys), so the events go there and are read from there; the field's value is not passed as well."""
+    native = _render(example, framework, "spec.logging.dir=runs/field", item)
+    assert native.metrics_dir == "runs/item"
+    assert "runs/field" not in native.to_json()
