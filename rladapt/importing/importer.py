@@ -253,8 +253,14 @@ def build(
         # a reward without a source of its own (DAPO's overlong shaping alone: recipe/dapo's scripts) is shaping
         # on top of the framework's own scorer, which the stand-in names
         reward.update(fw.reward_standin(target.values))
+    env = dict(env or {})
+    for variable, path in getattr(fw, "ENV_FIELDS", {}).items():
+        if env.get(variable):
+            # a variable the framework reads that a spec field expresses (verl's TENSORBOARD_DIR:
+            # spec.logging.dir): the field, which the render sets the variable from
+            _put(data, path, env.pop(variable))
     if env:
-        data["spec"]["env"] = dict(env)
+        data["spec"]["env"] = env
     launched, notes = launch_prefix(fw, argv)
     for path, value in launched.items():
         old = data["spec"].get("env") if path == "spec.env" else None

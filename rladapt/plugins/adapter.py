@@ -151,7 +151,8 @@ class LaunchImporter(Protocol):
     Optional module-level extras the importer reads when present: ``READS_FILES`` (the launch reads the files a
     render generates), ``INTERPRETER`` (None: the framework picks the interpreter itself), ``prefix(argv)`` (spec
     fields from the words before the framework's arguments), ``config_launch``/``is_config`` (a config file is a
-    launch).
+    launch), ``ENV_FIELDS`` (variable of the launch's environment -> the spec field that expresses it, which the
+    import writes instead of ``spec.env``).
 
     .. versionadded:: 0.3
     """

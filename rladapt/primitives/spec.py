@@ -957,6 +957,17 @@ class Logging(_Model):
         "random sample) as a table to the tracking backends (verl trainer.log_val_generations). null: the "
         "framework's own, none.",
     )
+    dir: str | None = Field(
+        None,
+        min_length=1,
+        description="The folder the framework writes its local logs and TensorBoard events to, relative to the "
+        "working directory or absolute (dashboards and log shippers point there); `rladapt metrics` reads the "
+        "run's events back from it. verl: $TENSORBOARD_DIR (the events themselves); OpenRLHF: "
+        "--use_tensorboard (--logger.tensorboard_dir from 0.10.2; the events in <dir>/<run name>); NeMo-RL: "
+        "logger.log_dir (each run in its exp_<n> folder, the events in its tensorboard/); TRL: logging_dir. "
+        "null: rladapt's choice, <checkpoint.dir>/rladapt-metrics (verl with the tensorboard backend: its own "
+        "tensorboard_log/<project>/<experiment>); `render --explain` shows it.",
+    )
 
 
 class Lifecycle(_Model):

@@ -179,6 +179,9 @@ def test_script_round_trips_and_lands_in_spec_fields(checkout: Path, registry: R
     assert spec["eval"] == {"every_steps": 10, "before_training": True}
     assert spec["logging"]["backends"] == ["console", "wandb", "tensorboard"]
     assert (spec["logging"]["project"], spec["logging"]["experiment"]) == ("math-rl", "qwen-math")
+    # the launch's own folder of logs (the example config's "logs"): a spec field, not a native item
+    assert spec["logging"]["dir"] == "logs"
+    assert not any("log_dir" in item for item in spec["native"]["nemo-rl"])
     assert spec["placement"]["pools"][0] | {"roles": None} == {
         "name": "default",
         "nodes": 2,
@@ -225,9 +228,14 @@ def test_tag_defaults_that_differ_from_rladapts_are_written_out(checkout: Path, 
         base["grpo"]["max_num_steps"],
         base["grpo"]["max_num_epochs"],
     )
+    # the launch's own logging folder is a spec field, and the metrics are read from there
+    assert spec["logging"]["dir"] == base["logger"]["log_dir"]
+    rendered = render_native(load_job_text(imported.text, [], "job.yaml"), f"nemo-rl=={version}", registry)
+    assert rendered.native.metrics_dir == base["logger"]["log_dir"]
     # the built-in dataset: spec.data.builtin (data.train names it from 0.6.0, data.dataset_name before)
     native = spec.get("native", {}).get("nemo-rl", [])
     assert not any(item.startswith(("grpo.max_num_epochs", "grpo.max_num_steps")) for item in native)
+    assert not any("log_dir" in item for item in native)
     assert spec["data"]["builtin"]["name"] == "OpenMathInstruct-2" and "train" not in spec["data"]
     assert not any("dataset_name" in item for item in native)
 
@@ -301,6 +309,7 @@ def test_config_file_with_its_defaults_chain_and_overrides(
     imported = build(fw, version, list(launch.argv), source=str(config), registry=registry, header="h")
     assert _round_trip(registry, version, imported) == []
     assert _spec(imported)["training"]["global_batch"] == 16
+    assert _spec(imported)["logging"]["dir"] == ("team-logs" if version >= "0.6.0" else "logs")
 
 
 def test_nested_defaults_resolve_against_the_first_files_folder_before_0_6_0(tmp_path: Path) -> None:
@@ -528,8 +537,16 @@ VARIANTS: dict[str, tuple[str, str, dict[str, Any]]] = {
     "mlflow": (
         "0.5.0",
         "logger.mlflow_enabled=true logger.mlflow.experiment_name=exp logger.mlflow.run_name=run1",
-        {"logging": {"backends": ["console", "mlflow"], "project": "exp", "experiment": "run1"}},
+        {
+            "logging": {
+                "backends": ["console", "mlflow"],
+                "project": "exp",
+                "experiment": "run1",
+                "dir": "logs",
+            }
+        },
     ),
+    "log_dir": ("0.7.0", "logger.log_dir=/logs/team", {"logging.dir": "/logs/team"}),
     "lora_targets": (
         "0.6.0",
         "policy.dtensor_cfg.lora_cfg.enabled=true policy.dtensor_cfg.lora_cfg.match_all_linear=false "

@@ -788,16 +788,26 @@ def test_an_agent_launch_imports_the_agent_function_and_no_reward(registry: Regi
     test_round_trip_gives_the_launchs_namespace(registry, text, version)
 
 
-def test_the_launchs_own_tensorboard_directory_is_kept_and_recorded(registry: Registry) -> None:
-    """FLAT logs to $SAVE/tensorboard: the imported spec keeps that directory (dashboards and log shippers point
-    there; moving it would change the run), the render passes it once and records it as where the events are."""
-    _, imported = _imported(registry, FLAT, "0.9.10")
-    assert "--use_tensorboard /ckpt/qwen-grpo/tensorboard" in imported.job.spec.native["openrlhf"]
-    assert not [n for n in imported.notes if n.startswith("--use_tensorboard: ")]
-    rendered = render_native(imported.job, "openrlhf==0.9.10", registry).native
+@pytest.mark.parametrize(
+    ("text", "version", "flag"),
+    [(FLAT, "0.9.10", "--use_tensorboard"), (DOTTED, "0.10.2", "--logger.tensorboard_dir")],
+)
+def test_the_launchs_own_tensorboard_directory_is_kept_and_recorded(
+    registry: Registry, text: str, version: str, flag: str
+) -> None:
+    """The launch logs to $SAVE/tensorboard: the imported spec keeps that directory as spec.logging.dir, not as a
+    native item (dashboards and log shippers point there; moving it would change the run), the render passes it
+    once and records it as where the events are."""
+    _, imported = _imported(registry, text, version)
+    assert imported.job.spec.logging.dir == "/ckpt/qwen-grpo/tensorboard"
+    assert not any("tensorboard" in item for item in imported.job.spec.native.get("openrlhf", []))
+    assert "dir: /ckpt/qwen-grpo/tensorboard" in imported.text
+    assert not [n for n in imported.notes if n.startswith(f"{flag}: ")]
+    rendered = render_native(imported.job, f"openrlhf=={version}", registry).native
     argv = list(rendered.argv)
-    assert argv.count("--use_tensorboard") == 1
-    assert argv[argv.index("--use_tensorboard") + 1] == "/ckpt/qwen-grpo/tensorboard"
+    assert argv.count(flag) == 1
+    assert argv[argv.index(flag) + 1] == "/ckpt/qwen-grpo/tensorboard"
+    assert rendered.origins[flag] == "spec.logging.dir"
     assert rendered.metrics_dir == rendered.events_dir() == "/ckpt/qwen-grpo/tensorboard"
 
 

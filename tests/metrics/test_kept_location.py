@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -19,7 +20,7 @@ from rladapt.launch import metrics_location
 from rladapt.metrics import read_run_metrics, run_metrics_dir
 from rladapt.pipeline import render_native
 from rladapt.plugins import METRICS_DIR, Artifacts, NativeLaunch, get_registry
-from rladapt.primitives import load_job
+from rladapt.primitives import SpecError, load_job
 from rladapt.runs import CheckpointFacts, RunStore, read_record, spec_hash
 from rladapt.runs.owner import take
 from tests.conftest import REPO
@@ -110,8 +111,8 @@ def test_verl_with_the_tensorboard_backend_and_no_dir_keeps_verls_own_default(
 
 
 def test_an_imported_verl_script_keeps_its_tensorboard_dir(tmp_path: Path) -> None:
-    """A script that exports TENSORBOARD_DIR: the imported spec keeps it in spec.env and the render passes it on,
-    where before every render replaced it by rladapt's directory."""
+    """A script that exports TENSORBOARD_DIR: the imported spec keeps it as spec.logging.dir (not in spec.env) and
+    the render passes it on, where before every render replaced it by rladapt's directory."""
     from rladapt.adapters.verl import importer as fw
     from rladapt.importing.importer import build
     from rladapt.importing.script import read_launch
@@ -124,7 +125,8 @@ def test_an_imported_verl_script_keeps_its_tensorboard_dir(tmp_path: Path) -> No
     )
     launch = read_launch(script, "run.sh", fw.match)
     imported = build(fw, "0.6.1", list(launch.argv), source="run.sh", registry=get_registry(), env=launch.env)
-    assert imported.job.spec.env["TENSORBOARD_DIR"] == "/logs/tb/grpo"
+    assert imported.job.spec.logging.dir == "/logs/tb/grpo"
+    assert "TENSORBOARD_DIR" not in imported.job.spec.env and "TENSORBOARD_DIR" not in imported.text
     native = render_native(imported.job, "verl==0.6.1", get_registry()).native
     assert native.env["TENSORBOARD_DIR"] == native.metrics_dir == "/logs/tb/grpo"
     assert metrics_location(native) == "/logs/tb/grpo"
@@ -246,3 +248,149 @@ def test_a_real_trl_run_logs_where_it_always_did(trl_run: TrlRun) -> None:
     assert "metrics_dir" not in json.loads((trl_run.run.dir / "run.json").read_text())
     assert run_metrics_dir(trl_run.run) == trl_run.checkpoint_dir / METRICS_DIR
     assert read_run_metrics(trl_run.run).series["reward_mean"]
+
+
+# --- spec.logging.dir: the launch's own folder as a spec field (issue 22) -------------------------------------
+
+
+def _config(native: NativeLaunch) -> dict[str, Any]:
+    """The config file a NeMo-RL or TRL render generates and passes with --config."""
+    text = native.files[native.argv[native.argv.index("--config") + 1]]
+    found = yaml.safe_load(text) if native.framework == "nemo-rl" else json.loads(text)["config"]
+    assert isinstance(found, dict)
+    return found
+
+
+def test_verl_renders_spec_logging_dir_as_tensorboard_dir_and_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    native = _render(
+        "grpo-gsm8k.yaml", "verl==0.6.1", "spec.checkpoint.dir=ck/run", "spec.logging.dir=tb/field"
+    )
+    assert native.env["TENSORBOARD_DIR"] == native.metrics_dir == native.events_dir() == "tb/field"
+    assert "/tb/field/" in native.runtime_env["excludes"]
+    logger = next(a for a in native.argv if a.startswith("trainer.logger="))
+    assert "tensorboard" in logger  # the sink, beside the example's console
+    run = _recorded(tmp_path, native, "grpo-abcd1234", "verl", "0.6.1").get("grpo-abcd1234")
+    assert run.record.metrics_dir == str(tmp_path / "tb" / "field")
+    _events(tmp_path / "tb" / "field", "critic/score/mean", {1: 0.125, 2: 0.25})
+    assert read_run_metrics(run).series["reward_mean"] == pytest.approx({1: 0.125, 2: 0.25})
+    # the same folder in spec.env too is one setting; another is two places for one variable: refused by name
+    same = _render(
+        "grpo-gsm8k.yaml", "verl==0.6.1", "spec.logging.dir=tb/field", "spec.env.TENSORBOARD_DIR=tb/field"
+    )
+    assert same.env["TENSORBOARD_DIR"] == same.metrics_dir == "tb/field"
+    with pytest.raises(SpecError) as err:
+        _render(
+            "grpo-gsm8k.yaml", "verl==0.6.1", "spec.logging.dir=tb/field", "spec.env.TENSORBOARD_DIR=tb/env"
+        )
+    (problem,) = err.value.problems
+    assert problem.path == "spec.logging.dir"
+    assert "'tb/field' and spec.env.TENSORBOARD_DIR='tb/env'" in str(problem)
+
+
+@pytest.mark.parametrize("version", ["0.4.0", "0.7.0"])
+def test_nemo_rl_renders_spec_logging_dir_as_log_dir_and_reads_its_experiment_folders(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    native = _render(
+        "grpo-math-nemo-rl.yaml",
+        f"nemo-rl=={version}",
+        "spec.checkpoint.dir=ck/run",
+        "spec.logging.dir=logs/mine",
+    )
+    config = _config(native)
+    assert config["logger"]["log_dir"] == "logs/mine" and config["logger"]["tensorboard_enabled"] is True
+    assert native.origins["logger.log_dir"] == "spec.logging.dir"
+    assert not any(a.startswith("logger.log_dir") for a in native.argv)
+    assert native.metrics_dir == "logs/mine" and "/logs/mine/" in native.runtime_env["excludes"]
+    run = _recorded(tmp_path, native, "grpo-bcde2345", "nemo-rl", version).get("grpo-bcde2345")
+    _events(tmp_path / "logs" / "mine" / "exp_001" / "tensorboard", "train/reward", {1: 0.5, 2: 1.5})
+    assert read_run_metrics(run).series["reward_mean"] == pytest.approx({1: 0.5, 2: 1.5})
+
+
+def test_nemo_rl_an_old_specs_native_log_dir_wins_over_the_field_as_on_the_command_line() -> None:
+    """A spec imported before the field keeps logger.log_dir as a native item: it comes last on the command line,
+    so NeMo-RL writes there, and that is where the metrics are read; the generated config leaves the key to it."""
+    native = _render(
+        "grpo-math-nemo-rl.yaml",
+        "nemo-rl==0.7.0",
+        "spec.logging.dir=logs/field",
+        "spec.native.nemo-rl=[logger.log_dir=logs/item]",
+    )
+    assert "log_dir" not in _config(native)["logger"] and native.argv[-1] == "logger.log_dir=logs/item"
+    assert native.metrics_dir == "logs/item"
+
+
+@pytest.mark.parametrize(
+    ("version", "flag"), [("0.9.10", "--use_tensorboard"), ("0.10.2", "--logger.tensorboard_dir")]
+)
+def test_openrlhf_renders_spec_logging_dir_as_its_tensorboard_flag_and_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: str, flag: str
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    native = _render(
+        "grpo-gsm8k.yaml", f"openrlhf=={version}", "spec.checkpoint.dir=ck/run", "spec.logging.dir=runs/tb"
+    )
+    argv = list(native.argv)
+    assert argv.count(flag) == 1 and argv[argv.index(flag) + 1] == "runs/tb"
+    assert native.origins[flag] == "spec.logging.dir"
+    assert native.metrics_dir == "runs/tb" and "runs/tb" in native.runtime_env["excludes"]
+    run = _recorded(tmp_path, native, "grpo-cdef3456", "openrlhf", version).get("grpo-cdef3456")
+    _events(tmp_path / "runs" / "tb" / "1205T10:11", "train/reward", {1: 0.25})
+    assert read_run_metrics(run).series["reward_mean"] == pytest.approx({1: 0.25})
+
+
+def test_trl_renders_spec_logging_dir_as_logging_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    native = _render("grpo-tiny-trl.yaml", "trl==1.16.0", "spec.checkpoint.dir=ck/run", "spec.logging.dir=tb")
+    config = _config(native)
+    assert config["logging_dir"] == "tb" and "tensorboard" in config["report_to"]
+    assert native.origins["logging_dir"] == "spec.logging.dir"
+    assert native.metrics_dir == "tb" and "/tb/" in native.runtime_env["excludes"]
+    # without the field: rladapt's own folder, as before
+    plain = _render("grpo-tiny-trl.yaml", "trl==1.16.0", "spec.checkpoint.dir=ck/run")
+    assert _config(plain)["logging_dir"] == f"ck/run/{METRICS_DIR}" and plain.metrics_dir is None
+
+
+def test_rladapt_metrics_reads_a_real_trl_run_from_spec_logging_dir(tmp_path: Path) -> None:
+    """A real TRL run (CPU, one step) with spec.logging.dir: the events are in that folder, none in rladapt's, and
+    `rladapt metrics` prints the step from there."""
+    pytest.importorskip("trl", reason="the trl extra (the dev extra installs it)")
+    from tests.cli.test_cli import rladapt
+
+    from .conftest import SPEC, overrides
+
+    ck, tb = tmp_path / "ck", tmp_path / "tb"
+    env = {"RLADAPT_HOME": str(tmp_path / "home")}
+    args = [*overrides(ck, f"spec.logging.dir={tb}", steps=1), "spec.eval.every_steps=0"]
+    res = rladapt("launch", "-f", "trl", "--follow", SPEC, *args, env=env, cwd=REPO, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    run_id = res.stdout.split()[0]
+    assert list(tb.rglob("events.out.tfevents.*")) and not (ck / METRICS_DIR).exists()
+    res = rladapt("metrics", run_id, "--format", "csv", "-m", "reward_mean", env=env)
+    assert res.returncode == 0, res.stderr
+    assert [line.split(",")[0] for line in res.stdout.splitlines()] == ["step", "1"]
+
+
+@pytest.mark.parametrize(
+    ("example", "framework", "item"),
+    [
+        (
+            "grpo-gsm8k.yaml",
+            "openrlhf==0.10.2",
+            "spec.native.openrlhf=['--logger.tensorboard_dir runs/item']",
+        ),
+        ("grpo-tiny-trl.yaml", "trl==1.16.0", "spec.native.trl=[logging_dir=runs/item]"),
+    ],
+)
+def test_an_old_specs_native_location_wins_over_the_field_as_the_framework_applies_it(
+    example: str, framework: str, item: str
+) -> None:
+    """The native item replaces the generated setting (argparse keeps the last flag; TRL's items override the
+    generated keys), so the events go there and are read from there; the field's value is not passed as well."""
+    native = _render(example, framework, "spec.logging.dir=runs/field", item)
+    assert native.metrics_dir == "runs/item"
+    assert "runs/field" not in native.to_json()

@@ -425,6 +425,12 @@ def fields(t: dict[str, Any], version: str, sources: Mapping[str, str] | None = 
         if t.get(f"logger.{name}_enabled") is True:
             backends.append(name)
     out["spec.logging.backends"] = backends
+    log_dir = t.get("logger.log_dir")
+    if isinstance(log_dir, str) and log_dir and "${" not in log_dir:
+        # the launch's own folder of logs, kept (every shipped config names one: "logs"); translate renders it as
+        # logger.log_dir and reads the metrics back from there. An interpolation resolves only in NeMo-RL's
+        # config: left to a native item
+        out["spec.logging.dir"] = log_dir
     if "wandb" in backends:
         put("spec.logging.project", "logger.wandb.project")
         put("spec.logging.experiment", "logger.wandb.name")

@@ -1105,11 +1105,15 @@ def _eval_logging(b: _Builder) -> None:
     # TensorBoard always, beside the user's backends: its events are what `rladapt metrics` reads back. NeMo-RL
     # writes them to <log_dir>/exp_<nnn>/tensorboard: every GRPO run script replaces log_dir by
     # get_next_experiment_dir(log_dir) (examples/run_grpo*.py, nemo_rl/utils/logger.py, v0.2.1 to v0.7.0), and
-    # Logger puts tensorboard/ under it; the other backends' local files go under log_dir too. A log_dir the
-    # launch names (spec.native) is kept, and read back from there (translate records it); else rladapt's own.
+    # Logger puts tensorboard/ under it; the other backends' local files go under log_dir too. spec.logging.dir
+    # is that log_dir, read back from there (translate records it); a log_dir item of spec.native (the launch's
+    # own in specs imported before the field) likewise, and the render then leaves the key to it; else rladapt's.
     _, origin = with_tensorboard(list(lg.backends), "spec.logging", own_log_dir(job))
-    if own_log_dir(job) is None:
-        b.set("logger.log_dir", metrics_dir(job.checkpoint_dir), READ_BACK)
+    if _native_log_dir(job) is None:
+        if lg.dir is not None:
+            b.set("logger.log_dir", lg.dir, "spec.logging.dir")
+        else:
+            b.set("logger.log_dir", metrics_dir(job.checkpoint_dir), READ_BACK)
     b.set("logger.wandb_enabled", "wandb" in backends, "spec.logging")
     b.set("logger.tensorboard_enabled", True, origin)
     if "wandb" in backends:
@@ -1192,7 +1196,14 @@ def _native_overrides(b: _Builder) -> list[str]:
 
 
 def own_log_dir(job: RLJob) -> str | None:
-    """The ``logger.log_dir`` the spec's native items name (an imported launch's own), else None."""
+    """The ``logger.log_dir`` the launch names, where NeMo-RL writes its logs: a native item's (it comes last on
+    the command line, so it wins), else ``spec.logging.dir``; None: rladapt's own."""
+    return _native_log_dir(job) or job.spec.logging.dir
+
+
+def _native_log_dir(job: RLJob) -> str | None:
+    """The ``logger.log_dir`` the spec's native items name (the launch's own, in a spec imported before
+    ``spec.logging.dir``), else None."""
     return hydra_native_value(job, FRAMEWORK, "logger.log_dir")
 
 

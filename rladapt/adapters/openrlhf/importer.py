@@ -538,8 +538,13 @@ def _logging(get: Any, out: dict[str, Any]) -> None:
         run = get("wandb_run_name")
         if isinstance(run, str) and not run.startswith(COMPUTED):
             out["spec.logging.experiment"] = run
-    if get("use_tensorboard"):
+    tensorboard = get("use_tensorboard")
+    if tensorboard:
         backends.append("tensorboard")
+    if isinstance(tensorboard, str) and tensorboard:
+        # the launch's own directory (the flag is one: --use_tensorboard DIR, --logger.tensorboard_dir DIR from
+        # 0.10.2), kept: translate renders spec.logging.dir as the flag and reads the events back from there
+        out["spec.logging.dir"] = tensorboard
     out["spec.logging.backends"] = backends
 
 

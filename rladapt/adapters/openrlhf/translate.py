@@ -444,8 +444,15 @@ def _native_value(job: RLJob, flag: str) -> str | None:
 
 
 def own_tensorboard_dir(job: RLJob, version: Version) -> str | None:
-    """The TensorBoard directory the spec's native items give (``--use_tensorboard``, ``--logger.tensorboard_dir``
-    from 0.10.2), else None."""
+    """The TensorBoard directory the launch names (``--use_tensorboard``, ``--logger.tensorboard_dir`` from
+    0.10.2): a native item's (it comes last on the command line, and argparse keeps the last), else
+    ``spec.logging.dir``; None: rladapt's own."""
+    return _native_tensorboard_dir(job, version) or job.spec.logging.dir
+
+
+def _native_tensorboard_dir(job: RLJob, version: Version) -> str | None:
+    """The TensorBoard directory the spec's native items give (the launch's own, in a spec imported before
+    ``spec.logging.dir``), else None."""
     return _native_value(job, spell(version, "use_tensorboard")) or None
 
 
@@ -1067,11 +1074,15 @@ def _logging(job: RLJob, args: Args) -> None:
     # directory (--use_tensorboard, logger.tensorboard_dir from 0.10.2) serves a user's tensorboard backend too;
     # OpenRLHF writes into <dir>/<wandb_run_name> (ppo_trainer.py 0.5.9.post1 to 0.8.11, utils/logging_utils.py
     # TensorboardLogger from 0.9.10).
-    # A directory the launch names (spec.native: an imported launch's own) is kept, and read back from there
-    # (translate records it); else rladapt names its own.
+    # spec.logging.dir is that directory, read back from there (translate records it); a native item naming it
+    # (the launch's own, in specs imported before the field) likewise, and the render leaves the flag to it; else
+    # rladapt names its own.
     _, origin = with_tensorboard(list(lg.backends))
-    if own_tensorboard_dir(job, args.version) is None:
-        args.set("use_tensorboard", metrics_dir(job.checkpoint_dir), origin)
+    if _native_tensorboard_dir(job, args.version) is None:
+        if lg.dir is not None:
+            args.set("use_tensorboard", lg.dir, "spec.logging.dir")
+        else:
+            args.set("use_tensorboard", metrics_dir(job.checkpoint_dir), origin)
     if "wandb" in lg.backends and args.version < TENSORBOARD_BESIDE_WANDB:
         args.notes.append(
             f"openrlhf {args.version} writes no TensorBoard events when wandb is on (ppo_trainer.py: "

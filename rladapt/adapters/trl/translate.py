@@ -517,10 +517,14 @@ def _logging(b: _Builder) -> None:
     report = [REPORT_TO[x] for x in lg.backends if x in REPORT_TO]
     b.set("report_to", *with_tensorboard(report, kept=own_logging_dir(b.job)))
     # logging_dir: where TensorBoardCallback writes (SummaryWriter(log_dir=args.logging_dir), transformers
-    # 4.57.6 integration_utils.py); a user's tensorboard backend writes there too (TrainingArguments has one). A
-    # logging_dir the spec's native items name is kept, and read back from there (translate records it).
-    if own_logging_dir(b.job) is None:
-        b.set("logging_dir", metrics_dir(b.job.checkpoint_dir), READ_BACK)
+    # 4.57.6 integration_utils.py); a user's tensorboard backend writes there too (TrainingArguments has one).
+    # spec.logging.dir is that logging_dir, read back from there (translate records it); a logging_dir the spec's
+    # native items name likewise, and the render then leaves the key to it; else rladapt's own.
+    if _native_logging_dir(b.job) is None:
+        if lg.dir is not None:
+            b.set("logging_dir", lg.dir, "spec.logging.dir")
+        else:
+            b.set("logging_dir", metrics_dir(b.job.checkpoint_dir), READ_BACK)
     b.set("run_name", b.job.experiment, "spec.logging.experiment")
     # Picked by rladapt for the progress display (driver.progress_callback prints and records every logged step)
     b.set("logging_steps", 1, "rladapt: the progress display logs every step")
@@ -528,6 +532,12 @@ def _logging(b: _Builder) -> None:
 
 
 def own_logging_dir(job: RLJob) -> str | None:
+    """The ``logging_dir`` the launch names: a native item's (it replaces the generated key), else
+    ``spec.logging.dir``; None: rladapt's own."""
+    return _native_logging_dir(job) or job.spec.logging.dir
+
+
+def _native_logging_dir(job: RLJob) -> str | None:
     """The ``logging_dir`` the spec's native items name (the last one), else None."""
     found = None
     for item in job.spec.native.get(FRAMEWORK, []):

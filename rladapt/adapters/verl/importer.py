@@ -27,6 +27,7 @@ from .translate import (
     CONFIG_DIRS,
     CONFIG_NAMES,
     KL_TYPE,
+    TENSORBOARD_DIR,
     TRUNCATION,
     critic_warmup_steps,
     hydra_value,
@@ -38,6 +39,9 @@ FRAMEWORK = "verl"
 EXAMPLE = "python3 -m verl.trainer.main_ppo KEY=VALUE ..."
 #: ``fields`` takes the sources: a key the launch sets to verl's own value is still a setting of the launch
 FIELDS_TAKE_SOURCES = True
+#: Variables of the launch's environment a spec field expresses: the folder verl's TensorBoard logger writes to
+#: (utils/tracking.py _TensorboardAdapter, 0.5.0 to 0.9.1), which translate sets from spec.logging.dir
+ENV_FIELDS = {TENSORBOARD_DIR: "spec.logging.dir"}
 _ESTIMATOR_NAME = {v: k for k, v in ADV_ESTIMATOR.items() if k not in ("dapo", "gspo")}
 _KL_NAME = {v: k for k, v in KL_TYPE.items()}
 

@@ -24,7 +24,7 @@ from rladapt.adapters.common import (
 from rladapt.metrics.names import TENSORBOARD, metrics_dir, with_tensorboard
 from rladapt.plugins.native import NativeLaunch
 from rladapt.plugins.translation import TranslationBuilder
-from rladapt.primitives.errors import Problem, UnsupportedError
+from rladapt.primitives.errors import Problem, UnsupportedError, quote
 from rladapt.primitives.spec import CRITIC_ALGORITHMS, GRPO_ADVANTAGE_ALGORITHMS
 
 from .entrypoints import FULLY_ASYNC_MODULE, MAIN_MODULE, MEGATRON_ENGINE, ONE_STEP_OFF_MODULE
@@ -163,10 +163,10 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         b.origins["model_engine"] = "spec.training.backend"
     argv += b.overrides + native
     # verl's TensorBoard logger writes into $TENSORBOARD_DIR itself (utils/tracking.py _TensorboardAdapter, 0.5.0
-    # to 0.9.1): a directory the spec's environment names is the launch's own, kept and read back from there; a
-    # launch that chose the tensorboard backend without one writes to verl's own default, kept too; else rladapt
-    # names its own
-    given = job.spec.env.get(TENSORBOARD_DIR) or None
+    # to 0.9.1): spec.logging.dir (or the variable in spec.env, the launch's own in specs imported before the
+    # field) is kept and read back from there; a launch that chose the tensorboard backend without one writes to
+    # verl's own default, kept too; else rladapt names its own
+    given = own_tensorboard_dir(job)
     if given is None and TENSORBOARD in job.spec.logging.backends:
         given = implicit_tensorboard_dir(argv, fv.version)
     launch = NativeLaunch.from_job(
@@ -181,7 +181,29 @@ def translate(job: RLJob, fv: FrameworkVersion) -> NativeLaunch:
         origins=b.origins,
         metrics_dir=given,
     )
+    if job.spec.logging.dir is not None:
+        return launch.with_env({TENSORBOARD_DIR: job.spec.logging.dir})
     return launch if given else launch.with_env({TENSORBOARD_DIR: metrics_dir(job.checkpoint_dir)})
+
+
+def own_tensorboard_dir(job: RLJob) -> str | None:
+    """The directory the launch names for verl's TensorBoard events ($TENSORBOARD_DIR): ``spec.logging.dir``, else
+    the variable in ``spec.env``; None: verl's own default or rladapt's (translate)."""
+    return job.spec.logging.dir or job.spec.env.get(TENSORBOARD_DIR) or None
+
+
+def _tensorboard_dir(b: _Builder) -> None:
+    """``spec.logging.dir`` beside a ``TENSORBOARD_DIR`` of ``spec.env``: one variable, so they must agree."""
+    lg, env = b.job.spec.logging, b.job.spec.env
+    if lg.dir is not None and env.get(TENSORBOARD_DIR, lg.dir) != lg.dir:
+        b.problems.append(
+            Problem(
+                "spec.logging.dir",
+                f"verl reads one folder of TensorBoard events, ${TENSORBOARD_DIR}, which spec.env also sets",
+                expected=f"spec.env.{TENSORBOARD_DIR} unset or the same folder",
+                found=f"{quote(lg.dir)} and spec.env.{TENSORBOARD_DIR}={quote(env[TENSORBOARD_DIR])}",
+            )
+        )
 
 
 #: Where verl's TensorBoard logger writes without $TENSORBOARD_DIR: ``tensorboard_log/{project_name}/
@@ -1124,9 +1146,8 @@ def _trainer(b: _Builder) -> None:
     lg = spec.logging
     # tensorboard beside the user's backends: its events are what `rladapt metrics` reads back; where they go is
     # TENSORBOARD_DIR (utils/tracking.py _TensorboardAdapter, 0.5.0 to 0.9.1), set in translate
-    b.set(
-        "trainer.logger", *with_tensorboard(list(lg.backends), kept=job.spec.env.get(TENSORBOARD_DIR) or None)
-    )
+    b.set("trainer.logger", *with_tensorboard(list(lg.backends), kept=own_tensorboard_dir(job)))
+    _tensorboard_dir(b)
     if b.version < TENSORBOARD_REQUIRED_SINCE:
         b.notes.append(
             f"verl {b.version} does not install tensorboard (its wheel's Requires-Dist has it from "
@@ -1362,4 +1383,4 @@ def runtime_env(job: RLJob, events: str | None = None) -> dict[str, Any]:
         if not path.startswith(("/", "hdfs://", "s3://", "gs://")):
             excludes.append("/" + path.removeprefix("./"))
     # the launch's own TensorBoard directory is the job's output, like its checkpoints
-    return working_dir_runtime_env(job, excludes, [events or job.spec.env.get(TENSORBOARD_DIR)])
+    return working_dir_runtime_env(job, excludes, [events or own_tensorboard_dir(job)])

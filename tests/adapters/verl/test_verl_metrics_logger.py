@@ -34,15 +34,21 @@ tracking.finish()
 """
 
 
-def test_verls_tracking_writes_the_tags_rladapt_reads(registry: Registry, tmp_path: Path) -> None:
+@pytest.mark.parametrize("own", [None, "logs/tb"])
+def test_verls_tracking_writes_the_tags_rladapt_reads(
+    registry: Registry, tmp_path: Path, own: str | None
+) -> None:
+    """``own``: spec.logging.dir, the folder the events go to instead of rladapt's (and where they are read)."""
     if not VENV_PYTHON.is_file():
         if os.environ.get("RLADAPT_REQUIRE_SEMANTIC"):
             pytest.fail(
                 f"RLADAPT_REQUIRE_SEMANTIC is set but {VENV_PYTHON} is missing: run .ci/verl-semantic.sh"
             )
         pytest.skip(f"verl {VERSION} semantic venv not built ({VENV_PYTHON}); run .ci/verl-semantic.sh")
-    job = load_job(REPO / "examples" / "grpo-gsm8k.yaml", ["spec.checkpoint.dir=ck/run"])
+    given = [f"spec.logging.dir={own}"] if own else []
+    job = load_job(REPO / "examples" / "grpo-gsm8k.yaml", ["spec.checkpoint.dir=ck/run", *given])
     native = render_native(job, f"verl=={VERSION}", registry).native
+    assert native.metrics_dir == own
     logger = next(a for a in native.argv if a.startswith("trainer.logger="))
     backends = logger.split("=", 1)[1].strip("[]").split(",")
     steps = {
@@ -62,7 +68,12 @@ def test_verls_tracking_writes_the_tags_rladapt_reads(registry: Registry, tmp_pa
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-3000:]
-    m = read_metrics_dir(tmp_path / native.env[TENSORBOARD_DIR], "verl", VERSION)
+    where = native.events_dir()
+    assert where == native.env[TENSORBOARD_DIR] and where is not None
+    assert list(
+        (tmp_path / where).glob("events.out.tfevents.*")
+    )  # the folder itself, as verl's logger writes
+    m = read_metrics_dir(tmp_path / where, "verl", VERSION)
     assert m.series["policy_loss"] == pytest.approx({1: -0.1, 2: -0.2})
     assert m.series["reward_mean"] == pytest.approx({1: 0.25, 2: 0.5})
     assert m.series["generation_time_s"] == pytest.approx({1: 3.0})
