@@ -156,11 +156,11 @@ def test_dataset_keyword_repeat_is_a_setting(
     # config's, which the render inherits (spec.runtime.config): the round trip above holds it, no native item
     spec = yaml.safe_load(imported.text)["spec"]
     assert spec["data"]["builtin"]["name"] == "DeepScaler"
-    assert not [i for i in spec["native"]["nemo-rl"] if "data.validation" in i]
+    assert not [i for i in spec.get("native", {}).get("nemo-rl", []) if "data.validation" in i]
     _validates(tmp_path, f"nemo-rl=={version}", imported)
     # a misspelt keyword is still no setting of any dataset
     data = yaml.safe_load(imported.text)
-    data["spec"]["native"]["nemo-rl"].append("+data.validation.repet=2")
+    data["spec"].setdefault("native", {}).setdefault("nemo-rl", []).append("+data.validation.repet=2")
     with pytest.raises(SpecError, match="data.validation.repet"):
         render_native(load_job_text(yaml.safe_dump(data), [], "job.yaml"), f"nemo-rl=={version}", registry)
 
