@@ -10,8 +10,12 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from rladapt.plugins.metrics import BY_NAME, METRICS_DIR, NAMES, NEUTRAL, Neutral
+
+if TYPE_CHECKING:
+    from rladapt.primitives import RLJob
 
 __all__ = ["BY_NAME", "METRICS_DIR", "NAMES", "NEUTRAL", "Neutral", "no_such_metric"]
 
@@ -55,3 +59,20 @@ def with_tensorboard(
 def metrics_dir(checkpoint_dir: str) -> str:
     """The metrics directory of a launch whose checkpoint directory is ``checkpoint_dir`` (as the spec gives it)."""
     return posixpath.join(checkpoint_dir, METRICS_DIR)
+
+
+def kept_log_dir(job: RLJob, native: str | None) -> str | None:
+    """The log folder the launch names: ``native``, a native item's (it comes last on the command line, so it
+    wins; the launch's own in specs imported before ``spec.logging.dir``), else ``spec.logging.dir``; None:
+    rladapt's own (``metrics_dir``)."""
+    return native or job.spec.logging.dir
+
+
+def log_dir_setting(job: RLJob, native: str | None, own_origin: str = READ_BACK) -> tuple[str, str] | None:
+    """The value and origin an adapter renders its log-folder setting with: None when a native item names it
+    (the item sets it), else ``spec.logging.dir``, else rladapt's own under the checkpoint directory."""
+    if native is not None:
+        return None
+    if job.spec.logging.dir is not None:
+        return job.spec.logging.dir, "spec.logging.dir"
+    return metrics_dir(job.checkpoint_dir), own_origin

@@ -27,7 +27,7 @@ from rladapt.adapters.common import (
     placement,
     working_dir_runtime_env,
 )
-from rladapt.metrics.names import READ_BACK, metrics_dir, with_tensorboard
+from rladapt.metrics.names import kept_log_dir, log_dir_setting, with_tensorboard
 from rladapt.plugins.native import NativeLaunch
 from rladapt.plugins.translation import TranslationBuilder
 from rladapt.primitives.errors import UnsupportedError
@@ -1109,11 +1109,9 @@ def _eval_logging(b: _Builder) -> None:
     # is that log_dir, read back from there (translate records it); a log_dir item of spec.native (the launch's
     # own in specs imported before the field) likewise, and the render then leaves the key to it; else rladapt's.
     _, origin = with_tensorboard(list(lg.backends), "spec.logging", own_log_dir(job))
-    if _native_log_dir(job) is None:
-        if lg.dir is not None:
-            b.set("logger.log_dir", lg.dir, "spec.logging.dir")
-        else:
-            b.set("logger.log_dir", metrics_dir(job.checkpoint_dir), READ_BACK)
+    log_dir = log_dir_setting(job, _native_log_dir(job))
+    if log_dir is not None:
+        b.set("logger.log_dir", *log_dir)
     b.set("logger.wandb_enabled", "wandb" in backends, "spec.logging")
     b.set("logger.tensorboard_enabled", True, origin)
     if "wandb" in backends:
@@ -1198,7 +1196,7 @@ def _native_overrides(b: _Builder) -> list[str]:
 def own_log_dir(job: RLJob) -> str | None:
     """The ``logger.log_dir`` the launch names, where NeMo-RL writes its logs: a native item's (it comes last on
     the command line, so it wins), else ``spec.logging.dir``; None: rladapt's own."""
-    return _native_log_dir(job) or job.spec.logging.dir
+    return kept_log_dir(job, _native_log_dir(job))
 
 
 def _native_log_dir(job: RLJob) -> str | None:

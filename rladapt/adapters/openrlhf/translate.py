@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from packaging.version import Version
 
 from rladapt.adapters import common
-from rladapt.metrics.names import metrics_dir, with_tensorboard
+from rladapt.metrics.names import kept_log_dir, log_dir_setting, with_tensorboard
 from rladapt.plugins.native import NativeLaunch
 from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
 from rladapt.primitives.spec import GRPO_ADVANTAGE_ALGORITHMS
@@ -447,7 +447,7 @@ def own_tensorboard_dir(job: RLJob, version: Version) -> str | None:
     """The TensorBoard directory the launch names (``--use_tensorboard``, ``--logger.tensorboard_dir`` from
     0.10.2): a native item's (it comes last on the command line, and argparse keeps the last), else
     ``spec.logging.dir``; None: rladapt's own."""
-    return _native_tensorboard_dir(job, version) or job.spec.logging.dir
+    return kept_log_dir(job, _native_tensorboard_dir(job, version))
 
 
 def _native_tensorboard_dir(job: RLJob, version: Version) -> str | None:
@@ -1078,11 +1078,9 @@ def _logging(job: RLJob, args: Args) -> None:
     # (the launch's own, in specs imported before the field) likewise, and the render leaves the flag to it; else
     # rladapt names its own.
     _, origin = with_tensorboard(list(lg.backends))
-    if _native_tensorboard_dir(job, args.version) is None:
-        if lg.dir is not None:
-            args.set("use_tensorboard", lg.dir, "spec.logging.dir")
-        else:
-            args.set("use_tensorboard", metrics_dir(job.checkpoint_dir), origin)
+    log_dir = log_dir_setting(job, _native_tensorboard_dir(job, args.version), origin)
+    if log_dir is not None:
+        args.set("use_tensorboard", *log_dir)
     if "wandb" in lg.backends and args.version < TENSORBOARD_BESIDE_WANDB:
         args.notes.append(
             f"openrlhf {args.version} writes no TensorBoard events when wandb is on (ppo_trainer.py: "

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 import yaml
 
 from rladapt.adapters.common import WEIGHT_EXCLUDES, working_dir_runtime_env
-from rladapt.metrics.names import READ_BACK, metrics_dir, with_tensorboard
+from rladapt.metrics.names import kept_log_dir, log_dir_setting, with_tensorboard
 from rladapt.plugins.native import NativeLaunch
 from rladapt.plugins.translation import TranslationBuilder
 from rladapt.primitives.errors import Problem, SpecError, UnsupportedError
@@ -520,11 +520,9 @@ def _logging(b: _Builder) -> None:
     # 4.57.6 integration_utils.py); a user's tensorboard backend writes there too (TrainingArguments has one).
     # spec.logging.dir is that logging_dir, read back from there (translate records it); a logging_dir the spec's
     # native items name likewise, and the render then leaves the key to it; else rladapt's own.
-    if _native_logging_dir(b.job) is None:
-        if lg.dir is not None:
-            b.set("logging_dir", lg.dir, "spec.logging.dir")
-        else:
-            b.set("logging_dir", metrics_dir(b.job.checkpoint_dir), READ_BACK)
+    logging_dir = log_dir_setting(b.job, _native_logging_dir(b.job))
+    if logging_dir is not None:
+        b.set("logging_dir", *logging_dir)
     b.set("run_name", b.job.experiment, "spec.logging.experiment")
     # Picked by rladapt for the progress display (driver.progress_callback prints and records every logged step)
     b.set("logging_steps", 1, "rladapt: the progress display logs every step")
@@ -534,7 +532,7 @@ def _logging(b: _Builder) -> None:
 def own_logging_dir(job: RLJob) -> str | None:
     """The ``logging_dir`` the launch names: a native item's (it replaces the generated key), else
     ``spec.logging.dir``; None: rladapt's own."""
-    return _native_logging_dir(job) or job.spec.logging.dir
+    return kept_log_dir(job, _native_logging_dir(job))
 
 
 def _native_logging_dir(job: RLJob) -> str | None:
